@@ -1,0 +1,312 @@
+//! fio job files: ini sections, comments, `include`, and value expansion
+//! (`${ENV}`, `$ncpus`, `$mb_memory`, `$pagesize`).
+
+use crate::error::{Loc, OptionsError};
+use std::path::{Path, PathBuf};
+
+/// One `key[=value]` line.
+#[derive(Clone, Debug)]
+pub struct RawEntry {
+    pub key: String,
+    /// None for a bare `key` (a flag).
+    pub value: Option<String>,
+    pub loc: Loc,
+}
+
+/// One `[section]` with its entries, in order.
+#[derive(Clone, Debug)]
+pub struct RawSection {
+    pub name: String,
+    pub loc: Loc,
+    pub entries: Vec<RawEntry>,
+}
+
+impl RawSection {
+    pub fn is_global(&self) -> bool {
+        self.name == "global"
+    }
+}
+
+const MAX_INCLUDE_DEPTH: usize = 16;
+
+/// Read a job file (`-` = standard input) with its includes.
+pub fn read_job_file(path: &Path) -> Result<Vec<RawSection>, OptionsError> {
+    let mut sections = Vec::new();
+    read_into(path, &mut sections, 0)?;
+    Ok(sections)
+}
+
+fn load_text(path: &Path) -> Result<String, OptionsError> {
+    let bytes = if path == Path::new("-") {
+        let mut buf = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| {
+            OptionsError::File {
+                path: path.into(),
+                msg: format!("cannot read standard input: {e}"),
+            }
+        })?;
+        buf
+    } else {
+        std::fs::read(path).map_err(|e| OptionsError::File {
+            path: path.into(),
+            msg: format!("cannot read job file: {e}"),
+        })?
+    };
+    text_from_bytes(path, bytes)
+}
+
+/// Job files must be text: report binary data and invalid UTF-8 with a line number.
+fn text_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<String, OptionsError> {
+    if let Some(pos) = bytes.iter().position(|&b| b == 0) {
+        let line = bytes[..pos].iter().filter(|&&b| b == b'\n').count() + 1;
+        return Err(OptionsError::at(
+            &Loc::file(path, line),
+            "this is not a job file: it contains binary data (NUL byte)",
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+        OptionsError::at(&Loc::file(path, line), "invalid UTF-8 text")
+    })
+}
+
+fn read_into(path: &Path, out: &mut Vec<RawSection>, depth: usize) -> Result<(), OptionsError> {
+    let text = load_text(path)?;
+    parse_text(path, &text, out, depth)
+}
+
+/// Parse job-file text into sections appended to `out`.
+pub fn parse_text(
+    path: &Path,
+    text: &str,
+    out: &mut Vec<RawSection>,
+    depth: usize,
+) -> Result<(), OptionsError> {
+    for (i, raw_line) in text.lines().enumerate() {
+        let loc = Loc::file(path, i + 1);
+        let line = strip_comment(raw_line).trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix('[') {
+            let name = rest
+                .strip_suffix(']')
+                .ok_or_else(|| OptionsError::at(&loc, format!("section header '{line}' lacks ']'")))?
+                .trim();
+            if name.is_empty() {
+                return Err(OptionsError::at(&loc, "empty section name '[]'"));
+            }
+            out.push(RawSection {
+                name: name.to_string(),
+                loc,
+                entries: Vec::new(),
+            });
+            continue;
+        }
+        if let Some(inc) = line.strip_prefix("include ").or_else(|| line.strip_prefix("include\t")) {
+            include(path, inc.trim(), &loc, out, depth)?;
+            continue;
+        }
+        let entry = parse_entry(line, loc.clone());
+        match out.last_mut() {
+            Some(sec) => sec.entries.push(entry),
+            None => {
+                return Err(OptionsError::option(
+                    &loc,
+                    &entry.key,
+                    "appears before any [section]; put it under [global] or a job section",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn include(
+    from: &Path,
+    name: &str,
+    loc: &Loc,
+    out: &mut Vec<RawSection>,
+    depth: usize,
+) -> Result<(), OptionsError> {
+    if depth >= MAX_INCLUDE_DEPTH {
+        return Err(OptionsError::at(
+            loc,
+            format!("include '{name}' nests deeper than {MAX_INCLUDE_DEPTH} levels (a loop?)"),
+        ));
+    }
+    let target = resolve_include(from, name);
+    if !target.exists() {
+        return Err(OptionsError::at(
+            loc,
+            format!("included file '{}' does not exist", target.display()),
+        ));
+    }
+    read_into(&target, out, depth + 1).map_err(|e| match e {
+        OptionsError::File { msg, .. } => OptionsError::at(loc, format!("include '{name}': {msg}")),
+        other => other,
+    })
+}
+
+fn resolve_include(from: &Path, name: &str) -> PathBuf {
+    let p = Path::new(name);
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    from.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(|d| d.join(p))
+        .unwrap_or_else(|| p.to_path_buf())
+}
+
+/// `;` or `#` starts a comment at the start of a line or after white space.
+fn strip_comment(line: &str) -> &str {
+    let t = line.trim_start();
+    if t.starts_with(';') || t.starts_with('#') {
+        return "";
+    }
+    let bytes = line.as_bytes();
+    for i in 1..bytes.len() {
+        if (bytes[i] == b';' || bytes[i] == b'#') && bytes[i - 1].is_ascii_whitespace() {
+            return &line[..i];
+        }
+    }
+    line
+}
+
+/// `key=value`, `key = value` or bare `key`.
+pub fn parse_entry(line: &str, loc: Loc) -> RawEntry {
+    match line.split_once('=') {
+        Some((k, v)) => RawEntry {
+            key: k.trim().to_string(),
+            value: Some(unquote(v.trim()).to_string()),
+            loc,
+        },
+        None => RawEntry {
+            key: line.trim().to_string(),
+            value: None,
+            loc,
+        },
+    }
+}
+
+fn unquote(v: &str) -> &str {
+    if v.len() >= 2 && v.starts_with('"') && v.ends_with('"') && !v[1..v.len() - 1].contains('"') {
+        // buffer_pattern keeps its quotes to tell strings from numbers.
+        return v;
+    }
+    v
+}
+
+/// Machine facts that job files may refer to.
+#[derive(Clone, Debug)]
+pub struct Keywords {
+    pub ncpus: u64,
+    pub mb_memory: u64,
+    pub pagesize: u64,
+}
+
+impl Keywords {
+    pub fn probe() -> Self {
+        // SAFETY: sysconf has no preconditions.
+        let (ncpus, pages, pagesize) = unsafe {
+            (
+                libc::sysconf(libc::_SC_NPROCESSORS_ONLN),
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        let pagesize = if pagesize > 0 { pagesize as u64 } else { 4096 };
+        Keywords {
+            ncpus: ncpus.max(1) as u64,
+            mb_memory: (pages.max(0) as u64).saturating_mul(pagesize) / (1024 * 1024),
+            pagesize,
+        }
+    }
+}
+
+/// Expand `${VAR}` from the environment and `$ncpus`/`$mb_memory`/`$pagesize`.
+/// Other `$words` (e.g. `$jobname` in filename_format) are left alone.
+pub fn expand_value(v: &str, kw: &Keywords) -> Result<String, String> {
+    let mut out = String::with_capacity(v.len());
+    let mut rest = v;
+    while let Some(pos) = rest.find('$') {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 1..];
+        if let Some(body) = after.strip_prefix('{') {
+            let end = body
+                .find('}')
+                .ok_or_else(|| format!("'{v}': '${{' without a closing '}}'"))?;
+            let var = &body[..end];
+            let val = std::env::var(var)
+                .map_err(|_| format!("environment variable '{var}' is not set"))?;
+            out.push_str(&val);
+            rest = &body[end + 1..];
+            continue;
+        }
+        let word_len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let word = &after[..word_len];
+        match word {
+            "ncpus" => out.push_str(&kw.ncpus.to_string()),
+            "mb_memory" => out.push_str(&kw.mb_memory.to_string()),
+            "pagesize" => out.push_str(&kw.pagesize.to_string()),
+            _ => {
+                out.push('$');
+                out.push_str(word);
+            }
+        }
+        rest = &after[word_len..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Vec<RawSection>, OptionsError> {
+        let mut v = Vec::new();
+        parse_text(Path::new("t.fio"), s, &mut v, 0).map(|_| v)
+    }
+
+    #[test]
+    fn sections_comments_flags() {
+        let v = parse("; c\n[global]\nsize=4m ; comment\nbs=4k # c\n\n[j1]\ntime_based\nrw = randread\n").unwrap();
+        assert_eq!(v.len(), 2);
+        assert_eq!(v[0].entries[0].value.as_deref(), Some("4m"));
+        assert_eq!(v[0].entries[1].value.as_deref(), Some("4k"));
+        assert!(v[1].entries[0].value.is_none());
+        assert_eq!(v[1].entries[1].key, "rw");
+        assert_eq!(v[1].entries[1].loc.line, 8);
+    }
+
+    #[test]
+    fn bad_syntax() {
+        assert!(parse("size=4m\n").is_err());
+        assert!(parse("[abc\n").is_err());
+        let e = parse("[j]\ninclude /nonexistent/x.fio\n").unwrap_err().to_string();
+        assert!(e.contains("t.fio:2"), "{e}");
+    }
+
+    #[test]
+    fn expansion() {
+        let kw = Keywords { ncpus: 2, mb_memory: 100, pagesize: 4096 };
+        assert_eq!(expand_value("($ncpus*2)", &kw).unwrap(), "(2*2)");
+        assert_eq!(expand_value("$jobname.$jobnum", &kw).unwrap(), "$jobname.$jobnum");
+        std::env::set_var("IOSCOPE_T_VAR", "xyz");
+        assert_eq!(expand_value("a${IOSCOPE_T_VAR}b", &kw).unwrap(), "axyzb");
+        assert!(expand_value("${IOSCOPE_SURELY_UNSET_VAR}", &kw).is_err());
+    }
+
+    #[test]
+    fn binary_and_utf8() {
+        let e = text_from_bytes(Path::new("b"), vec![b'a', b'\n', 0, 1]).unwrap_err().to_string();
+        assert!(e.contains("b:2") && e.contains("binary"), "{e}");
+        let e = text_from_bytes(Path::new("u"), vec![b'[', b'j', b']', b'\n', 0xff]).unwrap_err().to_string();
+        assert!(e.contains("u:2") && e.contains("UTF-8"), "{e}");
+    }
+}

@@ -1,0 +1,22 @@
+//! ioscope options: the one option table, fio job-file and command-line parsing,
+//! and the validated job specifications the runner consumes.
+//!
+//! Data flow: argv + job files → [`cli::parse_args`] / [`jobfile::read_job_file`]
+//! → [`spec::build`] → [`JobSet`] of [`JobSpec`]s.
+
+pub mod cli;
+pub mod def;
+pub mod error;
+pub mod help;
+pub mod jobfile;
+pub mod spec;
+pub mod suggest;
+pub mod table;
+pub mod types;
+pub mod units;
+
+pub use def::{Category, Kind, OptionDef, Status};
+pub use error::{Loc, OptionsError, Source};
+pub use spec::{JobSet, JobSpec};
+pub use table::{JobOptions, OPTIONS};
+pub use types::*;

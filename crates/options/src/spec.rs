@@ -1,0 +1,428 @@
+//! From raw sections to validated job specifications: globals, inheritance,
+//! typed parsing, engine checks, conflicts, and fio's derived defaults (fixups).
+
+use crate::def::{OptionDef, Status};
+use crate::error::{Loc, OptionsError, Source};
+use crate::jobfile::{expand_value, Keywords, RawEntry, RawSection};
+use crate::suggest::did_you_mean;
+use crate::table::{self, JobOptions, OPTIONS};
+use crate::types::ValueCx;
+use serde::Serialize;
+use std::sync::OnceLock;
+
+/// One job as it will run (before numjobs expansion).
+#[derive(Clone, Debug, Serialize)]
+pub struct JobSpec {
+    pub name: String,
+    /// Typed options after fio's fixups.
+    pub opts: JobOptions,
+    /// Options the user set (canonical name, value as written), in order; what fio
+    /// echoes as JSON "job options".
+    pub explicit: Vec<(String, String)>,
+    /// Where the job was defined.
+    #[serde(skip)]
+    pub loc: Loc,
+    /// Derived defaults and clamps applied, for --debug=parse.
+    pub fixups: Vec<String>,
+    /// Explicitly set options that ioscope does not implement yet.
+    #[serde(skip)]
+    pub not_yet: Vec<(String, Loc)>,
+}
+
+/// Everything the job files and command line describe.
+#[derive(Clone, Debug, Serialize)]
+pub struct JobSet {
+    pub jobs: Vec<JobSpec>,
+    /// Options set in `[global]` sections or before the first --name (fio's
+    /// JSON "global options").
+    pub global_explicit: Vec<(String, String)>,
+    /// Notes for stderr (fio prints some of these as "note:").
+    pub notes: Vec<String>,
+}
+
+/// Job options with every default from the table applied.
+pub fn defaults() -> &'static JobOptions {
+    static DEFAULTS: OnceLock<JobOptions> = OnceLock::new();
+    DEFAULTS.get_or_init(|| {
+        let mut o = JobOptions::zeroed();
+        for def in OPTIONS {
+            if def.default.is_empty() {
+                continue;
+            }
+            let cx = ValueCx { def, kb_base: 1024 };
+            if let Err(e) = o.set_value(def.name, def.default, &cx) {
+                // The table is ours: a bad default is a bug caught by the unit tests.
+                panic!("option table: default of '{}' does not parse: {e}", def.name);
+            }
+        }
+        o
+    })
+}
+
+/// Accumulates one job's options in order.
+struct Builder<'k> {
+    opts: JobOptions,
+    explicit: Vec<(String, String, Loc)>,
+    kw: &'k Keywords,
+}
+
+impl<'k> Builder<'k> {
+    fn new(kw: &'k Keywords) -> Self {
+        Builder {
+            opts: defaults().clone(),
+            explicit: Vec::new(),
+            kw,
+        }
+    }
+
+    fn apply(&mut self, e: &RawEntry) -> Result<(), OptionsError> {
+        let def = lookup(e)?;
+        if def.name == "name" {
+            return Ok(());
+        }
+        let raw = match &e.value {
+            Some(v) => expand_value(v, self.kw).map_err(|m| OptionsError::option(&e.loc, &e.key, m))?,
+            None if def.is_flag() => String::new(),
+            None => {
+                return Err(OptionsError::option(&e.loc, &e.key, "requires a value (key=value)"))
+            }
+        };
+        let cx = ValueCx {
+            def,
+            kb_base: u64::from(self.opts.kb_base),
+        };
+        self.opts
+            .set_value(def.name, &raw, &cx)
+            .map_err(|m| OptionsError::option(&e.loc, &e.key, m))?;
+        self.explicit.retain(|(n, _, _)| n != def.name);
+        let shown = e.value.clone().unwrap_or_else(|| "1".into());
+        self.explicit.push((def.name.to_string(), shown, e.loc.clone()));
+        Ok(())
+    }
+
+    fn apply_all(&mut self, entries: &[RawEntry]) -> Result<(), OptionsError> {
+        // kb_base changes how later sizes read; fio applies it in order too, but a
+        // kb_base anywhere in the section is what users mean for the whole section.
+        for e in entries.iter().filter(|e| lookup(e).is_ok_and(|d| d.name == "kb_base")) {
+            self.apply(e)?;
+        }
+        entries.iter().try_for_each(|e| self.apply(e))
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.explicit.iter().any(|(n, _, _)| n == name)
+    }
+
+    fn loc_of(&self, name: &str) -> Option<Loc> {
+        self.explicit.iter().find(|(n, _, _)| n == name).map(|(_, _, l)| l.clone())
+    }
+}
+
+fn lookup(e: &RawEntry) -> Result<&'static OptionDef, OptionsError> {
+    table::find(&e.key).ok_or_else(|| {
+        OptionsError::option(&e.loc, &e.key, format!("unknown option{}", did_you_mean(&e.key)))
+    })
+}
+
+/// A job's definition: the global entries in effect plus its own.
+struct JobSource {
+    name: String,
+    loc: Loc,
+    entries: Vec<RawEntry>,
+}
+
+/// Build all jobs from command-line globals, command-line jobs and job files.
+pub fn build(
+    cli_global: &[RawEntry],
+    cli_jobs: &[RawSection],
+    files: &[Vec<RawSection>],
+    sections: &[&str],
+    kw: &Keywords,
+) -> Result<JobSet, OptionsError> {
+    // Validate globals once so that errors point at them, not at every job.
+    Builder::new(kw).apply_all(cli_global)?;
+    let mut global_explicit: Vec<(String, String)> = explicit_pairs(cli_global)?;
+    let mut sources = Vec::new();
+    for job in cli_jobs {
+        let mut entries = cli_global.to_vec();
+        entries.extend(job.entries.iter().cloned());
+        sources.push(JobSource {
+            name: job.name.clone(),
+            loc: job.loc.clone(),
+            entries,
+        });
+    }
+    for file in files {
+        // Each file starts from the command-line globals; its [global]s accumulate.
+        let mut globals = cli_global.to_vec();
+        for sec in file {
+            if sec.is_global() {
+                Builder::new(kw).apply_all(&sec.entries)?;
+                global_explicit.extend(explicit_pairs(&sec.entries)?);
+                globals.extend(sec.entries.iter().cloned());
+                continue;
+            }
+            if !sections.is_empty() && !sections.contains(&sec.name.as_str()) {
+                continue;
+            }
+            let mut entries = globals.clone();
+            entries.extend(sec.entries.iter().cloned());
+            sources.push(JobSource {
+                name: sec.name.clone(),
+                loc: sec.loc.clone(),
+                entries,
+            });
+        }
+    }
+    let mut notes = Vec::new();
+    let mut jobs = Vec::new();
+    for src in sources {
+        jobs.push(build_job(src, kw, &mut notes)?);
+    }
+    Ok(JobSet {
+        jobs,
+        global_explicit,
+        notes,
+    })
+}
+
+fn explicit_pairs(entries: &[RawEntry]) -> Result<Vec<(String, String)>, OptionsError> {
+    entries
+        .iter()
+        .map(|e| Ok((lookup(e)?.name.to_string(), e.value.clone().unwrap_or_default())))
+        .collect()
+}
+
+fn build_job(src: JobSource, kw: &Keywords, notes: &mut Vec<String>) -> Result<JobSpec, OptionsError> {
+    let mut b = Builder::new(kw);
+    b.apply_all(&src.entries)?;
+    b.opts.name = src.name.clone();
+    check_engine_options(&b)?;
+    check_conflicts(&b)?;
+    let fixups = apply_fixups(&mut b, notes);
+    let not_yet = b
+        .explicit
+        .iter()
+        .filter(|(n, _, _)| table::find(n).is_some_and(|d| d.status == Status::NotYet))
+        .map(|(n, _, l)| (n.clone(), l.clone()))
+        .collect();
+    Ok(JobSpec {
+        name: src.name,
+        opts: b.opts,
+        explicit: b.explicit.into_iter().map(|(n, v, _)| (n, v)).collect(),
+        loc: src.loc,
+        fixups,
+        not_yet,
+    })
+}
+
+/// Engine-specific options are only valid with their engines (fio rejects them too).
+fn check_engine_options(b: &Builder) -> Result<(), OptionsError> {
+    let engine = b.opts.ioengine.as_str();
+    for (name, _, loc) in &b.explicit {
+        let Some(def) = table::find(name) else { continue };
+        if !def.engines.is_empty() && !def.engines.contains(&engine) {
+            return Err(OptionsError::option(
+                loc,
+                name,
+                format!(
+                    "is only valid with ioengine={} (this job uses ioengine={engine})",
+                    def.engines.join(" or ioengine=")
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
+    let o = &b.opts;
+    let conflict = |a: &str, c: &str| -> Result<(), OptionsError> {
+        let loc = b.loc_of(c).or_else(|| b.loc_of(a)).unwrap_or(Loc { source: Source::CommandLine, line: 0 });
+        Err(OptionsError::option(&loc, c, format!("conflicts with '{a}': set only one of them")))
+    };
+    if o.rate.0.iter().any(|&r| r > 0) && o.rate_iops.0.iter().any(|&r| r > 0) {
+        conflict("rate", "rate_iops")?;
+    }
+    if b.has("cmdprio_percentage") && b.has("cmdprio_bssplit") {
+        conflict("cmdprio_percentage", "cmdprio_bssplit")?;
+    }
+    if b.has("direct") && b.has("buffered") && o.direct == o.buffered {
+        conflict("direct", "buffered")?;
+    }
+    if b.has("bsrange") && b.has("bssplit") {
+        conflict("bsrange", "bssplit")?;
+    }
+    if b.has("rwmixread") && b.has("rwmixwrite") && o.rwmixread + o.rwmixwrite != 100 {
+        conflict("rwmixread", "rwmixwrite")?;
+    }
+    if b.has("offset_increment") && matches!(o.offset_increment, crate::types::SizePct::Percent(_)) && !b.has("size") {
+        // fine: resolved against the file size at run time
+    }
+    if let Some(cpu) = o.sqthread_poll_cpu {
+        let ncpus = b.kw.ncpus;
+        if u64::from(cpu) >= ncpus {
+            let loc = b.loc_of("sqthread_poll_cpu").unwrap_or(Loc::cli(0));
+            return Err(OptionsError::option(
+                &loc,
+                "sqthread_poll_cpu",
+                format!("CPU {cpu} does not exist: this machine has CPUs 0-{}", ncpus - 1),
+            ));
+        }
+    }
+    Ok(())
+}
+
+const SYNC_ENGINES: &[&str] = &["psync", "sync", "vsync", "pvsync", "pvsync2", "mmap"];
+
+/// fio's derived defaults and clamps, each one visible here and recorded.
+fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
+    let mut done = Vec::new();
+    let has = |n: &str| b.explicit.iter().any(|(x, _, _)| x == n);
+    let (set_buffered, set_rwmixwrite, set_rwmixread, set_class) =
+        (has("buffered"), has("rwmixwrite"), has("rwmixread"), has("cmdprio_class"));
+    let o = &mut b.opts;
+    let mut note = |s: String| done.push(s);
+
+    if set_buffered && o.direct == o.buffered {
+        o.direct = !o.buffered;
+        note(format!("buffered={} sets direct={}", u8::from(o.buffered), u8::from(o.direct)));
+    }
+    if set_rwmixwrite && !set_rwmixread {
+        o.rwmixread = 100 - o.rwmixwrite;
+        note(format!("rwmixwrite={} sets rwmixread={}", o.rwmixwrite, o.rwmixread));
+    }
+    o.rwmixwrite = 100 - o.rwmixread;
+    if o.iodepth_batch_submit == 0 || o.iodepth_batch_submit > o.iodepth {
+        note(format!("iodepth_batch_submit {} -> {} (clamped to iodepth)", o.iodepth_batch_submit, o.iodepth));
+        o.iodepth_batch_submit = o.iodepth;
+    }
+    if o.iodepth_low == 0 || o.iodepth_low > o.iodepth {
+        o.iodepth_low = o.iodepth;
+    }
+    if o.iodepth_batch_complete_max < o.iodepth_batch_complete_min {
+        o.iodepth_batch_complete_max = o.iodepth_batch_complete_min;
+    }
+    if o.sqthread_poll {
+        if !o.registerfiles {
+            note("sqthread_poll implies registerfiles=1".into());
+        }
+        o.registerfiles = true;
+        o.disable_slat = true;
+    }
+    let uses_cmdprio = o.cmdprio_percentage.0.iter().any(|&p| p > 0) || o.cmdprio_bssplit.is_some();
+    if uses_cmdprio && !set_class {
+        o.cmdprio_class = crate::types::PerDir::all(1);
+        note("cmdprio_class defaults to 1 (RT) with cmdprio_percentage/cmdprio_bssplit".into());
+    }
+    if o.time_based && o.runtime == 0 {
+        o.time_based = false;
+        notes.push(format!("{}: time_based is ignored without a runtime", o.name));
+        note("time_based unset: runtime is 0".into());
+    }
+    if o.gtod_reduce {
+        o.disable_lat = true;
+        o.disable_clat = true;
+        o.disable_slat = true;
+        o.disable_bw_measurement = true;
+        note("gtod_reduce disables lat, clat, slat and bandwidth statistics".into());
+    }
+    if SYNC_ENGINES.contains(&o.ioengine.as_str()) && o.iodepth > 1 {
+        notes.push(
+            "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1"
+                .into(),
+        );
+        note(format!("iodepth {} -> 1 (synchronous engine {})", o.iodepth, o.ioengine));
+        o.iodepth = 1;
+        o.iodepth_batch_submit = 1;
+        o.iodepth_low = 1;
+        o.iodepth_batch_complete_min = o.iodepth_batch_complete_min.min(1);
+        o.iodepth_batch_complete_max = 1;
+    }
+    if o.zero_buffers && o.refill_buffers {
+        note("zero_buffers wins over refill_buffers".into());
+        o.refill_buffers = false;
+    }
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::parse_args;
+
+    fn kw() -> Keywords {
+        Keywords { ncpus: 2, mb_memory: 1000, pagesize: 4096 }
+    }
+
+    fn jobs(args: &str) -> Result<JobSet, OptionsError> {
+        let a: Vec<String> = args.split_whitespace().map(String::from).collect();
+        let c = parse_args(&a)?;
+        build(&c.global, &c.jobs, &[], &[], &kw())
+    }
+
+    #[test]
+    fn defaults_parse() {
+        let d = defaults();
+        assert_eq!(d.bs.0, [4096; 3]);
+        assert_eq!(d.iodepth, 1);
+        assert_eq!(d.randseed, 0x89);
+        assert_eq!(d.percentile_list.0.len(), 17);
+        assert_eq!(d.ioengine, "psync");
+    }
+
+    #[test]
+    fn clamps() {
+        let j = jobs("--name=x --ioengine=libaio --iodepth=4 --iodepth_batch_submit=4096 --iodepth_batch_complete_max=4096").unwrap();
+        let o = &j.jobs[0].opts;
+        assert_eq!(o.iodepth_batch_submit, 4);
+        assert_eq!(o.iodepth_batch_complete_max, 4096, "fio does not clamp complete_max");
+        assert_eq!(o.iodepth_low, 4);
+        let j = jobs("--name=x --ioengine=io_uring --sqthread_poll=1").unwrap();
+        assert!(j.jobs[0].opts.registerfiles && j.jobs[0].opts.disable_slat);
+        let j = jobs("--name=x --buffered=0").unwrap();
+        assert!(j.jobs[0].opts.direct);
+        let j = jobs("--name=x --rwmixwrite=30").unwrap();
+        assert_eq!(j.jobs[0].opts.rwmixread, 70);
+        let j = jobs("--name=x --ioengine=libaio --cmdprio_percentage=30").unwrap();
+        assert_eq!(j.jobs[0].opts.cmdprio_class.0, [1; 3]);
+        let j = jobs("--name=x --iodepth=8").unwrap();
+        assert_eq!(j.jobs[0].opts.iodepth, 1);
+        assert!(j.notes[0].contains("capped at 1"));
+        let j = jobs("--name=x --time_based").unwrap();
+        assert!(!j.jobs[0].opts.time_based);
+    }
+
+    #[test]
+    fn errors_name_option() {
+        let e = jobs("--name=x --bs=4q").unwrap_err().to_string();
+        assert!(e.contains("'--bs") || e.contains("'bs'"), "{e}");
+        let e = jobs("--name=x --ioengine=psync --hipri").unwrap_err().to_string();
+        assert!(e.contains("only valid with ioengine=pvsync2"), "{e}");
+        let e = jobs("--name=x --rate=1m --rate_iops=10").unwrap_err().to_string();
+        assert!(e.contains("conflicts"), "{e}");
+        let e = jobs("--name=x --rwmixread=101").unwrap_err().to_string();
+        assert!(e.contains("above the maximum 100"), "{e}");
+        let e = jobs("--name=x --ioengine=io_uring --sqthread_poll_cpu=65").unwrap_err().to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+
+    #[test]
+    fn globals_and_files() {
+        let mut f = Vec::new();
+        crate::jobfile::parse_text(
+            std::path::Path::new("t.fio"),
+            "[global]\nbs=8k\n[a]\n[global]\nbs=16k\n[b]\nrw=randread\n",
+            &mut f,
+            0,
+        )
+        .unwrap();
+        let a = vec![String::from("--iodepth=2")];
+        let c = parse_args(&a).unwrap();
+        let set = build(&c.global, &c.jobs, &[f], &[], &kw()).unwrap();
+        assert_eq!(set.jobs[0].opts.bs.0[0], 8192);
+        assert_eq!(set.jobs[1].opts.bs.0[0], 16384);
+        assert_eq!(set.jobs[1].name, "b");
+        assert_eq!(set.global_explicit.len(), 3);
+    }
+}

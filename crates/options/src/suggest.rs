@@ -1,0 +1,53 @@
+//! "did you mean" for misspelt option names.
+
+use crate::cli::FLAGS;
+use crate::table::OPTIONS;
+
+/// Optimal string alignment distance (edit distance with transpositions).
+fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}
+
+/// `"; did you mean 'X'?"` or "".
+pub fn did_you_mean(name: &str) -> String {
+    let names = OPTIONS
+        .iter()
+        .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
+        .chain(FLAGS.iter().map(|f| f.name));
+    let best = names
+        .map(|n| (distance(&name.to_ascii_lowercase(), n), n))
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((d, n)) if d <= (name.len() / 3).max(2) => format!("; did you mean '{n}'?"),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn suggests_close_names() {
+        assert!(did_you_mean("iodpeth").contains("iodepth"));
+        assert!(did_you_mean("ramp_tme").contains("ramp_time"));
+        assert_eq!(did_you_mean("completelydifferent"), "");
+    }
+}

@@ -1,0 +1,365 @@
+//! THE option table. One entry per option: its field in `JobOptions` (name and type)
+//! and its description (kind, default, limits, category, help, status).
+//! Parsing, `--cmdhelp`, `--enghelp` and docs/options.md are all generated from it.
+//! Adding an option = one entry here + the code that reads `opts.<name>`.
+
+use crate::def::{Category as C, Kind, OptionDef, Status, TimeUnit};
+use crate::types::*;
+use serde::Serialize;
+
+const SIZE: Kind = Kind::Size;
+const INT: Kind = Kind::Int;
+const BOOL: Kind = Kind::Bool;
+const SET: Kind = Kind::Set;
+const SECS: Kind = Kind::Time(TimeUnit::Seconds);
+const USECS: Kind = Kind::Time(TimeUnit::Micros);
+const SIZES: Kind = Kind::PerDir(&Kind::Size);
+const INTS: Kind = Kind::PerDir(&Kind::Int);
+const NOT_YET: Status = Status::NotYet;
+const fn noop(why: &'static str) -> Status {
+    Status::NoOp(why)
+}
+
+const ASYNC_PRIO: &[&str] = &["libaio", "io_uring"];
+const URING: &[&str] = &["io_uring"];
+const HIPRI_ENGINES: &[&str] = &["pvsync2", "io_uring"];
+const NOWAIT_ENGINES: &[&str] = &["pvsync2", "libaio", "io_uring"];
+
+/// Every fio 3.33 I/O engine name; the ones ioscope implements are listed in the
+/// runner. Accepting the others lets `--parse-only` check such job files.
+pub const ENGINES: &[(&str, &str)] = &[
+    ("psync", "pread(2)/pwrite(2) (default)"),
+    ("sync", "read(2)/write(2) with lseek(2)"),
+    ("vsync", "readv(2)/writev(2) with lseek(2)"),
+    ("pvsync", "preadv(2)/pwritev(2)"),
+    ("pvsync2", "preadv2(2)/pwritev2(2) with RWF_HIPRI/RWF_NOWAIT"),
+    ("libaio", "Linux native asynchronous I/O (io_submit)"),
+    ("io_uring", "Linux io_uring"),
+    ("null", "Completes every I/O at once: measures the tool itself"),
+    ("mmap", "mmap(2) the file and memcpy"),
+    ("posixaio", "POSIX aio_read/aio_write"),
+    ("io_uring_cmd", "io_uring passthrough commands"),
+    ("sg", "SCSI generic"),
+    ("splice", "splice(2) and vmsplice(2)"),
+    ("net", "Network transfer"),
+    ("netsplice", "Network transfer with splice"),
+    ("cpuio", "CPU burner"),
+    ("rdma", "RDMA"),
+    ("falloc", "fallocate(2) as I/O"),
+    ("e4defrag", "ext4 defragmentation"),
+    ("rbd", "Ceph RBD"),
+    ("http", "HTTP/S3/Swift"),
+    ("gfapi", "GlusterFS"),
+    ("libhdfs", "HDFS"),
+    ("mtd", "MTD devices"),
+    ("dev-dax", "Device DAX"),
+    ("libpmem", "libpmem"),
+    ("pmemblk", "libpmemblk"),
+    ("libiscsi", "iSCSI"),
+    ("nbd", "Network block device"),
+    ("nfs", "libnfs"),
+    ("filecreate", "File creation as I/O"),
+    ("filestat", "stat(2) as I/O"),
+    ("filedelete", "unlink(2) as I/O"),
+    ("exec", "Run a program"),
+    ("ftruncate", "ftruncate(2) as I/O"),
+    ("xnvme", "xNVMe"),
+    ("libcufile", "NVIDIA cuFile"),
+    ("dfs", "DAOS"),
+    ("ime", "DDN IME"),
+    ("librpma_apm_client", "librpma"),
+    ("librpma_apm_server", "librpma"),
+    ("librpma_gpspm_client", "librpma"),
+    ("librpma_gpspm_server", "librpma"),
+    ("rados", "Ceph RADOS"),
+    ("windowsaio", "Windows"),
+    ("solarisaio", "Solaris"),
+    ("guasi", "GUASI"),
+    ("external", "External engine"),
+];
+
+const DIST_SYNTAX: &str =
+    "random | zipf:theta[:center] | pareto:h[:center] | normal:dev[:center] | zoned:pct/pct_range:... | zoned_abs:pct/size:...";
+
+macro_rules! option_table {
+    ($( $field:ident : $ty:ty { $($k:ident : $v:expr),* $(,)? } )*) => {
+        /// Typed values of every option for one job (defaults applied).
+        #[derive(Clone, Debug, Serialize)]
+        pub struct JobOptions { $( pub $field: $ty, )* }
+
+        /// The option table.
+        pub static OPTIONS: &[OptionDef] = &[
+            $( OptionDef { name: stringify!($field), $($k: $v,)* ..OptionDef::BASE }, )*
+        ];
+
+        impl JobOptions {
+            /// Parse `raw` into the field of the option named `name` (canonical).
+            pub(crate) fn set_value(&mut self, name: &str, raw: &str, cx: &ValueCx) -> Result<(), String> {
+                match name {
+                    $( stringify!($field) => { self.$field = <$ty as OptValue>::parse(raw, cx, &self.$field)?; } )*
+                    _ => return Err(format!("no field for option '{name}'")),
+                }
+                Ok(())
+            }
+
+            /// All fields at their zero value; defaults are then parsed from the table.
+            pub(crate) fn zeroed() -> Self {
+                JobOptions { $( $field: <$ty>::default(), )* }
+            }
+        }
+    };
+}
+
+option_table! {
+    // ---- Job description, grouping, processes ----
+    name: String { category: C::Job, help: "Name of the job (the section name in job files; --name starts a job on the command line)" }
+    description: Option<String> { category: C::Job, help: "Free text describing the job, printed in reports" }
+    thread: bool { kind: SET, category: C::Job, help: "Run jobs as threads (ioscope always does; accepted for fio compatibility)" }
+    numjobs: u32 { kind: INT, default: "1", min: Some(1), max: Some(65536), category: C::Job, help: "Number of clones of this job" }
+    group_reporting: bool { kind: SET, category: C::Job, help: "Report each group as one job (exact merge of all its jobs)" }
+    new_group: bool { kind: SET, category: C::Job, help: "Start a new reporting group with this job" }
+    stonewall: bool { kind: SET, aliases: &["wait_for_previous"], category: C::Job, help: "Wait for all earlier jobs to finish before starting; also starts a new group" }
+    wait_for: Option<String> { category: C::Job, help: "Start only after the named job has finished", status: NOT_YET }
+    loops: u32 { kind: INT, default: "1", min: Some(1), category: C::Job, help: "Run the workload this many times" }
+    exitall: bool { kind: SET, category: C::Job, help: "When one job finishes, end the others (see exit_what)", status: NOT_YET }
+    exit_what: ExitWhat { kind: Kind::Choice(ExitWhat::CHOICES), default: "group", category: C::Job, help: "Which jobs exitall ends", status: NOT_YET }
+    exitall_on_error: bool { kind: SET, category: C::Job, help: "When one job fails, end all jobs" }
+    ioscheduler: Option<String> { category: C::Job, help: "Switch the I/O scheduler of the device behind each file to this (restored afterwards)" }
+    nice: i32 { kind: INT, default: "0", min: Some(-20), max: Some(19), category: C::Job, help: "Run the job at this nice value" }
+    cpus_allowed: Option<String> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Job, help: "CPUs the job may run on" }
+    cpumask: Option<String> { kind: Kind::Special("CPU bit mask, e.g. 0x3"), category: C::Job, help: "CPU mask the job may run on" }
+    cpus_allowed_policy: CpusPolicy { kind: Kind::Choice(CpusPolicy::CHOICES), default: "shared", category: C::Job, help: "How cpus_allowed is shared among jobs", status: NOT_YET }
+    gtod_reduce: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Take no per-I/O timestamps: disables slat, clat, lat and bandwidth statistics" }
+    stats: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Collect statistics for this job" }
+    uid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this user id", status: NOT_YET }
+    gid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this group id", status: NOT_YET }
+    cgroup: Option<String> { category: C::Job, help: "Put the job in this cgroup", status: NOT_YET }
+    exec_prerun: Option<String> { category: C::Job, help: "Run this command before the job", status: NOT_YET }
+    exec_postrun: Option<String> { category: C::Job, help: "Run this command after the job", status: NOT_YET }
+    numa_cpu_nodes: Option<String> { category: C::Job, help: "NUMA nodes to run on", status: NOT_YET }
+    numa_mem_policy: Option<String> { category: C::Job, help: "NUMA memory policy", status: NOT_YET }
+    flow: i32 { kind: INT, default: "0", category: C::Rate, help: "Weight in token-based flow control between jobs", status: NOT_YET }
+    flow_id: i32 { kind: INT, default: "0", category: C::Rate, help: "Flow control group id", status: NOT_YET }
+    flow_sleep: u64 { kind: USECS, default: "0", category: C::Rate, help: "Sleep when over the flow share", status: NOT_YET }
+
+    // ---- Files and sizes ----
+    filename: Option<String> { category: C::Files, help: "File(s) or device(s) to use, separated by ':' (escape a literal ':' as '\\:')" }
+    directory: Option<String> { category: C::Files, help: "Directory for the job's files (':'-separated list allowed)" }
+    filename_format: String { default: "$jobname.$jobnum.$filenum", category: C::Files, help: "Name pattern for generated files ($jobname, $jobnum, $filenum, $clientuid)" }
+    unique_filename: bool { kind: BOOL, default: "1", category: C::Files, help: "Add the client name to generated file names in client/server mode", status: noop("client/server mode is not part of ioscope") }
+    nrfiles: u32 { kind: INT, default: "1", aliases: &["nr_files"], min: Some(1), category: C::Files, help: "Number of files per job" }
+    openfiles: u32 { kind: INT, default: "0", category: C::Files, help: "Maximum files open at once (0 = all)" }
+    file_service_type: FileService { kind: Kind::Choice(FileService::CHOICES), default: "roundrobin", category: C::Files, help: "How the next file is chosen" }
+    size: Option<SizePct> { kind: Kind::SizePct, category: C::Files, help: "Total bytes per job (or % of the file/device); default: the whole file or device" }
+    filesize: Option<Range> { kind: Kind::Special("size or size range lo-hi"), category: C::Files, help: "Size of each file (default: size / nrfiles)" }
+    io_size: Option<SizePct> { kind: Kind::SizePct, aliases: &["io_limit"], category: C::Files, help: "Total bytes of I/O to issue (wraps around size)" }
+    offset: SizePct { kind: Kind::SizePct, default: "0", aliases: &["fileoffset"], category: C::Files, help: "Start I/O at this offset (or % of the file)" }
+    offset_align: u64 { kind: SIZE, default: "0", category: C::Files, help: "Align a percentage offset to this", status: NOT_YET }
+    offset_increment: SizePct { kind: Kind::SizePct, default: "0", category: C::Files, help: "Each clone (numjobs) starts this much further (offset + N*increment)" }
+    number_ios: u64 { kind: INT, default: "0", category: C::Files, help: "Stop after this many I/Os (0 = no limit)" }
+    direct: bool { kind: BOOL, default: "0", category: C::Io, help: "Use O_DIRECT (bypass the page cache)" }
+    buffered: bool { kind: BOOL, default: "1", category: C::Io, help: "Use buffered I/O (the opposite of direct)" }
+    atomic: bool { kind: BOOL, default: "0", category: C::Io, help: "Atomic direct writes", status: NOT_YET }
+    sync: SyncMode { kind: Kind::Choice(SyncMode::CHOICES), default: "none", category: C::Io, help: "Open files with O_SYNC or O_DSYNC" }
+    fsync: u32 { kind: INT, default: "0", category: C::Io, help: "fsync(2) after every N writes" }
+    fdatasync: u32 { kind: INT, default: "0", category: C::Io, help: "fdatasync(2) after every N writes" }
+    write_barrier: u32 { kind: INT, default: "0", category: C::Io, help: "Make every Nth write a barrier write", status: NOT_YET }
+    sync_file_range: Option<String> { category: C::Io, help: "sync_file_range(2) every N writes", status: NOT_YET }
+    end_fsync: bool { kind: BOOL, default: "0", category: C::Io, help: "fsync(2) the files when the job ends" }
+    fsync_on_close: bool { kind: BOOL, default: "0", category: C::Io, help: "fsync(2) a file when closing it" }
+    fallocate: Fallocate { kind: Kind::Choice(Fallocate::CHOICES), default: "native", category: C::Files, help: "How to preallocate files being laid out" }
+    fadvise_hint: Option<String> { category: C::Io, help: "posix_fadvise(2) hint", status: NOT_YET }
+    invalidate: bool { kind: BOOL, default: "1", category: C::Io, help: "Drop the page cache of the files before the run" }
+    overwrite: bool { kind: BOOL, default: "0", category: C::Files, help: "Lay out write files fully before writing (overwrite existing data)" }
+    create_on_open: bool { kind: BOOL, default: "0", category: C::Files, help: "Create files when first opened for I/O rather than before the run" }
+    create_serialize: bool { kind: BOOL, default: "1", category: C::Files, help: "Lay out job files one job at a time", status: noop("ioscope always lays out files one at a time") }
+    create_fsync: bool { kind: BOOL, default: "1", category: C::Files, help: "fsync files after laying them out" }
+    create_only: bool { kind: BOOL, default: "0", category: C::Files, help: "Only lay out files, do no I/O", status: NOT_YET }
+    allow_file_create: bool { kind: BOOL, default: "1", category: C::Files, help: "Allow creating files that do not exist" }
+    allow_mounted_write: bool { kind: BOOL, default: "0", category: C::Files, help: "Allow writes to block devices that are mounted or carry a filesystem, partition table, LVM, RAID or swap signature" }
+    fill_device: bool { kind: BOOL, default: "0", aliases: &["fill_fs"], category: C::Files, help: "Write until the device or filesystem is full (ENOSPC ends the job without error)", status: NOT_YET }
+    unlink: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the job's files when done" }
+    unlink_each_loop: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the files after each loop", status: NOT_YET }
+    pre_read: bool { kind: BOOL, default: "0", category: C::Files, help: "Read files into the page cache before the run", status: NOT_YET }
+    lockfile: Option<String> { category: C::Files, help: "File locking mode", status: NOT_YET }
+    file_append: bool { kind: BOOL, default: "0", category: C::Files, help: "Do I/O after the end of the file", status: NOT_YET }
+
+    // ---- I/O pattern ----
+    rw: RwSpec { kind: Kind::Choice(RW_CHOICES), default: "read", aliases: &["readwrite"], category: C::Io, help: "I/O pattern; ':N' sets I/Os per random offset or the hole after each sequential I/O" }
+    rw_sequencer: RwSequencer { kind: Kind::Choice(RwSequencer::CHOICES), default: "sequential", category: C::Io, help: "How ':N' in rw= generates offsets" }
+    rwmixread: u32 { kind: INT, default: "50", min: Some(0), max: Some(100), category: C::Io, help: "Percentage of reads in a mixed workload" }
+    rwmixwrite: u32 { kind: INT, default: "50", min: Some(0), max: Some(100), category: C::Io, help: "Percentage of writes in a mixed workload" }
+    bs: PerDir<u64> { kind: SIZES, default: "4k", aliases: &["blocksize"], min: Some(1), category: C::BlockSize, help: "Block size, per direction read,write,trim" }
+    bsrange: Option<RangeList> { kind: Kind::RangeList, aliases: &["blocksize_range"], category: C::BlockSize, help: "Block size range lo-hi, per direction" }
+    bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct:bs/pct[,...] per direction"), category: C::BlockSize, help: "Weighted mix of block sizes" }
+    blockalign: Option<PerDir<u64>> { kind: SIZES, aliases: &["ba"], category: C::BlockSize, help: "Align random offsets to this (default: the minimum block size)" }
+    bs_unaligned: bool { kind: SET, aliases: &["blocksize_unaligned"], category: C::BlockSize, help: "Do not round random block sizes to the minimum block size" }
+    bs_is_seq_rand: bool { kind: BOOL, default: "0", category: C::BlockSize, help: "Use read,write block sizes for sequential,random instead", status: NOT_YET }
+    percentage_random: PerDir<u32> { kind: INTS, default: "100", min: Some(0), max: Some(100), category: C::Random, help: "Percentage of random I/O in a random workload" }
+    unified_rw_reporting: UnifiedRw { kind: Kind::Choice(UnifiedRw::CHOICES), default: "none", category: C::Reporting, help: "Report directions separately, mixed, or both" }
+    trim_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Verify, help: "Trim this percentage of written blocks (verify)", status: NOT_YET }
+
+    // ---- Randomness ----
+    random_distribution: Distribution { kind: Kind::Special(DIST_SYNTAX), default: "random", category: C::Random, help: "Distribution of random offsets" }
+    random_generator: RandomGenerator { kind: Kind::Choice(RandomGenerator::CHOICES), default: "tausworthe", category: C::Random, help: "Random number generator for offsets" }
+    norandommap: bool { kind: SET, category: C::Random, help: "Do not track touched blocks: random offsets may repeat" }
+    softrandommap: bool { kind: BOOL, default: "0", category: C::Random, help: "Continue without a random map if it cannot be allocated", status: noop("ioscope's random map always fits: it is one bit per block") }
+    randrepeat: bool { kind: BOOL, default: "1", category: C::Random, help: "Seed the offset generator so runs repeat" }
+    allrandrepeat: bool { kind: BOOL, default: "0", category: C::Random, help: "Seed all random generators so runs repeat" }
+    randseed: u64 { kind: INT, default: "0x89", category: C::Random, help: "Seed for the random generators" }
+
+    // ---- Engine ----
+    ioengine: String { kind: Kind::Choice(ENGINES), default: "psync", category: C::Engine, help: "How I/O is issued" }
+    hipri: bool { kind: SET, engines: HIPRI_ENGINES, category: C::Engine, help: "Polled I/O: RWF_HIPRI (pvsync2) or IORING_SETUP_IOPOLL (io_uring)" }
+    hipri_percentage: u32 { kind: INT, default: "100", min: Some(0), max: Some(100), engines: &["pvsync2"], category: C::Engine, help: "Percentage of I/Os issued with RWF_HIPRI" }
+    uncached: u32 { kind: INT, default: "0", engines: &["pvsync2", "io_uring"], category: C::Engine, help: "Buffered I/O that drops pages after the I/O (RWF_UNCACHED)" }
+    nowait: bool { kind: BOOL, default: "0", engines: NOWAIT_ENGINES, category: C::Engine, help: "Issue I/O with RWF_NOWAIT / IOCB_NOWAIT" }
+    userspace_reap: bool { kind: SET, engines: &["libaio"], category: C::Engine, help: "Reap libaio completions from the ring in user space" }
+    fixedbufs: bool { kind: SET, engines: URING, category: C::Engine, help: "Register the I/O buffers with io_uring (IORING_REGISTER_BUFFERS)" }
+    registerfiles: bool { kind: SET, engines: URING, category: C::Engine, help: "Register the files with io_uring (IORING_REGISTER_FILES)" }
+    sqthread_poll: bool { kind: SET, engines: URING, category: C::Engine, help: "Kernel thread polls the submission queue (IORING_SETUP_SQPOLL); implies registerfiles" }
+    sqthread_poll_cpu: Option<u32> { kind: INT, engines: URING, category: C::Engine, help: "CPU of the SQPOLL thread (IORING_SETUP_SQ_AFF)" }
+    nonvectored: i32 { kind: INT, default: "-1", min: Some(-1), max: Some(1), engines: URING, category: C::Engine, help: "Use non-vectored read/write opcodes (-1: when the kernel supports them)" }
+    force_async: u32 { kind: INT, default: "0", engines: URING, category: C::Engine, help: "Set IOSQE_ASYNC on every Nth I/O" }
+    cmdprio_percentage: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(100), engines: ASYNC_PRIO, category: C::Priority, help: "Percentage of I/Os issued with the cmdprio priority" }
+    cmdprio_class: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(3), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority class of cmdprio I/Os (1 RT, 2 BE, 3 IDLE; default RT when a percentage or bssplit is set)" }
+    cmdprio: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(7), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority level of cmdprio I/Os" }
+    cmdprio_bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct[/class/level]:... per direction"), engines: ASYNC_PRIO, category: C::Priority, help: "Priority per block size" }
+    thp: u32 { kind: INT, default: "0", engines: &["mmap"], category: C::Engine, help: "Use transparent huge pages for the mapping", status: NOT_YET }
+
+    // ---- Depth and batching ----
+    iodepth: u32 { kind: INT, default: "1", min: Some(1), max: Some(65536), category: C::Depth, help: "Number of I/Os in flight" }
+    iodepth_batch_submit: u32 { kind: INT, default: "1", aliases: &["iodepth_batch"], category: C::Depth, help: "I/Os submitted per call (0 = iodepth; larger values are clamped to iodepth)" }
+    iodepth_batch_complete_min: u32 { kind: INT, default: "1", aliases: &["iodepth_batch_complete"], category: C::Depth, help: "Minimum completions to wait for per call (0 = poll)" }
+    iodepth_batch_complete_max: u32 { kind: INT, default: "0", category: C::Depth, help: "Maximum completions to reap per call (default: the minimum)" }
+    iodepth_low: u32 { kind: INT, default: "0", category: C::Depth, help: "Refill the queue when it drains to this depth (default: iodepth)" }
+    io_submit_mode: SubmitMode { kind: Kind::Choice(SubmitMode::CHOICES), default: "inline", category: C::Depth, help: "Where I/O is submitted from" }
+    serialize_overlap: bool { kind: BOOL, default: "0", category: C::Depth, help: "Do not have overlapping I/Os in flight", status: NOT_YET }
+
+    // ---- Time ----
+    runtime: u64 { kind: SECS, default: "0", aliases: &["timeout"], category: C::Time, help: "Stop after this long (0 = when size is done)" }
+    time_based: bool { kind: SET, category: C::Time, help: "Keep running until runtime, repeating the workload" }
+    ramp_time: u64 { kind: SECS, default: "0", category: C::Time, help: "Run this long before measuring" }
+    startdelay: Range { kind: Kind::TimeRange(TimeUnit::Seconds), default: "0", category: C::Time, help: "Wait this long (or a random time in lo-hi) before starting" }
+    clocksource: ClockSource { kind: Kind::Choice(ClockSource::CHOICES), default: "cpu", category: C::Time, help: "Clock for timestamps (ioscope uses the calibrated TSC where it is invariant, else CLOCK_MONOTONIC)", status: noop("ioscope chooses the most exact clock available") }
+    gtod_cpu: Option<u32> { kind: INT, category: C::Time, help: "CPU that keeps time", status: NOT_YET }
+
+    // ---- Rate and think time ----
+    rate: PerDir<u64> { kind: SIZES, default: "0", category: C::Rate, help: "Cap bandwidth at this many bytes/s, per direction" }
+    rate_min: PerDir<u64> { kind: SIZES, default: "0", aliases: &["ratemin"], category: C::Rate, help: "Fail the job if bandwidth drops below this", status: NOT_YET }
+    rate_iops: PerDir<u64> { kind: INTS, default: "0", category: C::Rate, help: "Cap IOPS at this, per direction" }
+    rate_iops_min: PerDir<u64> { kind: INTS, default: "0", category: C::Rate, help: "Fail the job if IOPS drop below this", status: NOT_YET }
+    rate_process: RateProcess { kind: Kind::Choice(RateProcess::CHOICES), default: "linear", category: C::Rate, help: "How rate-limited I/Os are spaced" }
+    rate_cycle: u64 { kind: INT, default: "1000", category: C::Rate, help: "Window (ms) for rate_min checks", status: NOT_YET }
+    rate_ignore_thinktime: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep the rate schedule through think time", status: NOT_YET }
+    thinktime: u64 { kind: USECS, default: "0", category: C::Rate, help: "Pause this long after thinktime_blocks I/Os" }
+    thinktime_spin: u64 { kind: USECS, default: "0", category: C::Rate, help: "Busy-spin this part of thinktime" }
+    thinktime_blocks: u32 { kind: INT, default: "1", min: Some(1), category: C::Rate, help: "I/Os between think times" }
+    thinktime_blocks_type: ThinktimeBlocksType { kind: Kind::Choice(ThinktimeBlocksType::CHOICES), default: "complete", category: C::Rate, help: "Whether thinktime_blocks counts completed or issued I/Os", status: NOT_YET }
+    thinktime_iotime: u64 { kind: SECS, default: "0", category: C::Rate, help: "Think after this much I/O time", status: NOT_YET }
+    latency_target: u64 { kind: USECS, default: "0", category: C::Rate, help: "Find the highest depth that meets this latency", status: NOT_YET }
+    latency_window: u64 { kind: USECS, default: "0", category: C::Rate, help: "Window for latency_target", status: NOT_YET }
+    latency_percentile: f64 { kind: Kind::Float, default: "100", min: Some(0), max: Some(100), category: C::Rate, help: "Share of I/Os that must meet latency_target", status: NOT_YET }
+    latency_run: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep adjusting depth for latency_target", status: NOT_YET }
+    max_latency: u64 { kind: USECS, default: "0", category: C::Rate, help: "Fail the job if an I/O takes longer", status: NOT_YET }
+
+    // ---- Buffers ----
+    refill_buffers: bool { kind: SET, category: C::Buffers, help: "Refill write buffers with new data before every write" }
+    scramble_buffers: bool { kind: BOOL, default: "1", category: C::Buffers, help: "Lightly scramble write buffers before every write" }
+    zero_buffers: bool { kind: SET, category: C::Buffers, help: "Fill write buffers with zeros" }
+    buffer_pattern: Option<String> { kind: Kind::Special("0xHEX | \"string\" | number"), category: C::Buffers, help: "Fill write buffers with this pattern" }
+    buffer_compress_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Make write buffers compressible to this percentage" }
+    buffer_compress_chunk: u64 { kind: SIZE, default: "512", category: C::Buffers, help: "Granularity of compressible regions" }
+    dedupe_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Percentage of write buffers that repeat earlier ones" }
+    dedupe_mode: DedupeMode { kind: Kind::Choice(DedupeMode::CHOICES), default: "repeat", category: C::Buffers, help: "How duplicate buffers are chosen", status: NOT_YET }
+    dedupe_working_set_percentage: u32 { kind: INT, default: "5", min: Some(0), max: Some(100), category: C::Buffers, help: "Working set for dedupe_mode=working_set", status: NOT_YET }
+    dedupe_global: bool { kind: BOOL, default: "0", category: C::Buffers, help: "Deduplicate across jobs", status: NOT_YET }
+    mem: MemType { kind: Kind::Choice(MemType::CHOICES), default: "malloc", aliases: &["iomem"], category: C::Buffers, help: "Where I/O buffers are allocated (ioscope uses aligned anonymous memory for all but huge pages)" }
+    iomem_align: u64 { kind: SIZE, default: "0", aliases: &["mem_align"], category: C::Buffers, help: "Align I/O buffers to this (at least the page size)" }
+
+    // ---- Priority ----
+    prio: Option<u32> { kind: INT, min: Some(0), max: Some(7), category: C::Priority, help: "I/O priority level of the job (ioprio_set)" }
+    prioclass: Option<u32> { kind: INT, min: Some(0), max: Some(3), category: C::Priority, help: "I/O priority class of the job: 1 RT, 2 BE, 3 IDLE" }
+
+    // ---- Verify ----
+    verify: String { kind: Kind::Choice(&[("0", "No verification"), ("none", "No verification"), ("md5", ""), ("crc64", ""), ("crc32", ""), ("crc32c", ""), ("crc32c-intel", ""), ("crc16", ""), ("crc7", ""), ("sha1", ""), ("sha256", ""), ("sha512", ""), ("sha3-224", ""), ("sha3-256", ""), ("sha3-384", ""), ("sha3-512", ""), ("xxhash", ""), ("meta", ""), ("pattern", ""), ("pattern_hdr", ""), ("null", "")]), default: "0", category: C::Verify, help: "Verify written data with this method", status: NOT_YET }
+    do_verify: bool { kind: BOOL, default: "1", category: C::Verify, help: "Run the verify phase after writing", status: NOT_YET }
+    verify_interval: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Verify header interval", status: NOT_YET }
+    verify_offset: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Offset of the verify header", status: NOT_YET }
+    verify_pattern: Option<String> { category: C::Verify, help: "Pattern to verify", status: NOT_YET }
+    verify_fatal: bool { kind: BOOL, default: "0", category: C::Verify, help: "Stop on the first verify failure", status: NOT_YET }
+    verify_dump: bool { kind: BOOL, default: "0", category: C::Verify, help: "Dump failed blocks", status: NOT_YET }
+    verify_async: u32 { kind: INT, default: "0", category: C::Verify, help: "Verify threads", status: NOT_YET }
+    verify_backlog: u64 { kind: INT, default: "0", category: C::Verify, help: "Verify after this many writes", status: NOT_YET }
+    verify_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks verified per backlog", status: NOT_YET }
+    verify_state_save: bool { kind: BOOL, default: "1", category: C::Verify, help: "Save verify state on exit", status: NOT_YET }
+    verify_state_load: bool { kind: BOOL, default: "0", category: C::Verify, help: "Load verify state", status: NOT_YET }
+    verify_only: bool { kind: SET, category: C::Verify, help: "Only verify, do not write", status: NOT_YET }
+    experimental_verify: bool { kind: BOOL, default: "0", category: C::Verify, help: "Experimental verification", status: NOT_YET }
+
+    // ---- Logs ----
+    write_lat_log: Option<String> { category: C::Logging, help: "Log slat, clat and lat of I/Os to PREFIX_{slat,clat,lat}.N.log" }
+    write_bw_log: Option<String> { category: C::Logging, help: "Log bandwidth to PREFIX_bw.N.log" }
+    write_iops_log: Option<String> { category: C::Logging, help: "Log IOPS to PREFIX_iops.N.log" }
+    write_hist_log: Option<String> { category: C::Logging, help: "Log clat histograms to PREFIX_clat_hist.N.log every log_hist_msec" }
+    per_job_logs: bool { kind: BOOL, default: "1", category: C::Logging, help: "One log per job (.N suffix); 0 appends all jobs to one file" }
+    log_avg_msec: u64 { kind: INT, default: "0", category: C::Logging, help: "Average log entries over this window (0 = every I/O)" }
+    log_window_value: LogWindowValue { kind: Kind::Choice(LogWindowValue::CHOICES), default: "avg", aliases: &["log_max_value"], category: C::Logging, help: "With log_avg_msec: log the average, maximum, or both" }
+    log_hist_msec: u64 { kind: INT, default: "0", category: C::Logging, help: "Interval of histogram log entries" }
+    log_hist_coarseness: u32 { kind: INT, default: "0", min: Some(0), max: Some(6), category: C::Logging, help: "Merge 2^N histogram bins per logged bin" }
+    log_entries: u32 { kind: INT, default: "1024", min: Some(1024), max: Some(1_048_576), category: C::Logging, help: "fio's initial log buffer size", status: noop("ioscope streams logs to disk from fixed, pre-faulted buffers; no size guess is needed") }
+    log_offset: bool { kind: BOOL, default: "0", category: C::Logging, help: "Add the I/O offset to log lines" }
+    log_prio: bool { kind: BOOL, default: "0", category: C::Logging, help: "Log the full ioprio value (hex) instead of an RT flag" }
+    log_compression: u64 { kind: SIZE, default: "0", category: C::Logging, help: "Compress logs in chunks of this size", status: NOT_YET }
+    log_store_compressed: bool { kind: BOOL, default: "0", category: C::Logging, help: "Store logs compressed (.fz)", status: NOT_YET }
+    log_unix_epoch: bool { kind: BOOL, default: "0", aliases: &["log_alternate_epoch"], category: C::Logging, help: "Log timestamps as Unix epoch milliseconds" }
+    log_alternate_epoch_clock_id: i32 { kind: INT, default: "0", category: C::Logging, help: "Clock id for log_alternate_epoch", status: NOT_YET }
+    bwavgtime: u64 { kind: INT, default: "500", min: Some(1), category: C::Reporting, help: "Bandwidth sampling interval (ms)" }
+    iopsavgtime: u64 { kind: INT, default: "500", min: Some(1), category: C::Reporting, help: "IOPS sampling interval (ms)" }
+    disable_lat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure total latency" }
+    disable_clat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure completion latency" }
+    disable_slat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure submission latency" }
+    disable_bw_measurement: bool { kind: BOOL, default: "0", aliases: &["disable_bw"], category: C::Reporting, help: "Do not sample bandwidth and IOPS" }
+    write_iolog: Option<String> { category: C::Logging, help: "Record the I/O pattern to a file", status: NOT_YET }
+    read_iolog: Option<String> { category: C::Logging, help: "Replay an I/O pattern file", status: NOT_YET }
+
+    // ---- Steady state ----
+    steadystate: Option<String> { kind: Kind::Special("iops|iops_slope|bw|bw_slope:limit[%]"), aliases: &["ss"], category: C::SteadyState, help: "Stop when this criterion holds over steadystate_duration", status: NOT_YET }
+    steadystate_duration: u64 { kind: SECS, default: "0", aliases: &["ss_dur"], category: C::SteadyState, help: "Window for the steady-state criterion", status: NOT_YET }
+    steadystate_ramp_time: u64 { kind: SECS, default: "0", aliases: &["ss_ramp"], category: C::SteadyState, help: "Wait this long before collecting steady-state data", status: NOT_YET }
+    steadystate_check_interval: u64 { kind: SECS, default: "1", aliases: &["ss_interval"], category: C::SteadyState, help: "Steady-state sampling interval", status: NOT_YET }
+
+    // ---- Errors ----
+    continue_on_error: ContinueOnError { kind: Kind::Choice(ContinueOnError::CHOICES), default: "none", category: C::Errors, help: "Which errors do not end the job" }
+    ignore_error: Option<String> { kind: Kind::Special("READ_ERRS,WRITE_ERRS,VERIFY_ERRS (':' lists of names or numbers)"), category: C::Errors, help: "Errors that do not end the job", status: NOT_YET }
+    error_dump: bool { kind: BOOL, default: "0", category: C::Errors, help: "Print every error", status: NOT_YET }
+
+    // ---- Reporting ----
+    clat_percentiles: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Report completion latency percentiles" }
+    lat_percentiles: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Report total latency percentiles (per-priority stats then use lat)" }
+    slat_percentiles: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Report submission latency percentiles" }
+    percentile_list: FloatList { kind: Kind::Special("float list separated by ':' (at most 20)"), default: "1:5:10:20:30:40:50:60:70:80:90:95:99:99.5:99.9:99.95:99.99", category: C::Reporting, help: "Percentiles to report" }
+    significant_figures: u32 { kind: INT, default: "4", min: Some(1), max: Some(10), category: C::Reporting, help: "Significant figures in normal output" }
+    kb_base: u32 { kind: Kind::Choice(&[("1024", "k = 1024 (KiB = 1000, fio compatibility)"), ("1000", "k = 1000, KiB = 1024")]), default: "1024", category: C::Reporting, help: "Base of k/m/g in input and output" }
+    unit_base: UnitBase { kind: Kind::Choice(UnitBase::CHOICES), default: "0", category: C::Reporting, help: "Report bandwidth in bytes or bits" }
+
+    // ---- Zones ----
+    zonemode: Option<String> { kind: Kind::Choice(&[("none", ""), ("strided", ""), ("zbd", "")]), category: C::Zones, help: "Zone mode", status: NOT_YET }
+    zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Zone size", status: NOT_YET }
+    zonerange: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Zone range", status: NOT_YET }
+    zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Skip between zones", status: NOT_YET }
+    zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Zone capacity", status: NOT_YET }
+    read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "Read beyond the write pointer", status: NOT_YET }
+    max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "Maximum open zones", status: NOT_YET }
+
+    // ---- fio profile options: accepted and without effect, as in fio ----
+    threads: Option<u32> { kind: INT, category: C::Profile, help: "tiobench profile option", status: noop("fio adds profile options to its table and ignores them in normal jobs; it is not `thread`") }
+    block: Option<String> { category: C::Profile, help: "tiobench profile option", status: noop("fio profile option, ignored outside the profile") }
+    numruns: Option<u32> { kind: INT, category: C::Profile, help: "tiobench profile option", status: noop("fio profile option, ignored outside the profile") }
+    dir: Option<String> { category: C::Profile, help: "tiobench profile option", status: noop("fio profile option, ignored outside the profile") }
+}
+
+/// Find an option by canonical name or alias.
+pub fn find(name: &str) -> Option<&'static OptionDef> {
+    OPTIONS.iter().find(|d| d.matches(name))
+}
