@@ -1,0 +1,235 @@
+//! Results as plain data: what a job, a group and a run measured. The runner fills
+//! these; report writers (normal, terse, json, json+) only read them.
+
+use crate::hist::Histogram;
+use crate::lat::{LatStat, LatTrack};
+use crate::sample::SampleStat;
+use serde::Serialize;
+
+/// Directions with data: read, write, trim.
+pub const DATA_DIRS: usize = 3;
+pub const DIR_NAMES: [&str; DATA_DIRS] = ["read", "write", "trim"];
+
+/// Latency of one I/O priority (ioprio value: class << 13 | level).
+#[derive(Clone, Debug, Serialize)]
+pub struct PrioStat {
+    pub ioprio: u16,
+    pub stat: LatStat,
+    pub hist: Histogram,
+}
+
+impl PrioStat {
+    pub fn class(&self) -> u16 {
+        self.ioprio >> 13
+    }
+    pub fn level(&self) -> u16 {
+        self.ioprio & 7
+    }
+}
+
+/// One direction of one job.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    /// I/Os completed (fio's total_ios).
+    pub total_ios: u64,
+    pub short_ios: u64,
+    pub drop_ios: u64,
+    pub slat: LatTrack,
+    pub clat: LatTrack,
+    pub lat: LatTrack,
+    /// Per-priority clat (or lat with lat_percentiles), when the job tracks priorities.
+    pub prios: Vec<PrioStat>,
+    /// Bandwidth samples in KiB/s (every bwavgtime).
+    pub bw: SampleStat,
+    /// IOPS samples (every iopsavgtime).
+    pub iops: SampleStat,
+    /// Time this direction ran, ms (the job's runtime for every direction, as fio).
+    pub runtime_ms: u64,
+}
+
+impl DirStats {
+    /// Bandwidth in bytes/s over the runtime.
+    pub fn bw_bytes(&self) -> u64 {
+        if self.runtime_ms == 0 {
+            0
+        } else {
+            (self.io_bytes as u128 * 1000 / self.runtime_ms as u128) as u64
+        }
+    }
+    pub fn iops(&self) -> f64 {
+        if self.runtime_ms == 0 {
+            0.0
+        } else {
+            self.total_ios as f64 * 1000.0 / self.runtime_ms as f64
+        }
+    }
+    /// Priorities with samples, for display: only when two or more have samples.
+    pub fn shown_prios(&self) -> &[PrioStat] {
+        if self.prios.iter().filter(|p| p.stat.n > 0).count() >= 2 {
+            &self.prios
+        } else {
+            &[]
+        }
+    }
+}
+
+/// fsync/fdatasync issued by the job.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SyncStats {
+    pub total_ios: u64,
+    pub lat: LatTrack,
+}
+
+/// CPU use of the job's thread.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct CpuUsage {
+    /// User and system CPU time in seconds.
+    pub usr_s: f64,
+    pub sys_s: f64,
+    /// Voluntary + involuntary context switches.
+    pub ctx: u64,
+    pub majf: u64,
+    pub minf: u64,
+}
+
+/// Settings of a job that reports need in order to print it as fio would.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JobInfo {
+    /// rw mode as fio prints it (`randrw`).
+    pub rw: String,
+    /// (min, max) block size per direction.
+    pub bs: [(u64, u64); DATA_DIRS],
+    pub ioengine: String,
+    pub iodepth: u32,
+    /// Synchronous engine: no slat lines.
+    pub sync_engine: bool,
+    pub slat_enabled: bool,
+    pub clat_enabled: bool,
+    pub lat_enabled: bool,
+    pub clat_percentiles: bool,
+    pub lat_percentiles: bool,
+    pub slat_percentiles: bool,
+    pub percentile_list: Vec<f64>,
+    pub kb_base: u32,
+    /// 0 auto, 8 bytes, 1 bits.
+    pub unit_base: u32,
+    pub significant_figures: u32,
+    /// 0 none, 1 mixed, 2 both.
+    pub unified_rw_reporting: u32,
+    pub continue_on_error: bool,
+    /// Options the user set, canonical names, as written (JSON "job options").
+    pub options: Vec<(String, String)>,
+    pub description: Option<String>,
+    /// Files/devices used (for disk stats).
+    pub files: Vec<String>,
+}
+
+/// One job's (or, with group_reporting, one group's merged) results.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct JobResult {
+    pub name: String,
+    pub groupid: u32,
+    /// Number of jobs merged into this result.
+    pub jobs: u32,
+    /// errno of the error that ended the job, 0 if none.
+    pub error: i32,
+    /// Description of that error (e.g. "No space left on device: write offset=0, buflen=4096").
+    pub error_text: Option<String>,
+    /// continue_on_error counts.
+    pub total_err: u64,
+    pub first_error: i32,
+    /// Thread id of the job.
+    pub pid: u32,
+    /// Wall-clock start, ms since the Unix epoch.
+    pub start_unix_ms: u64,
+    /// Seconds since the run started when the job ended.
+    pub elapsed_s: u64,
+    /// Measured runtime of the job, ms.
+    pub runtime_ms: u64,
+    pub dirs: [DirStats; DATA_DIRS],
+    pub sync: SyncStats,
+    pub cpu: CpuUsage,
+    /// Counts of submissions by queue depth bucket: 1, 2-3, 4-7, 8-15, 16-31, 32-63, >=64.
+    pub io_depth: [u64; 7],
+    /// Counts of submit calls by batch size bucket: 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64.
+    pub submit: [u64; 7],
+    /// Counts of reap calls by completions bucket (same buckets as submit).
+    pub complete: [u64; 7],
+    pub info: JobInfo,
+}
+
+impl JobResult {
+    /// clat of all directions together (fio's `lat (nsec/usec/msec)` bucket lines).
+    pub fn clat_all(&self) -> Histogram {
+        let mut h = Histogram::new();
+        for d in &self.dirs {
+            if let Some(x) = &d.clat.hist {
+                h.merge(x);
+            }
+        }
+        h
+    }
+}
+
+/// One direction of a reporting group ("Run status group N").
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct GroupDir {
+    pub io_bytes: u64,
+    /// Aggregate bandwidth bytes/s: Σio / max runtime.
+    pub agg_bw: u64,
+    /// Slowest and fastest job, bytes/s.
+    pub min_bw: u64,
+    pub max_bw: u64,
+    pub min_run_ms: u64,
+    pub max_run_ms: u64,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GroupResult {
+    pub groupid: u32,
+    pub kb_base: u32,
+    pub unit_base: u32,
+    pub dirs: [GroupDir; DATA_DIRS],
+}
+
+/// Utilisation of one block device over the run (/sys/block/DEV/stat deltas).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    pub in_queue: u64,
+    /// Percent of wall time the device was busy.
+    pub util: f64,
+}
+
+/// Facts about where and how the run happened (for A/B comparisons).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunMeta {
+    pub ioscope_version: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub hostname: String,
+    /// Clock used for latencies ("tsc" or "clock_gettime") and TSC rate in Hz.
+    pub clock: String,
+    pub tsc_hz: u64,
+}
+
+/// Everything a run produced.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunResult {
+    /// One entry per job, or per group where group_reporting merged them.
+    pub jobs: Vec<JobResult>,
+    pub groups: Vec<GroupResult>,
+    pub disks: Vec<DiskUtil>,
+    /// Run start, ms since the Unix epoch.
+    pub timestamp_ms: u64,
+    /// Options set in [global] / before the first --name (JSON "global options").
+    pub global_options: Vec<(String, String)>,
+    pub meta: RunMeta,
+}
