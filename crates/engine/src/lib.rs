@@ -1,1 +1,230 @@
-//! ioscope engine
+//! I/O engines behind one trait that follows fio's queue / commit / getevents model,
+//! so that iodepth, iodepth_batch_submit, iodepth_batch_complete_min/max and
+//! iodepth_low mean exactly what they mean in fio.
+//!
+//! The runner owns the I/O units (a fixed, preallocated ring) and their buffers;
+//! engines refer to units by index. Nothing here allocates per I/O.
+
+use std::io;
+use std::os::fd::RawFd;
+
+mod libaio;
+mod mmap;
+mod null;
+mod ops;
+mod psync;
+mod pvsync;
+mod pvsync2;
+mod sync_engine;
+mod sync_rw;
+#[cfg(test)]
+mod tests;
+mod uring;
+mod vsync;
+
+use sync_engine::SyncEngine;
+
+/// Data direction of one I/O unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ddir {
+    #[default]
+    Read = 0,
+    Write = 1,
+    Trim = 2,
+    /// fsync(2) of the unit's file.
+    Sync = 3,
+    /// fdatasync(2) of the unit's file.
+    DataSync = 4,
+}
+
+impl Ddir {
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn is_data(self) -> bool {
+        matches!(self, Ddir::Read | Ddir::Write | Ddir::Trim)
+    }
+}
+
+/// Per-I/O flag: issue with RWF_HIPRI (pvsync2 hipri_percentage).
+pub const UNIT_HIPRI: u32 = 1;
+/// Per-I/O flag: set IOSQE_ASYNC (io_uring force_async).
+pub const UNIT_ASYNC: u32 = 2;
+
+/// One I/O in flight or ready to be issued. Laid out by the runner in a fixed ring.
+#[derive(Debug)]
+#[repr(C)]
+pub struct IoUnit {
+    /// Start of this unit's buffer (aligned for O_DIRECT); valid for `buf_len` bytes.
+    pub buf: *mut u8,
+    pub buf_len: u32,
+    /// Bytes to transfer.
+    pub len: u32,
+    pub offset: u64,
+    /// Index into `EngineConfig::files`.
+    pub file: u32,
+    pub ddir: Ddir,
+    /// ioprio value (class << 13 | level) for this I/O; 0 = the job's default.
+    pub ioprio: u16,
+    /// UNIT_* flags.
+    pub flags: u32,
+    /// Result on completion: bytes transferred, or -errno.
+    pub result: i64,
+    /// Runner bookkeeping: clock ticks when the unit was set up and issued.
+    pub start: u64,
+    pub issue: u64,
+}
+
+// SAFETY: the buffer pointer is owned by the runner's buffer pool, which outlives the
+// units and is only touched by the job thread that owns the units.
+unsafe impl Send for IoUnit {}
+
+impl Default for IoUnit {
+    fn default() -> Self {
+        IoUnit {
+            buf: std::ptr::null_mut(),
+            buf_len: 0,
+            len: 0,
+            offset: 0,
+            file: 0,
+            ddir: Ddir::Read,
+            ioprio: 0,
+            flags: 0,
+            result: 0,
+            start: 0,
+            issue: 0,
+        }
+    }
+}
+
+/// An open file or block device the job does I/O to.
+#[derive(Clone, Copy, Debug)]
+pub struct FileInfo {
+    pub fd: RawFd,
+    /// Size in bytes (file size or device size).
+    pub size: u64,
+    pub is_block: bool,
+}
+
+/// Engine options from the job (only the ones for the chosen engine matter).
+#[derive(Clone, Debug, Default)]
+pub struct EngineOptions {
+    pub hipri: bool,
+    pub hipri_percentage: u32,
+    pub uncached: u32,
+    pub nowait: bool,
+    pub userspace_reap: bool,
+    pub fixedbufs: bool,
+    pub registerfiles: bool,
+    pub sqthread_poll: bool,
+    pub sqthread_poll_cpu: Option<u32>,
+    /// -1 auto, 0 vectored, 1 non-vectored.
+    pub nonvectored: i32,
+    pub force_async: u32,
+}
+
+/// Everything an engine needs at setup.
+pub struct EngineConfig<'a> {
+    /// Maximum I/Os in flight (iodepth).
+    pub depth: u32,
+    pub files: &'a [FileInfo],
+    /// The whole buffer region of the job (for fixedbufs); units point into it.
+    pub buffers: (*mut u8, usize),
+    /// Size of each unit's buffer; unit i's buffer starts at buffers.0 + i * unit_buf_len
+    /// (fixedbufs registers one iovec per unit).
+    pub unit_buf_len: usize,
+    pub opts: EngineOptions,
+}
+
+/// What `queue` did with a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queued {
+    /// Completed synchronously; `unit.result` holds the outcome.
+    Done,
+    /// Accepted; will be submitted by `commit` and completed by `getevents`.
+    Queued,
+    /// No room: commit and reap before queueing more.
+    Busy,
+}
+
+/// One completion: which unit, and bytes transferred or -errno.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub unit: u32,
+    pub result: i64,
+}
+
+/// An I/O engine.
+pub trait Engine {
+    /// True if every I/O completes inside `queue` (no slat is reported, as in fio).
+    fn is_sync(&self) -> bool;
+    /// Hand a unit to the engine. `idx` identifies it in completions.
+    fn queue(&mut self, idx: u32, unit: &mut IoUnit) -> io::Result<Queued>;
+    /// Submit everything queued since the last commit; returns how many were submitted.
+    fn commit(&mut self) -> io::Result<u32>;
+    /// Wait for at least `min` completions (0 = do not wait) and reap at most `max`;
+    /// returns how many completions `event` can now return.
+    fn getevents(&mut self, min: u32, max: u32) -> io::Result<u32>;
+    /// The i-th completion reaped by the last `getevents` (0 <= i < its return value).
+    fn event(&mut self, i: u32) -> Completion;
+}
+
+/// Runs generic code with a concrete engine, so the job loop is monomorphised per
+/// engine (no virtual call per I/O).
+pub trait EngineUser {
+    type Output;
+    fn run<E: Engine>(self, engine: E) -> Self::Output;
+}
+
+/// Errors setting an engine up.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("ioengine={0} is not supported by ioscope yet")]
+    Unsupported(String),
+    #[error("ioengine={engine}: {what}: {source}")]
+    Setup {
+        engine: &'static str,
+        what: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("ioengine={engine}: {msg}")]
+    Invalid { engine: &'static str, msg: String },
+}
+
+/// The `ioengine=` names this crate implements.
+pub const IMPLEMENTED: &[&str] = &[
+    "psync", "sync", "vsync", "pvsync", "pvsync2", "libaio", "io_uring", "null", "mmap",
+];
+
+/// Sets up the engine called `name` for `cfg` and runs `user` with it, so the job loop
+/// is compiled once per concrete engine. The engine is torn down (rings destroyed,
+/// mappings removed) when `user.run` returns.
+pub fn with_engine<U: EngineUser>(
+    name: &str,
+    cfg: &EngineConfig<'_>,
+    user: U,
+) -> Result<U::Output, EngineError> {
+    let Some(engine) = IMPLEMENTED.iter().copied().find(|n| *n == name) else {
+        return Err(EngineError::Unsupported(name.to_string()));
+    };
+    if cfg.depth == 0 {
+        return Err(EngineError::Invalid {
+            engine,
+            msg: "iodepth must be at least 1".to_string(),
+        });
+    }
+    Ok(match name {
+        "psync" => user.run(SyncEngine::new(cfg, psync::Psync)),
+        "sync" => user.run(SyncEngine::new(cfg, sync_rw::SyncRw)),
+        "vsync" => user.run(SyncEngine::new(cfg, vsync::Vsync)),
+        "pvsync" => user.run(SyncEngine::new(cfg, pvsync::Pvsync)),
+        "pvsync2" => user.run(SyncEngine::new(cfg, pvsync2::Pvsync2::new(&cfg.opts))),
+        "null" => user.run(null::NullEngine::new(cfg)),
+        "libaio" => user.run(libaio::LibaioEngine::new(cfg)?),
+        "io_uring" => user.run(uring::UringEngine::new(cfg)?),
+        "mmap" => user.run(mmap::MmapEngine::new(cfg)?),
+        _ => return Err(EngineError::Unsupported(name.to_string())),
+    })
+}

@@ -1,0 +1,173 @@
+//! `mmap`: each file is mapped whole (MAP_SHARED) at setup, and I/O is a memcpy
+//! between the mapping and the unit's buffer, so it measures page-cache / page-fault
+//! cost rather than syscalls. Files opened read-only get a read-only mapping, and
+//! writes to them fail with EBADF, as write(2) would.
+
+use std::io;
+use std::ptr;
+
+use crate::ops;
+use crate::{Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
+
+const NAME: &str = "mmap";
+
+/// One file's mapping; `len == 0` means nothing is mapped (empty file).
+struct Mapping {
+    addr: *mut u8,
+    len: u64,
+    writable: bool,
+}
+
+pub(crate) struct MmapEngine {
+    files: Box<[FileInfo]>,
+    maps: Box<[Mapping]>,
+}
+
+impl MmapEngine {
+    pub(crate) fn new(cfg: &EngineConfig<'_>) -> Result<Self, EngineError> {
+        let mut maps = Vec::with_capacity(cfg.files.len());
+        for (i, f) in cfg.files.iter().enumerate() {
+            // Push as we go so Drop unmaps what was mapped if a later file fails.
+            match map_file(f) {
+                Ok(m) => maps.push(m),
+                Err(source) => {
+                    unmap_all(&maps);
+                    return Err(EngineError::Setup {
+                        engine: NAME,
+                        what: format!("mmap of file {i} ({} bytes)", f.size),
+                        source,
+                    });
+                }
+            }
+        }
+        Ok(MmapEngine {
+            files: cfg.files.into(),
+            maps: maps.into_boxed_slice(),
+        })
+    }
+
+    /// Copies between the mapping and the buffer; bytes copied or -errno.
+    fn transfer(&self, unit: &IoUnit) -> i64 {
+        let Some(map) = self.maps.get(unit.file as usize) else {
+            return -(libc::EBADF as i64);
+        };
+        if let Err(res) = ops::check_rw(unit) {
+            return res;
+        }
+        let (off, len) = (unit.offset, unit.len as u64);
+        if unit.ddir == Ddir::Write {
+            if !map.writable {
+                return -(libc::EBADF as i64);
+            }
+            match off.checked_add(len) {
+                Some(end) if end <= map.len => {}
+                _ => return -(libc::EINVAL as i64),
+            }
+            // SAFETY: [off, off+len) is inside the mapping; the buffer holds len bytes.
+            unsafe { ptr::copy_nonoverlapping(unit.buf, map.addr.add(off as usize), len as usize) };
+            return len as i64;
+        }
+        // Reads stop at the end of the mapping like pread stops at end of file.
+        let n = len.min(map.len.saturating_sub(off));
+        if n > 0 {
+            // SAFETY: [off, off+n) is inside the mapping; the buffer holds len >= n bytes.
+            unsafe { ptr::copy_nonoverlapping(map.addr.add(off as usize), unit.buf, n as usize) };
+        }
+        n as i64
+    }
+}
+
+/// How much of the file to map: its size, but never past its real end for a regular
+/// file, since touching a shared mapping beyond EOF raises SIGBUS.
+fn map_len(f: &FileInfo) -> io::Result<u64> {
+    if f.is_block {
+        return Ok(f.size);
+    }
+    // SAFETY: fstat writes into the zeroed stat buffer we pass.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(f.fd, &mut st) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(f.size.min(st.st_size.max(0) as u64))
+}
+
+/// Maps a file read-write, or read-only if it was opened read-only (EACCES).
+fn map_file(f: &FileInfo) -> io::Result<Mapping> {
+    let len = map_len(f)?;
+    if len == 0 {
+        return Ok(Mapping {
+            addr: ptr::null_mut(),
+            len: 0,
+            writable: false,
+        });
+    }
+    let rw = libc::PROT_READ | libc::PROT_WRITE;
+    match mmap(f.fd, len, rw) {
+        Ok(addr) => Ok(Mapping {
+            addr,
+            len,
+            writable: true,
+        }),
+        Err(e) if e.raw_os_error() == Some(libc::EACCES) => Ok(Mapping {
+            addr: mmap(f.fd, len, libc::PROT_READ)?,
+            len,
+            writable: false,
+        }),
+        Err(e) => Err(e),
+    }
+}
+
+fn mmap(fd: i32, len: u64, prot: i32) -> io::Result<*mut u8> {
+    let len = usize::try_from(len).map_err(|_| io::Error::from_raw_os_error(libc::EFBIG))?;
+    // SAFETY: a fresh shared mapping of the file; no existing memory is affected.
+    let addr = unsafe { libc::mmap(ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0) };
+    if addr == libc::MAP_FAILED {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(addr.cast())
+}
+
+fn unmap_all(maps: &[Mapping]) {
+    for m in maps.iter().filter(|m| m.len > 0) {
+        // SAFETY: each mapping was created by `mmap` with this length and is unmapped once.
+        unsafe { libc::munmap(m.addr.cast(), m.len as usize) };
+    }
+}
+
+impl Drop for MmapEngine {
+    fn drop(&mut self) {
+        unmap_all(&self.maps);
+    }
+}
+
+impl Engine for MmapEngine {
+    fn is_sync(&self) -> bool {
+        true
+    }
+
+    fn queue(&mut self, _idx: u32, unit: &mut IoUnit) -> io::Result<Queued> {
+        unit.result = match ops::file_of(&self.files, unit) {
+            None => -(libc::EBADF as i64),
+            // Trim punches the file itself; the shared mapping then reads zeros.
+            // fsync also writes back pages dirtied through the mapping.
+            Some(file) => ops::non_rw(file, unit).unwrap_or_else(|| self.transfer(unit)),
+        };
+        Ok(Queued::Done)
+    }
+
+    fn commit(&mut self) -> io::Result<u32> {
+        Ok(0)
+    }
+
+    fn getevents(&mut self, _min: u32, _max: u32) -> io::Result<u32> {
+        Ok(0)
+    }
+
+    /// Never called: a sync engine has no completions to reap.
+    fn event(&mut self, _i: u32) -> Completion {
+        Completion {
+            unit: u32::MAX,
+            result: -(libc::EINVAL as i64),
+        }
+    }
+}

@@ -1,0 +1,317 @@
+//! `io_uring` through the `io-uring` crate.
+//!
+//! `queue` writes one SQE (user_data = unit index) into the submission ring, `commit`
+//! enters the kernel once for the whole batch (with SQPOLL only to wake the poller),
+//! `getevents` waits only when the CQ holds fewer than `min` completions and then
+//! drains up to `max` CQEs. Trim has no io_uring opcode here and is done
+//! synchronously; fsync/fdatasync use IORING_OP_FSYNC (synchronously under IOPOLL,
+//! which rejects non-read/write opcodes).
+
+mod setup;
+
+use std::io;
+use std::os::fd::RawFd;
+
+use io_uring::{opcode, squeue, types, IoUring};
+
+use crate::ops::{self, RWF_DONTCACHE, RWF_NOWAIT};
+use crate::{
+    Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued, UNIT_ASYNC,
+};
+use setup::FixedBufs;
+
+const NAME: &str = "io_uring";
+
+/// Builds the read/write SQE for one target kind (raw fd or registered file index):
+/// the crate's target trait is private, so the code is expanded once per kind.
+macro_rules! rw_sqe {
+    ($self:ident, $idx:ident, $unit:ident, $target:ident) => {{
+        let (buf, len, off, prio) = ($unit.buf, $unit.len, $unit.offset, $unit.ioprio);
+        let flags = $self.rw_flags;
+        let write = $unit.ddir == Ddir::Write;
+        let fixed = $self.fixed_bufs.and_then(|fb| fb.index_of(buf, len));
+        match (fixed, write) {
+            (Some(bi), false) => opcode::ReadFixed::new($target, buf, len, bi)
+                .offset(off)
+                .ioprio(prio)
+                .rw_flags(flags)
+                .build(),
+            (Some(bi), true) => opcode::WriteFixed::new($target, buf, len, bi)
+                .offset(off)
+                .ioprio(prio)
+                .rw_flags(flags)
+                .build(),
+            (None, _) if $self.vectored => {
+                let iov = &mut $self.iovecs[$idx as usize];
+                *iov = crate::sync_engine::iovec(buf, len as usize);
+                let iov: *const libc::iovec = iov;
+                if write {
+                    opcode::Writev::new($target, iov, 1)
+                        .offset(off)
+                        .ioprio(prio)
+                        .rw_flags(flags)
+                        .build()
+                } else {
+                    opcode::Readv::new($target, iov, 1)
+                        .offset(off)
+                        .ioprio(prio)
+                        .rw_flags(flags)
+                        .build()
+                }
+            }
+            (None, false) => opcode::Read::new($target, buf, len)
+                .offset(off)
+                .ioprio(prio)
+                .rw_flags(flags)
+                .build(),
+            (None, true) => opcode::Write::new($target, buf, len)
+                .offset(off)
+                .ioprio(prio)
+                .rw_flags(flags)
+                .build(),
+        }
+    }};
+}
+
+pub(crate) struct UringEngine {
+    ring: IoUring,
+    files: Box<[FileInfo]>,
+    /// Files are registered (`registerfiles`): address them by index.
+    fixed_files: bool,
+    /// Registered unit buffers (`fixedbufs`).
+    fixed_bufs: Option<FixedBufs>,
+    /// Use READV/WRITEV (`nonvectored=0`) with this per-unit iovec table.
+    vectored: bool,
+    iovecs: Box<[libc::iovec]>,
+    /// RWF_* flags for every read/write (nowait, uncached).
+    rw_flags: i32,
+    /// Set IOSQE_ASYNC on every `force_async`-th I/O (0 = never)...
+    force_async: u32,
+    /// ...counting I/Os here.
+    since_async: u32,
+    /// IOPOLL ring: fsync is not pollable, so it is done synchronously.
+    iopoll: bool,
+    /// SQPOLL ring: the kernel thread consumes SQEs, so commit counts them itself.
+    sqpoll: bool,
+    /// Maximum SQEs pushed + in flight (iodepth); also keeps the CQ from overflowing.
+    depth: u32,
+    /// SQEs pushed since the last commit.
+    pending: u32,
+    /// Submitted and not yet reaped.
+    inflight: u32,
+    /// Completions reaped by the last `getevents`.
+    events: Box<[Completion]>,
+}
+
+impl UringEngine {
+    pub(crate) fn new(cfg: &EngineConfig<'_>) -> Result<Self, EngineError> {
+        let opts = &cfg.opts;
+        let depth = cfg.depth.max(1);
+        let units = ops::unit_capacity(cfg);
+        let mut ring = setup::build_ring(depth, opts)?;
+        if opts.registerfiles {
+            setup::register_files(&ring, cfg.files)?;
+        }
+        let fixed_bufs = if opts.fixedbufs {
+            Some(setup::register_buffers(&ring, cfg)?)
+        } else {
+            None
+        };
+        if opts.hipri {
+            setup::probe_iopoll(&mut ring, cfg.files)?;
+        }
+        let mut rw_flags = 0;
+        if opts.nowait {
+            rw_flags |= RWF_NOWAIT;
+        }
+        if opts.uncached != 0 {
+            rw_flags |= RWF_DONTCACHE;
+        }
+        let empty_iov = libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        };
+        Ok(UringEngine {
+            ring,
+            files: cfg.files.into(),
+            fixed_files: opts.registerfiles,
+            fixed_bufs,
+            vectored: opts.nonvectored == 0,
+            iovecs: vec![empty_iov; units].into_boxed_slice(),
+            rw_flags,
+            force_async: opts.force_async,
+            since_async: 0,
+            iopoll: opts.hipri,
+            sqpoll: opts.sqthread_poll,
+            depth,
+            pending: 0,
+            inflight: 0,
+            events: vec![Completion { unit: 0, result: 0 }; depth as usize].into_boxed_slice(),
+        })
+    }
+
+    /// IOSQE_ASYNC for units flagged UNIT_ASYNC and for every `force_async`-th I/O.
+    #[inline]
+    fn sqe_flags(&mut self, unit: &IoUnit) -> squeue::Flags {
+        let mut force = unit.flags & UNIT_ASYNC != 0;
+        if self.force_async != 0 {
+            self.since_async += 1;
+            if self.since_async >= self.force_async {
+                self.since_async = 0;
+                force = true;
+            }
+        }
+        if force {
+            squeue::Flags::ASYNC
+        } else {
+            squeue::Flags::empty()
+        }
+    }
+
+    /// The SQE for a read or write of `unit`.
+    fn rw_entry(&mut self, idx: u32, unit: &IoUnit, fd: RawFd) -> squeue::Entry {
+        if self.fixed_files {
+            let target = types::Fixed(unit.file);
+            rw_sqe!(self, idx, unit, target)
+        } else {
+            let target = types::Fd(fd);
+            rw_sqe!(self, idx, unit, target)
+        }
+    }
+
+    /// The SQE for an fsync / fdatasync of `unit`'s file.
+    fn fsync_entry(&self, unit: &IoUnit, fd: RawFd) -> squeue::Entry {
+        let flags = if unit.ddir == Ddir::DataSync {
+            types::FsyncFlags::DATASYNC
+        } else {
+            types::FsyncFlags::empty()
+        };
+        if self.fixed_files {
+            opcode::Fsync::new(types::Fixed(unit.file))
+                .flags(flags)
+                .build()
+        } else {
+            opcode::Fsync::new(types::Fd(fd)).flags(flags).build()
+        }
+    }
+
+    /// Handles units that complete inside `queue`; `None` if the unit needs an SQE.
+    fn complete_inline(&self, unit: &IoUnit, file: &FileInfo) -> Option<i64> {
+        match unit.ddir {
+            Ddir::Trim => ops::non_rw(file, unit),
+            Ddir::Sync | Ddir::DataSync if self.iopoll => ops::non_rw(file, unit),
+            Ddir::Sync | Ddir::DataSync => None,
+            Ddir::Read | Ddir::Write => ops::check_rw(unit).err(),
+        }
+    }
+
+    /// Enters the kernel to submit pending SQEs and wait for `want` CQEs in the ring.
+    /// EINTR is retried; EAGAIN/EBUSY (kernel short of resources, or CQ backlog) are not
+    /// errors: the caller reaps and comes back.
+    fn enter(&mut self, want: usize) -> io::Result<()> {
+        loop {
+            match self.ring.submit_and_wait(want) {
+                Ok(n) => {
+                    self.account_submitted(n as u32);
+                    return Ok(());
+                }
+                Err(e) => match e.raw_os_error() {
+                    Some(libc::EINTR) => continue,
+                    Some(libc::EAGAIN) | Some(libc::EBUSY) => return Ok(()),
+                    _ => return Err(e),
+                },
+            }
+        }
+    }
+
+    /// Moves SQEs the kernel consumed from pending to in flight. Under SQPOLL the
+    /// return of submit counts SQEs the poller has yet to consume, so all pushed SQEs
+    /// are taken as submitted (the poller will get to them).
+    fn account_submitted(&mut self, consumed: u32) {
+        let n = if self.sqpoll {
+            self.pending
+        } else {
+            consumed.min(self.pending)
+        };
+        self.pending -= n;
+        self.inflight += n;
+    }
+
+    /// Copies up to `max` CQEs into `events`; returns how many.
+    fn drain(&mut self, max: usize) -> usize {
+        let mut n = 0;
+        for cqe in self.ring.completion().take(max) {
+            self.events[n] = Completion {
+                unit: cqe.user_data() as u32,
+                result: cqe.result() as i64,
+            };
+            n += 1;
+        }
+        n
+    }
+}
+
+impl Engine for UringEngine {
+    fn is_sync(&self) -> bool {
+        false
+    }
+
+    fn queue(&mut self, idx: u32, unit: &mut IoUnit) -> io::Result<Queued> {
+        if idx as usize >= self.iovecs.len() {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let Some(file) = ops::file_of(&self.files, unit) else {
+            unit.result = -(libc::EBADF as i64);
+            return Ok(Queued::Done);
+        };
+        let fd = file.fd;
+        if let Some(res) = self.complete_inline(unit, file) {
+            unit.result = res;
+            return Ok(Queued::Done);
+        }
+        if self.pending + self.inflight >= self.depth {
+            return Ok(Queued::Busy);
+        }
+        let entry = match unit.ddir {
+            Ddir::Sync | Ddir::DataSync => self.fsync_entry(unit, fd),
+            _ => self.rw_entry(idx, unit, fd),
+        };
+        let entry = entry.user_data(idx as u64).flags(self.sqe_flags(unit));
+        // SAFETY: the SQE points at the unit's buffer (checked to hold `len` bytes) or
+        // at this unit's iovec; both stay untouched until its completion is reaped.
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return Ok(Queued::Busy);
+        }
+        self.pending += 1;
+        Ok(Queued::Queued)
+    }
+
+    fn commit(&mut self) -> io::Result<u32> {
+        if self.pending == 0 {
+            return Ok(0);
+        }
+        let before = self.inflight;
+        self.enter(0)?;
+        Ok(self.inflight - before)
+    }
+
+    fn getevents(&mut self, min: u32, max: u32) -> io::Result<u32> {
+        let max = (max as usize).min(self.events.len());
+        // Waiting for more than will ever complete would block forever.
+        let min = (min as usize).min(max).min(self.inflight as usize);
+        let ready = self.ring.completion().len();
+        // IOPOLL completions only appear when someone polls, even for min == 0.
+        let must_poll = self.iopoll && ready == 0 && self.inflight > 0;
+        if ready < min || must_poll {
+            self.enter(min)?;
+        }
+        let n = self.drain(max);
+        self.inflight = self.inflight.saturating_sub(n as u32);
+        Ok(n as u32)
+    }
+
+    #[inline]
+    fn event(&mut self, i: u32) -> Completion {
+        self.events[i as usize]
+    }
+}

@@ -1,0 +1,181 @@
+//! Building the io_uring instance for a job: ring flags from the options, file and
+//! buffer registration, and turning setup failures into messages that name the option
+//! at fault.
+
+use std::io;
+
+use io_uring::{opcode, types, IoUring};
+
+use crate::{EngineConfig, EngineError, EngineOptions, FileInfo};
+
+use super::NAME;
+
+/// SQPOLL thread idle time before it sleeps, in milliseconds (fio's default).
+const SQPOLL_IDLE_MS: u32 = 2000;
+/// Registered buffers are addressed by a u16 index, and the kernel caps their number.
+const MAX_FIXED_BUFS: usize = 1 << 14;
+
+/// The registered buffer table: unit buffers `base + i * unit_len`, `count` of them.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FixedBufs {
+    pub base: usize,
+    pub unit_len: usize,
+    pub count: usize,
+}
+
+impl FixedBufs {
+    /// The registered buffer holding `[buf, buf+len)`, if any. Derived from the address
+    /// rather than the unit index so a unit whose buffer lies elsewhere still works
+    /// (it then goes through the non-fixed opcode).
+    #[inline]
+    pub fn index_of(&self, buf: *const u8, len: u32) -> Option<u16> {
+        let off = (buf as usize).checked_sub(self.base)?;
+        let i = off / self.unit_len;
+        let fits = off - i * self.unit_len + len as usize <= self.unit_len;
+        (i < self.count && fits).then_some(i as u16)
+    }
+}
+
+fn setup_err(what: String, source: io::Error) -> EngineError {
+    EngineError::Setup {
+        engine: NAME,
+        what,
+        source,
+    }
+}
+
+/// Creates the ring with `depth` entries and the flags the options ask for.
+pub(super) fn build_ring(depth: u32, opts: &EngineOptions) -> Result<IoUring, EngineError> {
+    let mut b = IoUring::builder();
+    // More than IORING_MAX_ENTRIES is clamped instead of refused; queue then reports
+    // Busy when the (smaller) SQ is full.
+    b.setup_clamp();
+    if opts.hipri {
+        b.setup_iopoll();
+    }
+    if opts.sqthread_poll {
+        b.setup_sqpoll(SQPOLL_IDLE_MS);
+        if let Some(cpu) = opts.sqthread_poll_cpu {
+            b.setup_sqpoll_cpu(cpu);
+        }
+    }
+    b.build(depth)
+        .map_err(|e| setup_err(build_error_what(depth, opts, &e), e))
+}
+
+/// Names the option most likely at fault for an io_uring_setup failure.
+fn build_error_what(depth: u32, opts: &EngineOptions, e: &io::Error) -> String {
+    let base = format!("io_uring_setup(entries={depth})");
+    match (e.raw_os_error(), opts.sqthread_poll, opts.sqthread_poll_cpu) {
+        (Some(libc::EINVAL), true, Some(cpu)) => {
+            format!("IORING_SETUP_SQ_AFF: sqthread_poll_cpu={cpu} is not a valid CPU")
+        }
+        (Some(libc::EPERM), true, _) => {
+            "IORING_SETUP_SQPOLL (sqthread_poll): not permitted for this user".to_string()
+        }
+        (Some(libc::EPERM), false, _) => {
+            format!("{base}: io_uring is disabled (sysctl kernel.io_uring_disabled)")
+        }
+        (Some(libc::ENOSYS), _, _) => format!("{base}: kernel has no io_uring support"),
+        (Some(libc::ENOMEM), _, _) => format!("{base}: out of memory or locked memory"),
+        (Some(libc::EINVAL), _, _) if opts.hipri => {
+            format!("{base} with IORING_SETUP_IOPOLL (hipri)")
+        }
+        _ => base,
+    }
+}
+
+/// Registers the job's files (`registerfiles`); I/O then uses `types::Fixed(file)`.
+pub(super) fn register_files(ring: &IoUring, files: &[FileInfo]) -> Result<(), EngineError> {
+    let fds: Vec<i32> = files.iter().map(|f| f.fd).collect();
+    ring.submitter()
+        .register_files(&fds)
+        .map_err(|e| setup_err(format!("IORING_REGISTER_FILES ({} files)", fds.len()), e))
+}
+
+/// Registers one buffer per unit (`fixedbufs`) so the kernel maps them once instead of
+/// pinning pages on every I/O.
+pub(super) fn register_buffers(
+    ring: &IoUring,
+    cfg: &EngineConfig<'_>,
+) -> Result<FixedBufs, EngineError> {
+    let (base, region_len) = cfg.buffers;
+    let unit_len = cfg.unit_buf_len;
+    let count = region_len.checked_div(unit_len).unwrap_or(0);
+    if base.is_null() || count == 0 {
+        return Err(EngineError::Invalid {
+            engine: NAME,
+            msg: "fixedbufs needs the job's buffer region and a non-zero unit buffer size"
+                .to_string(),
+        });
+    }
+    let count = count.min(MAX_FIXED_BUFS);
+    let iovecs: Vec<libc::iovec> = (0..count)
+        .map(|i| libc::iovec {
+            // SAFETY (of the later use): i * unit_len + unit_len <= region_len.
+            iov_base: base.wrapping_add(i * unit_len).cast(),
+            iov_len: unit_len,
+        })
+        .collect();
+    // SAFETY: the iovecs cover the runner's buffer region, which outlives the engine
+    // (and so the ring that holds the registration).
+    unsafe { ring.submitter().register_buffers(&iovecs) }.map_err(|e| {
+        let hint = if e.raw_os_error() == Some(libc::ENOMEM) {
+            " (raise the locked-memory limit, ulimit -l)"
+        } else {
+            ""
+        };
+        setup_err(
+            format!("IORING_REGISTER_BUFFERS (fixedbufs, {count} x {unit_len} bytes){hint}"),
+            e,
+        )
+    })?;
+    Ok(FixedBufs {
+        base: base as usize,
+        unit_len,
+        count,
+    })
+}
+
+/// With IORING_SETUP_IOPOLL the kernel accepts the ring but fails every read/write with
+/// EOPNOTSUPP when the file is not O_DIRECT or its device cannot poll. Find that out
+/// now, with a zero-length read of each file, so it is a setup error that says why
+/// rather than a run of failed I/Os. Other probe results (e.g. EBADF on a write-only
+/// file) say nothing about polling and are ignored.
+pub(super) fn probe_iopoll(ring: &mut IoUring, files: &[FileInfo]) -> Result<(), EngineError> {
+    for (i, f) in files.iter().enumerate() {
+        let probe = opcode::Read::new(types::Fd(f.fd), std::ptr::null_mut(), 0)
+            .offset(0)
+            .build()
+            .user_data(u64::MAX);
+        // SAFETY: a zero-length read touches no memory.
+        if unsafe { ring.submission().push(&probe) }.is_err() {
+            return Ok(());
+        }
+        let res = wait_one(ring).map_err(|e| setup_err("IOPOLL probe".to_string(), e))?;
+        if res == -libc::EOPNOTSUPP {
+            return Err(setup_err(
+                format!(
+                    "IORING_SETUP_IOPOLL (hipri): file {i} does not support polled I/O \
+                     (needs direct=1 and a device with poll queues)"
+                ),
+                io::Error::from_raw_os_error(libc::EOPNOTSUPP),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Submits what is queued and returns the result of the next completion.
+fn wait_one(ring: &mut IoUring) -> io::Result<i32> {
+    loop {
+        match ring.submit_and_wait(1) {
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        if let Some(cqe) = ring.completion().next() {
+            return Ok(cqe.result());
+        }
+    }
+}
