@@ -82,7 +82,8 @@ impl<'k> Builder<'k> {
         }
         let raw = match &e.value {
             Some(v) => expand_value(v, self.kw).map_err(|m| OptionsError::option(&e.loc, &e.key, m))?,
-            None if def.is_flag() => String::new(),
+            // A bare flag, or a bare string option (write_bw_log: "use the job name").
+            None if def.is_flag() || matches!(def.kind, crate::def::Kind::Str) => String::new(),
             None => {
                 return Err(OptionsError::option(&e.loc, &e.key, "requires a value (key=value)"))
             }

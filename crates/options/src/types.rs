@@ -554,13 +554,15 @@ impl OptValue for Distribution {
                 }
                 Ok(Distribution::Normal { dev, center })
             }
-            "zoned" => parse_zones(rest.unwrap_or(""), |s| {
-                s.trim_end_matches('%').parse::<f64>().map_err(|_| format!("'{s}' is not a percentage"))
-            })
+            "zoned" => parse_zones(
+                rest.unwrap_or(""),
+                |s| s.trim_end_matches('%').parse::<f64>().map_err(|_| format!("'{s}' is not a percentage")),
+                |z| (100.0 - z.iter().map(|x| x.1).sum::<f64>()).max(0.0),
+            )
             .map(Distribution::Zoned),
-            "zoned_abs" => {
-                parse_zones(rest.unwrap_or(""), |s| parse_size(s, cx.kb_base)).map(Distribution::ZonedAbs)
-            }
+            // An empty last size means "to the end of the file".
+            "zoned_abs" => parse_zones(rest.unwrap_or(""), |s| parse_size(s, cx.kb_base), |_| u64::MAX)
+                .map(Distribution::ZonedAbs),
             _ => Err(format!(
                 "'{kind}' is not a distribution (random, zipf, pareto, normal, zoned, zoned_abs)"
             )),
@@ -568,21 +570,30 @@ impl OptValue for Distribution {
     }
 }
 
+/// `pct/range:...`; an empty range in the last zone means "the rest" (fio accepts
+/// `zoned:50/5:30/15:20/`). `rest` computes the remainder from the ranges given.
 fn parse_zones<T: Clone>(
     rest: &str,
     second: impl Fn(&str) -> Result<T, String>,
+    remainder: impl Fn(&[(f64, T)]) -> T,
 ) -> Result<[Vec<(f64, T)>; 3], String> {
     let empty: [Vec<(f64, T)>; 3] = [Vec::new(), Vec::new(), Vec::new()];
     parse_per_dir(rest, &empty, |p| {
         let mut zones = Vec::new();
         let mut total = 0.0;
-        for z in p.split(':').filter(|s| !s.trim().is_empty()) {
+        let items: Vec<&str> = p.split(':').filter(|s| !s.trim().is_empty()).collect();
+        for (i, z) in items.iter().enumerate() {
             let (a, b) = z
                 .split_once('/')
                 .ok_or_else(|| format!("zone '{z}' is not of the form access%/range"))?;
             let pct: f64 = a.trim().trim_end_matches('%').parse().map_err(|_| format!("'{a}' is not a percentage"))?;
             total += pct;
-            zones.push((pct, second(b.trim())?));
+            let range = match b.trim() {
+                "" if i + 1 == items.len() => remainder(&zones),
+                "" => return Err(format!("zone '{z}': only the last zone may leave its range empty")),
+                r => second(r)?,
+            };
+            zones.push((pct, range));
         }
         if zones.len() > 256 {
             return Err("at most 256 zones are allowed".into());

@@ -1,0 +1,159 @@
+//! I/O buffers: one aligned region per job (one slot per I/O unit), filled once as the
+//! job asks (random data, zeros, a pattern, compressible data), and refreshed before
+//! writes when refill_buffers or scramble_buffers ask for it.
+
+use crate::rng::splitmix;
+use ioscope_options::JobOptions;
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+
+/// How write buffers are refreshed per write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refresh {
+    None,
+    /// Change 8 bytes per 512-byte sector so blocks never deduplicate.
+    Scramble,
+    /// New random content every write.
+    Refill,
+}
+
+pub struct Buffers {
+    ptr: *mut u8,
+    layout: Layout,
+    pub slot: usize,
+    pub refresh: Refresh,
+    compress_pct: u32,
+    seed: u64,
+}
+
+// SAFETY: the region is owned by one job thread at a time.
+unsafe impl Send for Buffers {}
+
+impl Buffers {
+    pub fn new(o: &JobOptions, units: usize, max_bs: usize, seed: u64) -> Result<Buffers, String> {
+        let align = (o.iomem_align as usize).max(4096).next_power_of_two();
+        let slot = max_bs.div_ceil(align) * align;
+        let size = slot.checked_mul(units.max(1)).ok_or("buffer size overflows")?;
+        let layout = Layout::from_size_align(size, align).map_err(|e| e.to_string())?;
+        // SAFETY: layout has non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(format!("cannot allocate {size} bytes of I/O buffers"));
+        }
+        let refresh = if o.zero_buffers || o.buffer_pattern.is_some() {
+            Refresh::None
+        } else if o.refill_buffers {
+            Refresh::Refill
+        } else if o.scramble_buffers {
+            Refresh::Scramble
+        } else {
+            Refresh::None
+        };
+        let mut b = Buffers { ptr, layout, slot, refresh, compress_pct: o.buffer_compress_percentage, seed };
+        b.initial_fill(o)?;
+        Ok(b)
+    }
+
+    pub fn region(&self) -> (*mut u8, usize) {
+        (self.ptr, self.layout.size())
+    }
+
+    pub fn slot_ptr(&self, i: usize) -> *mut u8 {
+        // SAFETY: callers pass i < units; the region holds `units` slots.
+        unsafe { self.ptr.add(i * self.slot) }
+    }
+
+    fn all(&mut self) -> &mut [u8] {
+        // SAFETY: ptr is valid for layout.size() bytes and exclusively ours.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+    }
+
+    fn initial_fill(&mut self, o: &JobOptions) -> Result<(), String> {
+        if o.zero_buffers {
+            return Ok(());
+        }
+        if let Some(p) = &o.buffer_pattern {
+            let pat = parse_pattern(p)?;
+            for (i, b) in self.all().iter_mut().enumerate() {
+                *b = pat[i % pat.len()];
+            }
+            return Ok(());
+        }
+        let (seed, pct) = (self.seed, self.compress_pct);
+        fill_random(self.all(), seed, pct);
+        Ok(())
+    }
+
+    /// Refresh one unit's buffer before a write of `len` bytes.
+    #[inline]
+    pub fn prepare_write(&mut self, i: usize, len: usize, salt: u64) {
+        match self.refresh {
+            Refresh::None => {}
+            Refresh::Scramble => {
+                let p = self.slot_ptr(i);
+                let mut off = 0;
+                while off + 8 <= len {
+                    // SAFETY: off + 8 <= len <= slot size.
+                    unsafe { std::ptr::write_unaligned(p.add(off) as *mut u64, salt ^ off as u64) };
+                    off += 512;
+                }
+            }
+            Refresh::Refill => {
+                self.seed = self.seed.wrapping_add(salt | 1);
+                let (seed, pct) = (self.seed, self.compress_pct);
+                // SAFETY: len <= slot size; the slot is exclusively ours.
+                let s = unsafe { std::slice::from_raw_parts_mut(self.slot_ptr(i), len) };
+                fill_random(s, seed, pct);
+            }
+        }
+    }
+}
+
+impl Drop for Buffers {
+    fn drop(&mut self) {
+        // SAFETY: allocated with this layout in new().
+        unsafe { dealloc(self.ptr, self.layout) };
+    }
+}
+
+/// Random bytes; with compress_pct > 0, that share of each 512-byte chunk is zeros.
+fn fill_random(buf: &mut [u8], seed: u64, compress_pct: u32) {
+    let mut st = seed;
+    let zero_from = 512 - (512 * compress_pct as usize / 100);
+    for chunk in buf.chunks_mut(512) {
+        for (i, w) in chunk.chunks_mut(8).enumerate() {
+            if compress_pct > 0 && i * 8 >= zero_from {
+                w.fill(0);
+            } else {
+                let v = splitmix(&mut st).to_le_bytes();
+                w.copy_from_slice(&v[..w.len()]);
+            }
+        }
+    }
+}
+
+/// buffer_pattern: `0xHEX`, `"string"`, `'string'` or a decimal number (as bytes).
+pub fn parse_pattern(p: &str) -> Result<Vec<u8>, String> {
+    let t = p.trim();
+    let out = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        if h.is_empty() || h.len() % 2 != 0 {
+            return Err(format!("buffer_pattern '{p}': hex needs an even number of digits"));
+        }
+        (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16))
+            .collect::<Result<Vec<u8>, _>>()
+            .map_err(|_| format!("buffer_pattern '{p}' is not valid hex"))?
+    } else if (t.starts_with('"') && t.ends_with('"') || t.starts_with('\'') && t.ends_with('\'')) && t.len() >= 2 {
+        t[1..t.len() - 1].as_bytes().to_vec()
+    } else if let Ok(n) = t.parse::<u64>() {
+        let bytes = n.to_le_bytes();
+        let used = 8 - (n.leading_zeros() / 8) as usize;
+        bytes[..used.max(1)].to_vec()
+    } else {
+        t.as_bytes().to_vec()
+    };
+    if out.is_empty() {
+        return Err(format!("buffer_pattern '{p}' is empty"));
+    }
+    Ok(out)
+}

@@ -1,0 +1,84 @@
+//! Block-device utilisation ("Disk stats"): /sys/block/DEV/stat before and after the run,
+//! for the whole disks behind the job files (partitions resolve to their disk).
+
+use ioscope_stats::DiskUtil;
+use std::time::Instant;
+
+/// Kernel name of the whole disk holding device (major, minor).
+pub fn whole_disk(dev: (u32, u32)) -> Option<String> {
+    let link = std::fs::read_link(format!("/sys/dev/block/{}:{}", dev.0, dev.1)).ok()?;
+    let name = link.file_name()?.to_string_lossy().into_owned();
+    let sys = format!("/sys/class/block/{name}");
+    if std::path::Path::new(&format!("{sys}/partition")).exists() {
+        let parent = std::fs::canonicalize(&sys).ok()?;
+        return Some(parent.parent()?.file_name()?.to_string_lossy().into_owned());
+    }
+    Some(name)
+}
+
+#[derive(Clone, Copy, Default)]
+struct Stat {
+    rios: u64,
+    rmerge: u64,
+    rticks: u64,
+    wios: u64,
+    wmerge: u64,
+    wticks: u64,
+    io_ticks: u64,
+    in_queue: u64,
+}
+
+fn read_stat(disk: &str) -> Option<Stat> {
+    let s = std::fs::read_to_string(format!("/sys/block/{disk}/stat")).ok()?;
+    let v: Vec<u64> = s.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    if v.len() < 11 {
+        return None;
+    }
+    Some(Stat {
+        rios: v[0],
+        rmerge: v[1],
+        rticks: v[3],
+        wios: v[4],
+        wmerge: v[5],
+        wticks: v[7],
+        io_ticks: v[9],
+        in_queue: v[10],
+    })
+}
+
+/// Snapshot of the disks at run start.
+pub struct DiskWatch {
+    disks: Vec<(String, Stat)>,
+    start: Instant,
+}
+
+impl DiskWatch {
+    pub fn start(devs: &[(u32, u32)]) -> Self {
+        let mut names: Vec<String> = devs.iter().filter_map(|&d| whole_disk(d)).collect();
+        names.sort();
+        names.dedup();
+        let disks = names.into_iter().filter_map(|n| read_stat(&n).map(|s| (n, s))).collect();
+        DiskWatch { disks, start: Instant::now() }
+    }
+
+    pub fn finish(&self) -> Vec<DiskUtil> {
+        let wall_ms = self.start.elapsed().as_millis().max(1) as f64;
+        self.disks
+            .iter()
+            .filter_map(|(n, a)| {
+                let b = read_stat(n)?;
+                Some(DiskUtil {
+                    name: n.clone(),
+                    read_ios: b.rios.saturating_sub(a.rios),
+                    write_ios: b.wios.saturating_sub(a.wios),
+                    read_merges: b.rmerge.saturating_sub(a.rmerge),
+                    write_merges: b.wmerge.saturating_sub(a.wmerge),
+                    read_ticks: b.rticks.saturating_sub(a.rticks),
+                    write_ticks: b.wticks.saturating_sub(a.wticks),
+                    in_queue: b.in_queue.saturating_sub(a.in_queue),
+                    util: (100.0 * b.io_ticks.saturating_sub(a.io_ticks) as f64 / wall_ms).min(100.0),
+                })
+            })
+            .collect()
+    }
+}

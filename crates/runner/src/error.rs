@@ -1,0 +1,17 @@
+//! Runner errors.
+
+/// Why a run could not start or a job could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Setting up files, devices or engines failed.
+    #[error("{0}")]
+    Setup(String),
+    /// A safety rule refused the run (e.g. writing to a mounted device).
+    #[error("{0}")]
+    Refused(String),
+    /// The job uses options ioscope does not implement yet.
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Engine(#[from] ioscope_engine::EngineError),
+}

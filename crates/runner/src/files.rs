@@ -1,0 +1,359 @@
+//! A job's files: names (filename/directory/filename_format/nrfiles), sizes (size,
+//! filesize, offset, offset_increment, percentages), layout of missing or short files
+//! ("Laying out IO file"), opening with the job's flags, cache invalidation, the
+//! block-device safety check, and unlinking afterwards.
+
+use crate::error::RunError;
+use crate::safety;
+use ioscope_options::{JobOptions, SizePct, SyncMode};
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// An open file with the region of it the job does I/O to.
+#[derive(Debug)]
+pub struct JobFile {
+    pub path: PathBuf,
+    pub file: File,
+    pub is_block: bool,
+    /// Size of the file or device after layout.
+    pub real_size: u64,
+    /// I/O region: [start, start + len).
+    pub start: u64,
+    pub len: u64,
+    /// Block device numbers (or of the device holding the file), for disk stats.
+    pub dev: (u32, u32),
+}
+
+/// What the job will do to its files.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    pub reads: bool,
+    pub writes: bool,
+    pub trims: bool,
+}
+
+/// Split fio's `a:b:c` filename list; `\:` is a literal colon.
+pub fn split_names(s: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                chars.next();
+                out.last_mut().map(|l| l.push(':'));
+            }
+            ':' => out.push(String::new()),
+            _ => {
+                if let Some(l) = out.last_mut() {
+                    l.push(c)
+                }
+            }
+        }
+    }
+    out.retain(|n| !n.is_empty());
+    out
+}
+
+/// File paths of one job clone.
+pub fn job_paths(o: &JobOptions, clone: u32) -> Vec<PathBuf> {
+    let dirs: Vec<String> = o.directory.as_deref().map(split_names).unwrap_or_default();
+    let in_dir = |name: &str, i: usize| -> PathBuf {
+        match dirs.get(i % dirs.len().max(1)) {
+            Some(d) if !Path::new(name).is_absolute() => Path::new(d).join(name),
+            _ => PathBuf::from(name),
+        }
+    };
+    match o.filename.as_deref() {
+        Some(list) => split_names(list).iter().enumerate().map(|(i, n)| in_dir(n, i)).collect(),
+        None => (0..o.nrfiles)
+            .map(|f| {
+                let name = o
+                    .filename_format
+                    .replace("$jobname", &o.name)
+                    .replace("$jobnum", &clone.to_string())
+                    .replace("$filenum", &f.to_string())
+                    .replace("$clientuid", "0");
+                in_dir(&name, f as usize)
+            })
+            .collect(),
+    }
+}
+
+/// Size of a block device (BLKGETSIZE64).
+fn block_size(f: &File) -> std::io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: the ioctl writes one u64 to `size`.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+struct Existing {
+    is_block: bool,
+    size: u64,
+    rdev: u64,
+}
+
+fn probe(path: &Path) -> Option<Existing> {
+    let md = std::fs::metadata(path).ok()?;
+    let is_block = md.file_type().is_block_device();
+    let size = if is_block {
+        File::open(path).ok().and_then(|f| block_size(&f).ok()).unwrap_or(0)
+    } else {
+        md.len()
+    };
+    Some(Existing { is_block, size, rdev: md.rdev() })
+}
+
+/// Per-file region for one clone: (start, len) given the file's current size.
+fn region(o: &JobOptions, nfiles: u64, clone: u32, cur: Option<u64>, name: &Path) -> Result<(u64, u64), RunError> {
+    let per_file = match (o.filesize, o.size) {
+        (Some(r), _) => r.lo,
+        (None, Some(SizePct::Bytes(b))) => b / nfiles.max(1),
+        (None, Some(SizePct::Percent(p))) => match cur {
+            Some(c) => ((c as f64) * p / 100.0) as u64,
+            None => return Err(RunError::Setup(format!("{}: size={p}% needs an existing file or device", name.display()))),
+        },
+        (None, None) => match cur {
+            Some(c) if c > 0 => c,
+            _ => {
+                return Err(RunError::Setup(format!(
+                    "{}: you need to specify size= (the file does not exist or is empty)",
+                    name.display()
+                )))
+            }
+        },
+    };
+    let base = match o.offset {
+        SizePct::Percent(p) => cur.map(|c| ((c as f64) * p / 100.0) as u64).unwrap_or(0),
+        SizePct::Bytes(b) => b,
+    };
+    let inc = o.offset_increment.resolve(cur.unwrap_or(per_file)) * clone as u64;
+    let start = base + inc;
+    // A size given without an explicit offset is capped at what the file has left.
+    let len = match cur {
+        Some(c) if o.size.is_none() && o.filesize.is_none() => c.saturating_sub(start),
+        _ => per_file,
+    };
+    Ok((start, len))
+}
+
+/// Set up and open the files of one job clone. `say` receives fio's layout message.
+pub fn prepare(
+    o: &JobOptions,
+    clone: u32,
+    access: Access,
+    allow_destructive: bool,
+    say: &mut dyn FnMut(String),
+) -> Result<Vec<JobFile>, RunError> {
+    let paths = job_paths(o, clone);
+    if paths.is_empty() {
+        return Err(RunError::Setup(format!("{}: no files to do I/O to", o.name)));
+    }
+    let nfiles = paths.len() as u64;
+    let mut plans = Vec::new();
+    let mut layout_files = 0u64;
+    let mut layout_bytes = 0u64;
+    for p in &paths {
+        let ex = probe(p);
+        let (start, len) = region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?;
+        if let Some(e) = &ex {
+            if e.is_block && (access.writes || access.trims) && !(allow_destructive || o.allow_mounted_write) {
+                if let Some(why) = safety::write_hazard(p, e.rdev) {
+                    return Err(RunError::Refused(format!(
+                        "refusing to write to {}: {why}. Set allow_mounted_write=1 or pass --allow-destructive to write anyway",
+                        p.display()
+                    )));
+                }
+            }
+            if e.is_block && start + len > e.size {
+                return Err(RunError::Setup(format!(
+                    "{}: I/O region {start}+{len} is beyond the device size {}",
+                    p.display(),
+                    e.size
+                )));
+            }
+        }
+        let needs_layout = !o.create_on_open
+            && ex.as_ref().map_or(true, |e| !e.is_block && e.size < start + len);
+        if needs_layout {
+            layout_files += 1;
+            layout_bytes += start + len - ex.as_ref().map_or(0, |e| e.size);
+        }
+        plans.push((p.clone(), ex, start, len, needs_layout));
+    }
+    if layout_files > 0 {
+        say(format!(
+            "{}: Laying out IO file{} ({} file{} / {}MiB)",
+            o.name,
+            if layout_files > 1 { "s" } else { "" },
+            layout_files,
+            if layout_files > 1 { "s" } else { "" },
+            layout_bytes >> 20
+        ));
+    }
+    plans
+        .into_iter()
+        .map(|(p, ex, start, len, layout)| open_one(o, &p, ex, start, len, layout, access))
+        .collect()
+}
+
+fn open_one(
+    o: &JobOptions,
+    path: &Path,
+    ex: Option<Existing>,
+    start: u64,
+    len: u64,
+    layout: bool,
+    access: Access,
+) -> Result<JobFile, RunError> {
+    let is_block = ex.as_ref().is_some_and(|e| e.is_block);
+    if ex.is_none() && !o.allow_file_create {
+        return Err(RunError::Setup(format!("{}: file does not exist and allow_file_create=0", path.display())));
+    }
+    if layout {
+        lay_out(o, path, start + len, access)?;
+    }
+    let mut flags = 0;
+    if o.direct {
+        flags |= libc::O_DIRECT;
+    }
+    match o.sync {
+        SyncMode::Sync => flags |= libc::O_SYNC,
+        SyncMode::Dsync => flags |= libc::O_DSYNC,
+        SyncMode::None => {}
+    }
+    let write = access.writes || access.trims;
+    let file = OpenOptions::new()
+        .read(true)
+        .write(write)
+        .create(write && !is_block && o.allow_file_create)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|e| {
+            let hint = if o.direct && e.raw_os_error() == Some(libc::EINVAL) {
+                " (this filesystem does not support O_DIRECT: use direct=0)"
+            } else {
+                ""
+            };
+            RunError::Setup(format!("{}: cannot open: {e}{hint}", path.display()))
+        })?;
+    let md = file.metadata().map_err(|e| RunError::Setup(format!("{}: {e}", path.display())))?;
+    let real_size = if is_block { block_size(&file).unwrap_or(0) } else { md.len() };
+    let devnum = if is_block { md.rdev() } else { md.dev() };
+    if o.invalidate {
+        invalidate(&file, start, len);
+    }
+    Ok(JobFile {
+        path: path.to_path_buf(),
+        file,
+        is_block,
+        real_size,
+        start,
+        len,
+        dev: safety::dev_numbers(devnum),
+    })
+}
+
+/// Create or extend a regular file to `size`: filled with data when the job reads it
+/// (or overwrite=1), else just sized.
+fn lay_out(o: &JobOptions, path: &Path, size: u64, access: Access) -> Result<(), RunError> {
+    let err = |what: &str, e: std::io::Error| RunError::Setup(format!("{}: {what}: {e}", path.display()));
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| err("cannot create", e))?;
+    let cur = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let fill = access.reads || o.overwrite || access.trims;
+    if !fill {
+        preallocate(o, &f, cur, size);
+        return f.set_len(size).map_err(|e| err("cannot extend", e));
+    }
+    let chunk = 1usize << 20;
+    let mut buf = vec![0u8; chunk];
+    if !o.zero_buffers {
+        let mut st = o.randseed ^ 0x5eed;
+        for w in buf.chunks_mut(8) {
+            let v = crate::rng::splitmix(&mut st).to_le_bytes();
+            w.copy_from_slice(&v[..w.len()]);
+        }
+    }
+    let mut off = cur;
+    while off < size {
+        let n = ((size - off) as usize).min(chunk);
+        std::os::unix::fs::FileExt::write_all_at(&f, &buf[..n], off).map_err(|e| err("cannot lay out", e))?;
+        off += n as u64;
+    }
+    if o.create_fsync {
+        f.sync_all().map_err(|e| err("fsync", e))?;
+    }
+    Ok(())
+}
+
+fn preallocate(o: &JobOptions, f: &File, cur: u64, size: u64) {
+    use ioscope_options::Fallocate as F;
+    let mode = match o.fallocate {
+        F::None | F::Truncate => return,
+        F::Native | F::Posix => 0,
+        F::Keep => libc::FALLOC_FL_KEEP_SIZE,
+        F::Zero => libc::FALLOC_FL_ZERO_RANGE,
+    };
+    // SAFETY: plain syscall on a valid fd; failure (unsupported) is harmless here.
+    unsafe { libc::fallocate(f.as_raw_fd(), mode, cur as i64, (size - cur) as i64) };
+}
+
+/// Drop cached pages of the region so reads come from the device.
+fn invalidate(f: &File, start: u64, len: u64) {
+    // SAFETY: advisory call on a valid fd.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), start as i64, len as i64, libc::POSIX_FADV_DONTNEED) };
+}
+
+/// Switch the I/O scheduler of the block devices behind `files`; returns what to restore.
+pub fn set_scheduler(files: &[JobFile], sched: &str) -> Result<Vec<(PathBuf, String)>, RunError> {
+    let mut restore = Vec::new();
+    for f in files {
+        let Some(disk) = crate::disk::whole_disk(f.dev) else { continue };
+        let p = PathBuf::from(format!("/sys/block/{disk}/queue/scheduler"));
+        let Ok(cur) = std::fs::read_to_string(&p) else { continue };
+        let active = cur
+            .split_whitespace()
+            .find(|s| s.starts_with('['))
+            .map(|s| s.trim_matches(|c| c == '[' || c == ']').to_string())
+            .unwrap_or_default();
+        if !cur.split_whitespace().any(|s| s.trim_matches(|c| c == '[' || c == ']') == sched) {
+            return Err(RunError::Setup(format!(
+                "ioscheduler={sched}: {disk} offers only: {}",
+                cur.trim()
+            )));
+        }
+        if active != sched && !restore.iter().any(|(q, _)| q == &p) {
+            std::fs::write(&p, sched).map_err(|e| RunError::Setup(format!("ioscheduler={sched}: cannot write {}: {e}", p.display())))?;
+            restore.push((p, active));
+        }
+    }
+    Ok(restore)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_escapes() {
+        assert_eq!(split_names("a:b"), vec!["a", "b"]);
+        assert_eq!(split_names("a\\:b:c"), vec!["a:b", "c"]);
+        let mut o = ioscope_options::spec::defaults().clone();
+        o.name = "job".into();
+        o.nrfiles = 2;
+        o.directory = Some("/tmp/x".into());
+        assert_eq!(job_paths(&o, 3), vec![PathBuf::from("/tmp/x/job.3.0"), PathBuf::from("/tmp/x/job.3.1")]);
+    }
+}

@@ -1,0 +1,481 @@
+//! What I/O comes next: direction (rw, rwmixread, trimwrite), block size (bs, bsrange,
+//! bssplit), file (file_service_type), offset (sequential per direction with holes,
+//! random over a block permutation, norandommap, distributions, percentage_random,
+//! rw=...:N), fsync/fdatasync cadence, passes (loops, io_size, time_based) and limits
+//! (number_ios). One call per I/O; no allocation.
+
+use crate::blockmap::BlockPermutation;
+use crate::dist::RankDist;
+use crate::rng::{Rng, Taus258, Taus88};
+use ioscope_engine::Ddir;
+use ioscope_options::{FileService, JobOptions, RandomGenerator, RwMode, RwSequencer};
+
+/// Block-size choice for one direction.
+#[derive(Clone, Debug)]
+enum BsChoice {
+    Fixed(u64),
+    /// Multiples of `step` in [lo, hi] (step = lo, or 512 with bs_unaligned).
+    Range { lo: u64, hi: u64, step: u64 },
+    /// (cumulative weight, bs); weights total `total`.
+    Split { table: Vec<(u32, u64)>, total: u32 },
+}
+
+impl BsChoice {
+    fn min(&self) -> u64 {
+        match self {
+            BsChoice::Fixed(b) => *b,
+            BsChoice::Range { lo, .. } => *lo,
+            BsChoice::Split { table, .. } => table.iter().map(|t| t.1).min().unwrap_or(4096),
+        }
+    }
+    fn max(&self) -> u64 {
+        match self {
+            BsChoice::Fixed(b) => *b,
+            BsChoice::Range { hi, .. } => *hi,
+            BsChoice::Split { table, .. } => table.iter().map(|t| t.1).max().unwrap_or(4096),
+        }
+    }
+    #[inline(always)]
+    fn pick(&self, rng: &mut Taus88) -> u64 {
+        match self {
+            BsChoice::Fixed(b) => *b,
+            BsChoice::Range { lo, hi, step } => {
+                let steps = (hi - lo) / step + 1;
+                lo + rng.below(steps) * step
+            }
+            BsChoice::Split { table, total } => {
+                let r = rng.below(*total as u64) as u32;
+                table.iter().find(|(cum, _)| r < *cum).or(table.last()).map_or(4096, |t| t.1)
+            }
+        }
+    }
+}
+
+fn bs_choices(o: &JobOptions) -> [BsChoice; 3] {
+    std::array::from_fn(|d| {
+        if let Some(split) = &o.bssplit {
+            let entries = &split.0[d];
+            if !entries.is_empty() {
+                let given: u32 = entries.iter().filter_map(|e| e.pct).sum();
+                let empty = entries.iter().filter(|e| e.pct.is_none()).count() as u32;
+                let share = if empty > 0 { 100u32.saturating_sub(given) / empty } else { 0 };
+                let mut cum = 0;
+                let table: Vec<(u32, u64)> = entries
+                    .iter()
+                    .map(|e| {
+                        cum += e.pct.unwrap_or(share);
+                        (cum, e.bs)
+                    })
+                    .collect();
+                return BsChoice::Split { total: cum.max(1), table };
+            }
+        }
+        if let Some(r) = &o.bsrange {
+            let r = r.0 .0[d];
+            if r.lo != r.hi {
+                let step = if o.bs_unaligned { 512.min(r.lo) } else { r.lo };
+                return BsChoice::Range { lo: r.lo, hi: r.hi, step };
+            }
+            return BsChoice::Fixed(r.lo);
+        }
+        BsChoice::Fixed(o.bs.0[d])
+    })
+}
+
+/// Per-file walk state.
+#[derive(Clone, Debug)]
+struct FileWalk {
+    start: u64,
+    len: u64,
+    /// Next sequential offset per direction, relative to start.
+    pos: [u64; 3],
+    blocks: u64,
+    perm: BlockPermutation,
+}
+
+/// The offset generator's uniform source (random_generator=).
+#[derive(Clone, Debug)]
+enum OffsetRng {
+    T88(Taus88),
+    T258(Taus258),
+}
+
+impl Rng for OffsetRng {
+    #[inline(always)]
+    fn next_u64(&mut self) -> u64 {
+        match self {
+            OffsetRng::T88(r) => r.next_u64(),
+            OffsetRng::T258(r) => r.next_u64(),
+        }
+    }
+}
+
+/// One I/O to issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Io {
+    pub ddir: Ddir,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// The I/O sequence of one job.
+pub struct Workload {
+    files: Vec<FileWalk>,
+    fidx: usize,
+    file_service: FileService,
+    mode: RwMode,
+    read_pct: u32,
+    bs: [BsChoice; 3],
+    /// Granularity of random offsets (blockalign, default the smallest bs).
+    grain: u64,
+    random_pct: [u32; 3],
+    norandommap: bool,
+    use_perm: bool,
+    dist: Option<RankDist>,
+    hole: i64,
+    per_offset: u32,
+    identical: bool,
+    off_rng: OffsetRng,
+    mix_rng: Taus88,
+    bs_rng: Taus88,
+    /// Bytes of one pass over all files, and issued so far in this pass.
+    pass_bytes: u64,
+    pass_done: u64,
+    /// Bytes left to issue in the whole job (io_size × loops), unless time_based.
+    total_left: u64,
+    time_based: bool,
+    ios_left: u64,
+    /// rw=...:N: I/Os left at the current offset, and the last I/O.
+    repeat_left: u32,
+    last: Io,
+    /// trimwrite: the write that follows a trim.
+    pending_write: Option<Io>,
+    fsync_every: u32,
+    fdatasync_every: u32,
+    writes_since_sync: u32,
+    pub passes: u64,
+}
+
+impl Workload {
+    /// `regions`: (start, len) of each file; `seed` distinguishes jobs.
+    pub fn new(o: &JobOptions, regions: &[(u64, u64)], seed: u64) -> Workload {
+        let bs = bs_choices(o);
+        let dirs = [o.rw.mode.reads(), o.rw.mode.writes(), o.rw.mode.trims()];
+        let min_bs = (0..3).filter(|&d| dirs[d]).map(|d| bs[d].min()).min().unwrap_or(4096).max(1);
+        let grain = o.blockalign.map_or(min_bs, |a| (0..3).filter(|&d| dirs[d]).map(|d| a.0[d]).min().unwrap_or(min_bs)).max(1);
+        let files: Vec<FileWalk> = regions
+            .iter()
+            .enumerate()
+            .map(|(i, &(start, len))| {
+                let blocks = (len / grain).max(1);
+                FileWalk { start, len, pos: [0; 3], blocks, perm: BlockPermutation::new(blocks, seed ^ (i as u64) << 32) }
+            })
+            .collect();
+        let pass_bytes: u64 = files.iter().map(|f| f.len).sum();
+        let io_size = o.io_size.map_or(pass_bytes, |s| s.resolve(pass_bytes));
+        let off_rng = match o.random_generator {
+            RandomGenerator::Tausworthe64 => OffsetRng::T258(Taus258::new(seed)),
+            _ => OffsetRng::T88(Taus88::new(seed)),
+        };
+        let dist = files.first().and_then(|f| RankDist::new(&o.random_distribution, f.blocks, grain));
+        Workload {
+            use_perm: !o.norandommap || o.random_generator == RandomGenerator::Lfsr,
+            norandommap: o.norandommap,
+            dist,
+            files,
+            fidx: 0,
+            file_service: o.file_service_type,
+            mode: o.rw.mode,
+            read_pct: o.rwmixread,
+            bs,
+            grain,
+            random_pct: o.percentage_random.0,
+            hole: o.rw.hole,
+            per_offset: o.rw.nr.max(1),
+            identical: o.rw_sequencer == RwSequencer::Identical,
+            off_rng,
+            mix_rng: Taus88::new(seed ^ 0x4D49_58),
+            bs_rng: Taus88::new(seed ^ 0x4253),
+            pass_bytes,
+            pass_done: 0,
+            total_left: io_size.saturating_mul(o.loops.max(1) as u64),
+            time_based: o.time_based,
+            ios_left: if o.number_ios > 0 { o.number_ios } else { u64::MAX },
+            repeat_left: 0,
+            last: Io { ddir: Ddir::Read, file: 0, offset: 0, len: 0 },
+            pending_write: None,
+            fsync_every: o.fsync,
+            fdatasync_every: o.fdatasync,
+            writes_since_sync: 0,
+            passes: 0,
+        }
+    }
+
+    /// Largest block size any direction uses (unit buffer size).
+    pub fn max_bs(&self) -> u64 {
+        self.bs.iter().map(|b| b.max()).max().unwrap_or(4096)
+    }
+
+    /// Bytes the job will issue, if bounded.
+    pub fn planned_bytes(&self) -> Option<u64> {
+        (!self.time_based).then_some(self.total_left)
+    }
+
+    #[inline]
+    fn pick_ddir(&mut self) -> Ddir {
+        match self.mode {
+            RwMode::Read | RwMode::RandRead => Ddir::Read,
+            RwMode::Write | RwMode::RandWrite => Ddir::Write,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => Ddir::Trim,
+            RwMode::ReadWrite | RwMode::RandRw => {
+                if self.mix_rng.percent(self.read_pct) {
+                    Ddir::Read
+                } else {
+                    Ddir::Write
+                }
+            }
+        }
+    }
+
+    fn start_pass(&mut self) {
+        self.pass_done = 0;
+        self.passes += 1;
+        for f in &mut self.files {
+            f.pos = [0; 3];
+            f.perm.reset();
+        }
+    }
+
+    /// The next I/O, or None when the job has issued all it should.
+    #[inline]
+    pub fn next(&mut self) -> Option<Io> {
+        if self.ios_left == 0 {
+            return None;
+        }
+        if let Some(w) = self.pending_write.take() {
+            self.ios_left -= 1;
+            return Some(w);
+        }
+        if let Some(s) = self.sync_due() {
+            return Some(s);
+        }
+        if !self.time_based && self.total_left == 0 {
+            return None;
+        }
+        if self.pass_done >= self.pass_bytes {
+            self.start_pass();
+        }
+        let io = if self.repeat_left > 0 {
+            self.repeat_left -= 1;
+            self.repeat()
+        } else {
+            self.repeat_left = self.per_offset - 1;
+            self.fresh()?
+        };
+        self.account(io);
+        Some(io)
+    }
+
+    fn account(&mut self, io: Io) {
+        self.ios_left -= 1;
+        let n = io.len as u64;
+        self.pass_done += n;
+        self.total_left = self.total_left.saturating_sub(n);
+        self.last = io;
+        if io.ddir == Ddir::Write {
+            self.writes_since_sync += 1;
+        }
+        if matches!(self.mode, RwMode::TrimWrite | RwMode::RandTrimWrite) {
+            self.pending_write = Some(Io { ddir: Ddir::Write, ..io });
+            self.writes_since_sync += 1;
+        }
+    }
+
+    fn sync_due(&mut self) -> Option<Io> {
+        let every = if self.fsync_every > 0 { self.fsync_every } else { self.fdatasync_every };
+        if every == 0 || self.writes_since_sync < every {
+            return None;
+        }
+        self.writes_since_sync = 0;
+        let ddir = if self.fsync_every > 0 { Ddir::Sync } else { Ddir::DataSync };
+        Some(Io { ddir, file: self.last.file, offset: 0, len: 0 })
+    }
+
+    fn repeat(&mut self) -> Io {
+        let mut io = self.last;
+        if !self.identical {
+            let f = &self.files[io.file as usize];
+            io.offset += io.len as u64;
+            if io.offset + io.len as u64 > f.start + f.len {
+                io.offset = f.start;
+            }
+        }
+        io
+    }
+
+    fn choose_file(&mut self) -> usize {
+        let n = self.files.len();
+        if n == 1 {
+            return 0;
+        }
+        match self.file_service {
+            FileService::RoundRobin => {
+                self.fidx = (self.fidx + 1) % n;
+            }
+            FileService::Random => self.fidx = self.mix_rng.below(n as u64) as usize,
+            FileService::Sequential => {}
+        }
+        self.fidx
+    }
+
+    /// A new offset: random or sequential per the pattern and percentage_random.
+    fn fresh(&mut self) -> Option<Io> {
+        let ddir = self.pick_ddir();
+        let d = ddir.index();
+        let len = self.bs[d].pick(&mut self.bs_rng);
+        let random = self.mode.is_random() && self.mix_rng.percent(self.random_pct[d]);
+        let n = self.files.len();
+        for _ in 0..n {
+            let fi = self.choose_file();
+            let got = if random { self.random_offset(fi, d) } else { self.seq_offset(fi, d, len) };
+            if let Some(off) = got {
+                let f = &self.files[fi];
+                let end = f.start + f.len;
+                let len = len.min(end - off);
+                if len > 0 {
+                    return Some(Io { ddir, file: fi as u32, offset: off, len: len as u32 });
+                }
+            }
+            // This file is exhausted for this pass; sequential service moves on.
+            self.fidx = (fi + 1) % n;
+        }
+        // Every file exhausted before the byte count: begin a new pass.
+        self.start_pass();
+        let fi = self.choose_file();
+        let off = if random { self.random_offset(fi, d)? } else { self.seq_offset(fi, d, len)? };
+        let f = &self.files[fi];
+        let len = len.min(f.start + f.len - off).max(1);
+        Some(Io { ddir, file: fi as u32, offset: off, len: len as u32 })
+    }
+
+    #[inline]
+    fn random_offset(&mut self, fi: usize, d: usize) -> Option<u64> {
+        let grain = self.grain;
+        let f = &mut self.files[fi];
+        let block = match &self.dist {
+            Some(dist) => {
+                let (b, placed) = dist.draw(&mut self.off_rng, f.blocks, d);
+                if placed { b } else { f.perm.map(b) }
+            }
+            None if self.use_perm && !self.norandommap => f.perm.next()?,
+            None if self.use_perm => f.perm.next().or_else(|| {
+                f.perm.reset();
+                f.perm.next()
+            })?,
+            None => self.off_rng.below(f.blocks),
+        };
+        let off = f.start + block * grain;
+        f.pos[d] = off - f.start + grain;
+        Some(off)
+    }
+
+    #[inline]
+    fn seq_offset(&mut self, fi: usize, d: usize, len: u64) -> Option<u64> {
+        let f = &mut self.files[fi];
+        let rel = f.pos[d];
+        if rel >= f.len {
+            return None;
+        }
+        let next = rel as i64 + len as i64 + self.hole;
+        f.pos[d] = if next < 0 {
+            // Backwards patterns (rw=read:-8k) wrap to the end of the region.
+            f.len.saturating_sub(len)
+        } else {
+            next as u64
+        };
+        if self.hole < 0 && next < 0 && rel == 0 {
+            f.pos[d] = f.len; // one backwards sweep per pass
+        }
+        Some(f.start + rel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ioscope_options::spec::defaults;
+
+    fn opts(f: impl FnOnce(&mut JobOptions)) -> JobOptions {
+        let mut o = defaults().clone();
+        f(&mut o);
+        o
+    }
+
+    fn all(w: &mut Workload) -> Vec<Io> {
+        std::iter::from_fn(|| w.next()).take(10_000_000).collect()
+    }
+
+    #[test]
+    fn sequential_read() {
+        let o = opts(|_| {});
+        let v = all(&mut Workload::new(&o, &[(0, 64 * 1024)], 1));
+        assert_eq!(v.len(), 16);
+        assert!(v.iter().enumerate().all(|(i, io)| io.offset == i as u64 * 4096 && io.len == 4096));
+    }
+
+    #[test]
+    fn random_map_covers_each_block_once() {
+        let o = opts(|o| o.rw.mode = RwMode::RandWrite);
+        let v = all(&mut Workload::new(&o, &[(0, 1 << 20)], 7));
+        assert_eq!(v.len(), 256);
+        let mut offs: Vec<u64> = v.iter().map(|i| i.offset).collect();
+        offs.sort_unstable();
+        offs.dedup();
+        assert_eq!(offs.len(), 256);
+    }
+
+    #[test]
+    fn norandommap_repeats() {
+        let o = opts(|o| {
+            o.rw.mode = RwMode::RandRead;
+            o.norandommap = true;
+        });
+        let v = all(&mut Workload::new(&o, &[(0, 4 << 20)], 7));
+        assert_eq!(v.len(), 1024);
+        let mut offs: Vec<u64> = v.iter().map(|i| i.offset).collect();
+        offs.sort_unstable();
+        offs.dedup();
+        assert!(offs.len() < 1024, "no repeats without the random map is wildly unlikely");
+    }
+
+    #[test]
+    fn mixed_io_size_loops_number_ios() {
+        let o = opts(|o| {
+            o.rw.mode = RwMode::RandRw;
+            o.rwmixread = 70;
+            o.loops = 2;
+        });
+        let v = all(&mut Workload::new(&o, &[(0, 4 << 20)], 3));
+        assert_eq!(v.len(), 2048);
+        let reads = v.iter().filter(|i| i.ddir == Ddir::Read).count();
+        assert!((1300..1560).contains(&reads), "{reads}");
+        let o = opts(|o| o.number_ios = 10);
+        assert_eq!(all(&mut Workload::new(&o, &[(0, 4 << 20)], 3)).len(), 10);
+        let o = opts(|o| o.io_size = Some(ioscope_options::SizePct::Bytes(12 << 20)));
+        assert_eq!(all(&mut Workload::new(&o, &[(0, 4 << 20)], 3)).len(), 3072);
+    }
+
+    #[test]
+    fn backwards_and_fsync() {
+        let o = opts(|o| o.rw = ioscope_options::RwSpec { mode: RwMode::Read, nr: 1, hole: -8192 });
+        let v = all(&mut Workload::new(&o, &[(0, 16384)], 1));
+        assert_eq!(v[0].offset, 0);
+        let o = opts(|o| {
+            o.rw.mode = RwMode::Write;
+            o.fsync = 2;
+        });
+        let v = all(&mut Workload::new(&o, &[(0, 16384)], 1));
+        assert_eq!(v.iter().filter(|i| i.ddir == Ddir::Sync).count(), 2);
+    }
+}
