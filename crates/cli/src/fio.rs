@@ -1,0 +1,241 @@
+//! The fio-compatible face: `ioscope [fio options] [job files]`.
+
+use crate::status::{Eta, Status};
+use anyhow::{anyhow, bail, Context, Result};
+use ioscope_options::{cli, help, jobfile, spec, JobSet};
+use ioscope_report::OutputFormat;
+use ioscope_runner::RunOptions;
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+const USAGE: &str = "\
+usage: ioscope [options] [job files]
+       ioscope quick [--size SIZE] [--json] [DIR]
+
+Runs fio job files and fio command lines. Options before the first --name apply to all
+jobs; --name starts a job; any fio job option can be given as --opt=value, -opt=value or
+--opt value. Program flags:";
+
+pub fn version() -> String {
+    format!("ioscope-{}", env!("CARGO_PKG_VERSION"))
+}
+
+fn print_help() {
+    println!("{USAGE}");
+    for f in cli::FLAGS {
+        let v = match f.value {
+            cli::FlagValue::None => "",
+            cli::FlagValue::Required => "=VALUE",
+            cli::FlagValue::Optional => "[=VALUE]",
+        };
+        println!("  --{:<24} {}", format!("{}{v}", f.name), f.help);
+    }
+    println!("\nOptions: ioscope --cmdhelp[=OPTION]; engines: ioscope --enghelp[=ENGINE]");
+}
+
+/// Job files and command-line jobs → validated job set.
+pub fn load_jobs(c: &cli::Cli) -> Result<JobSet> {
+    let files = c
+        .job_files
+        .iter()
+        .map(|p| jobfile::read_job_file(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sections = c.flag_all("section");
+    let set = spec::build(&c.global, &c.jobs, &files, &sections, &jobfile::Keywords::probe())?;
+    if set.jobs.is_empty() {
+        bail!("no jobs defined: give a job file or --name=JOB");
+    }
+    Ok(set)
+}
+
+/// The command line equivalent of job files (`--showcmd`).
+fn showcmd(c: &cli::Cli) -> Result<String> {
+    let mut out = String::new();
+    for p in &c.job_files {
+        let mut line = String::from("ioscope");
+        for sec in jobfile::read_job_file(p)? {
+            if !sec.is_global() {
+                line.push_str(&format!(" --name={}", sec.name));
+            }
+            for e in &sec.entries {
+                match &e.value {
+                    Some(v) => line.push_str(&format!(" --{}={}", e.key, v)),
+                    None => line.push_str(&format!(" --{}", e.key)),
+                }
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+fn formats(c: &cli::Cli) -> Result<Vec<OutputFormat>> {
+    let mut f = match c.flag("output-format").flatten() {
+        Some(s) => ioscope_report::parse_formats(s).map_err(|e| anyhow!("--output-format: {e}"))?,
+        None => vec![OutputFormat::Normal],
+    };
+    if c.has("minimal") {
+        f = vec![OutputFormat::Terse];
+    }
+    if c.has("append-terse") && !f.contains(&OutputFormat::Terse) {
+        f.push(OutputFormat::Terse);
+    }
+    Ok(f)
+}
+
+fn terse_version(c: &cli::Cli) -> Result<u32> {
+    match c.flag("terse-version").flatten() {
+        None => Ok(3),
+        Some(v) => match v.parse() {
+            Ok(n @ 2..=5) => Ok(n),
+            _ => bail!("--terse-version={v}: must be 2, 3, 4 or 5"),
+        },
+    }
+}
+
+fn seconds_flag(c: &cli::Cli, name: &str) -> Result<Option<Duration>> {
+    c.flag(name)
+        .flatten()
+        .map(|v| {
+            ioscope_options::units::parse_time_us(v, 1_000_000)
+                .map(Duration::from_micros)
+                .map_err(|e| anyhow!("--{name}: {e}"))
+        })
+        .transpose()
+}
+
+fn unsupported_flags(c: &cli::Cli) -> Result<()> {
+    for f in ["inflate-log", "cpuclock-test", "server", "client", "status-interval"] {
+        if c.has(f) {
+            bail!("--{f} is not supported yet");
+        }
+    }
+    if let Some(d) = c.flag("debug").flatten() {
+        if d.split(',').any(|x| x != "parse") {
+            bail!("--debug={d}: ioscope supports only --debug=parse");
+        }
+    }
+    Ok(())
+}
+
+pub fn main(args: &[String]) -> Result<ExitCode> {
+    let c = cli::parse_args(args)?;
+    if c.has("help") || (args.is_empty()) {
+        print_help();
+        return Ok(ExitCode::SUCCESS);
+    }
+    if c.has("version") {
+        println!("{}", version());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(v) = c.flag("cmdhelp") {
+        match v {
+            None | Some("all") | Some("") => print!("{}", help::all_options_help()),
+            Some(name) => print!("{}", help::option_help(name).map_err(|e| anyhow!(e))?),
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(v) = c.flag("enghelp") {
+        print!("{}", help::engine_help(v, ioscope_engine::IMPLEMENTED).map_err(|e| anyhow!(e))?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if c.has("showcmd") {
+        print!("{}", showcmd(&c)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    unsupported_flags(&c)?;
+    let set = load_jobs(&c)?;
+    let fatal = c.has("warnings-fatal");
+    for n in &set.notes {
+        eprintln!("{n}");
+    }
+    if fatal && !set.notes.is_empty() {
+        bail!("warnings are fatal (--warnings-fatal)");
+    }
+    if c.flag("debug").flatten().is_some() {
+        for j in &set.jobs {
+            eprintln!("parse: job '{}' ({}): explicit {:?}", j.name, j.loc, j.explicit);
+            for f in &j.fixups {
+                eprintln!("parse: job '{}': {f}", j.name);
+            }
+            eprintln!("parse: job '{}': resolved {}", j.name, serde_json::to_string(&j.opts)?);
+        }
+    }
+    if c.has("dump-jobs") {
+        println!("{}", serde_json::to_string_pretty(&set)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    if c.has("parse-only") {
+        return Ok(ExitCode::SUCCESS);
+    }
+    run(&c, &set)
+}
+
+fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
+    let formats = formats(c)?;
+    let tv = terse_version(c)?;
+    let output = c.flag("output").flatten().map(std::path::PathBuf::from);
+    let ro = RunOptions {
+        allow_destructive: c.has("allow-destructive"),
+        readonly: c.has("readonly"),
+        max_jobs: c
+            .flag("max-jobs")
+            .flatten()
+            .map(|v| v.parse().map_err(|_| anyhow!("--max-jobs={v} is not a number")))
+            .transpose()?,
+    };
+    ioscope_runner::validate(set, &ro)?;
+    let normal_on_stdout = output.is_none() && formats.first() == Some(&OutputFormat::Normal);
+    let eta = match c.flag("eta").flatten() {
+        None | Some("auto") => Eta::Auto,
+        Some("always") => Eta::Always,
+        Some("never") => Eta::Never,
+        Some(v) => bail!("--eta={v}: use auto, always or never"),
+    };
+    let mut status = Status::new(normal_on_stdout, eta, seconds_flag(c, "eta-newline")?);
+    let mut head = String::new();
+    if formats.contains(&OutputFormat::Normal) {
+        head = headers(set);
+        if normal_on_stdout {
+            print!("{head}");
+            let _ = std::io::stdout().flush();
+            head.clear();
+        }
+    }
+    crate::signals::install();
+    let result = ioscope_runner::run(set, &ro, &mut status)?;
+    status.finish();
+    let report = ioscope_report::render(&result, &formats, tv);
+    match &output {
+        Some(p) => std::fs::write(p, format!("{head}{report}")).with_context(|| format!("--output={}", p.display()))?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(report.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    let failed = result.jobs.iter().any(|j| j.error != 0);
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Job lines, version and "Starting N threads", as fio prints them before a run.
+fn headers(set: &JobSet) -> String {
+    let mut s = String::new();
+    let groups = ioscope_runner::run::group_ids(set);
+    let mut total = 0;
+    for (j, gid) in set.jobs.iter().zip(groups) {
+        let info = ioscope_runner::run::job_info(j, &[]);
+        s.push_str(&ioscope_report::normal::job_header_line(&info, &j.name, gid));
+        s.push('\n');
+        if j.opts.numjobs > 1 {
+            s.push_str("...\n");
+        }
+        total += j.opts.numjobs;
+    }
+    s.push_str(&version());
+    s.push('\n');
+    s.push_str(&format!("Starting {total} thread{}\n", if total == 1 { "" } else { "s" }));
+    s
+}

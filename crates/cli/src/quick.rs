@@ -1,0 +1,227 @@
+//! `ioscope quick [--size SIZE] [--runtime SECS] [--json] [DIR]`: how fast is this disk?
+//! Sequential 1 MiB reads and writes at QD8 and random 4 KiB reads and writes at QD32
+//! and QD1 (the CrystalDiskMark/KDiskMark set) on a temporary file, with direct I/O
+//! where the filesystem supports it. The file is removed afterwards, also on Ctrl-C.
+
+use crate::status::{Eta, Status};
+use anyhow::{anyhow, bail, Result};
+use ioscope_options::cli;
+use ioscope_stats::RunResult;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+struct Test {
+    label: &'static str,
+    bs: &'static str,
+    depth: u32,
+    random: bool,
+}
+
+const TESTS: &[Test] = &[
+    Test { label: "SEQ1M Q8T1", bs: "1m", depth: 8, random: false },
+    Test { label: "RND4K Q32T1", bs: "4k", depth: 32, random: true },
+    Test { label: "RND4K Q1T1", bs: "4k", depth: 1, random: true },
+];
+
+struct Args {
+    dir: PathBuf,
+    size: u64,
+    runtime: u64,
+    json: bool,
+}
+
+fn parse(args: &[String]) -> Result<Args> {
+    let mut a = Args { dir: PathBuf::from("."), size: 1 << 30, runtime: 5, json: false };
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        let (k, inline) = match arg.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (arg.as_str(), None),
+        };
+        let mut value = |name: &str| inline.clone().or_else(|| it.next().cloned()).ok_or_else(|| anyhow!("{name} needs a value"));
+        match k {
+            "--size" => {
+                let v = value("--size")?;
+                a.size = ioscope_options::units::parse_size(&v, 1024).map_err(|e| anyhow!("--size: {e}"))?;
+                if a.size < 16 << 20 {
+                    bail!("--size={v}: use at least 16m");
+                }
+            }
+            "--runtime" => {
+                let v = value("--runtime")?;
+                a.runtime = ioscope_options::units::parse_time_us(&v, 1_000_000).map_err(|e| anyhow!("--runtime: {e}"))? / 1_000_000;
+                a.runtime = a.runtime.max(1);
+            }
+            "--json" => a.json = true,
+            "-h" | "--help" => {
+                println!("usage: ioscope quick [--size SIZE (default 1g)] [--runtime SECONDS per test (default 5)] [--json] [DIR (default .)]");
+                std::process::exit(0);
+            }
+            s if s.starts_with('-') => bail!("quick: unknown option '{s}' (see ioscope quick --help)"),
+            dir => a.dir = PathBuf::from(dir),
+        }
+    }
+    if !a.dir.is_dir() {
+        bail!("quick: '{}' is not a directory", a.dir.display());
+    }
+    Ok(a)
+}
+
+/// Does this directory's filesystem accept O_DIRECT?
+fn supports_direct(dir: &Path) -> bool {
+    let p = dir.join(format!(".ioscope-direct-probe.{}", std::process::id()));
+    let ok = std::fs::OpenOptions::new().write(true).create(true).custom_flags(libc::O_DIRECT).open(&p).is_ok();
+    let _ = std::fs::remove_file(&p);
+    ok
+}
+
+/// Removes the test file however the run ends.
+struct TempFile(PathBuf);
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn engine() -> &'static str {
+    match io_uring_available() {
+        true => "io_uring",
+        false => "libaio",
+    }
+}
+
+fn io_uring_available() -> bool {
+    // SAFETY: a zeroed params struct is valid input for io_uring_setup.
+    unsafe {
+        let mut p = [0u8; 120];
+        let fd = libc::syscall(libc::SYS_io_uring_setup, 1, p.as_mut_ptr());
+        if fd >= 0 {
+            libc::close(fd as i32);
+            return true;
+        }
+    }
+    false
+}
+
+fn run_one(a: &Args, file: &Path, t: &Test, write: bool, direct: bool, status: &mut Status) -> Result<RunResult> {
+    let rw = match (t.random, write) {
+        (false, false) => "read",
+        (false, true) => "write",
+        (true, false) => "randread",
+        (true, true) => "randwrite",
+    };
+    let argv: Vec<String> = vec![
+        format!("--name={}-{rw}", t.label.replace(' ', "-")),
+        format!("--filename={}", file.display()),
+        format!("--size={}", a.size),
+        format!("--rw={rw}"),
+        format!("--bs={}", t.bs),
+        format!("--iodepth={}", t.depth),
+        format!("--ioengine={}", engine()),
+        format!("--direct={}", u8::from(direct)),
+        "--time_based".into(),
+        format!("--runtime={}", a.runtime),
+        "--lat_percentiles=1".into(),
+        "--norandommap".into(),
+    ];
+    let c = cli::parse_args(&argv)?;
+    let set = crate::fio::load_jobs(&c)?;
+    Ok(ioscope_runner::run(&set, &Default::default(), status)?)
+}
+
+struct Row {
+    label: &'static str,
+    rw: &'static str,
+    bw: f64,
+    iops: f64,
+    p50: u64,
+    p99: u64,
+}
+
+fn row(label: &'static str, rw: &'static str, r: &RunResult, d: usize) -> Row {
+    let j = &r.jobs[0].dirs[d];
+    let p = j.lat.hist.as_ref().map(|h| h.percentiles(&[50.0, 99.0])).unwrap_or_default();
+    Row {
+        label,
+        rw,
+        bw: j.bw_bytes() as f64,
+        iops: j.iops(),
+        p50: p.first().copied().flatten().unwrap_or(0),
+        p99: p.get(1).copied().flatten().unwrap_or(0),
+    }
+}
+
+fn lat(ns: u64) -> String {
+    if ns >= 10_000_000 {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.1} us", ns as f64 / 1e3)
+    }
+}
+
+pub fn main(args: &[String]) -> Result<ExitCode> {
+    let a = parse(args)?;
+    let direct = supports_direct(&a.dir);
+    let file = TempFile(a.dir.join(format!(".ioscope-quick.{}.tmp", std::process::id())));
+    crate::signals::install();
+    let mut status = Status::new(false, Eta::Auto, None);
+    if !a.json {
+        eprintln!(
+            "ioscope quick: {} of {} in {}, {} I/O via {}, {} s per test",
+            "test file",
+            human_bytes(a.size),
+            a.dir.display(),
+            if direct { "direct" } else { "buffered (no O_DIRECT here)" },
+            engine(),
+            a.runtime
+        );
+    }
+    let mut rows = Vec::new();
+    'tests: for t in TESTS {
+        for write in [false, true] {
+            if ioscope_runner::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+                break 'tests;
+            }
+            let r = run_one(&a, &file.0, t, write, direct, &mut status)?;
+            status.finish();
+            let (rw, d) = if write { ("write", 1) } else { ("read", 0) };
+            rows.push(row(t.label, rw, &r, d));
+        }
+    }
+    drop(file);
+    if a.json {
+        let tests: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({"test": r.label, "rw": r.rw, "bw_bytes": r.bw as u64, "iops": r.iops,
+                    "lat_ns": {"p50": r.p50, "p99": r.p99}})
+            })
+            .collect();
+        let doc = serde_json::json!({"ioscope": crate::fio::version(), "dir": a.dir.display().to_string(),
+            "size": a.size, "direct": direct, "ioengine": engine(), "runtime_s": a.runtime, "tests": tests});
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!("{:<12} {:<5} {:>10} {:>10} {:>11} {:>11}", "test", "rw", "MB/s", "IOPS", "p50 lat", "p99 lat");
+        for r in &rows {
+            println!(
+                "{:<12} {:<5} {:>10.1} {:>10.0} {:>11} {:>11}",
+                r.label,
+                r.rw,
+                r.bw / 1e6,
+                r.iops,
+                lat(r.p50),
+                lat(r.p99)
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn human_bytes(b: u64) -> String {
+    if b >= 1 << 30 {
+        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+    } else {
+        format!("{} MiB", b >> 20)
+    }
+}

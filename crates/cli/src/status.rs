@@ -1,0 +1,150 @@
+//! What the user sees while a run is going: fio's informational lines and the live
+//! status line `Jobs: 1 (f=1): [r(1)][45.0%][r=358MiB/s][r=91.6k IOPS][eta 00m:03s]`.
+//! The status line goes to stderr so that stdout holds only the report.
+
+use ioscope_runner::{JobProgress, Observer};
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Eta {
+    Auto,
+    Always,
+    Never,
+}
+
+pub struct Status {
+    /// Informational lines go to stdout (normal report on stdout) or stderr.
+    messages_to_stdout: bool,
+    show: bool,
+    newline_every: Option<Duration>,
+    last_newline: Instant,
+    last: Option<(Instant, [u64; 3], [u64; 3])>,
+    rates: ([f64; 3], [f64; 3]),
+    drawn: bool,
+}
+
+impl Status {
+    pub fn new(messages_to_stdout: bool, eta: Eta, newline_every: Option<Duration>) -> Status {
+        let show = match eta {
+            Eta::Always => true,
+            Eta::Never => false,
+            Eta::Auto => std::io::stderr().is_terminal(),
+        };
+        Status {
+            messages_to_stdout,
+            show,
+            newline_every,
+            last_newline: Instant::now(),
+            last: None,
+            rates: ([0.0; 3], [0.0; 3]),
+            drawn: false,
+        }
+    }
+
+    /// Clear the status line before the report is printed.
+    pub fn finish(&mut self) {
+        if self.drawn {
+            eprint!("\r\x1b[K");
+            let _ = std::io::stderr().flush();
+            self.drawn = false;
+        }
+    }
+}
+
+fn human(v: f64, unit: &str, base: f64) -> String {
+    let prefixes = ["", "k", "M", "G", "T", "P"];
+    let mut v = v;
+    let mut i = 0;
+    while v >= 1000.0 && i < prefixes.len() - 1 {
+        v /= base;
+        i += 1;
+    }
+    let p = if base == 1024.0 && i > 0 { format!("{}i", prefixes[i].to_uppercase()) } else { prefixes[i].to_string() };
+    if v >= 100.0 || i == 0 {
+        format!("{v:.0}{p}{unit}")
+    } else {
+        format!("{v:.1}{p}{unit}")
+    }
+}
+
+fn eta_text(s: f64) -> String {
+    let s = s.max(0.0) as u64;
+    if s >= 3600 {
+        format!("{}h:{:02}m:{:02}s", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{:02}m:{:02}s", s / 60, s % 60)
+    }
+}
+
+impl Observer for Status {
+    fn message(&mut self, line: &str) {
+        self.finish();
+        if self.messages_to_stdout {
+            println!("{line}");
+        } else {
+            eprintln!("{line}");
+        }
+    }
+
+    fn progress(&mut self, jobs: &[JobProgress]) {
+        if !self.show {
+            return;
+        }
+        let now = Instant::now();
+        let bytes: [u64; 3] = std::array::from_fn(|d| jobs.iter().map(|j| j.bytes[d]).sum());
+        let ios: [u64; 3] = std::array::from_fn(|d| jobs.iter().map(|j| j.ios[d]).sum());
+        match self.last {
+            Some((t, b, n)) if now.duration_since(t) >= Duration::from_millis(900) => {
+                let secs = now.duration_since(t).as_secs_f64();
+                self.rates = (
+                    std::array::from_fn(|d| bytes[d].saturating_sub(b[d]) as f64 / secs),
+                    std::array::from_fn(|d| ios[d].saturating_sub(n[d]) as f64 / secs),
+                );
+                self.last = Some((now, bytes, ios));
+            }
+            None => self.last = Some((now, bytes, ios)),
+            _ => {}
+        }
+        let running: Vec<&JobProgress> = jobs.iter().filter(|j| j.running).collect();
+        let states: String = jobs.iter().map(|j| if j.done { '_' } else { j.rw }).collect();
+        let pct = jobs
+            .iter()
+            .map(|j| {
+                let by_size = j.planned.map(|p| (j.bytes.iter().sum::<u64>() as f64 / p.max(1) as f64).min(1.0));
+                let by_time = j.runtime_s.map(|r| (j.elapsed_s / r).min(1.0));
+                by_size.into_iter().chain(by_time).fold(0.0f64, f64::max)
+            })
+            .fold(1.0f64, f64::min);
+        let elapsed = jobs.first().map_or(0.0, |j| j.elapsed_s);
+        let eta = if pct > 0.0 { elapsed / pct - elapsed } else { 0.0 };
+        let names = ["r", "w", "t"];
+        let bw: Vec<String> = (0..3)
+            .filter(|&d| self.rates.0[d] > 0.0)
+            .map(|d| format!("{}={}", names[d], human(self.rates.0[d], "B/s", 1024.0)))
+            .collect();
+        let iops: Vec<String> = (0..3)
+            .filter(|&d| self.rates.1[d] > 0.0)
+            .map(|d| format!("{}={}", names[d], human(self.rates.1[d], " IOPS", 1000.0)))
+            .collect();
+        let line = format!(
+            "Jobs: {} (f={}): [{}][{:.1}%][{}][{}][eta {}]",
+            running.len(),
+            running.len(),
+            states,
+            pct * 100.0,
+            bw.join(","),
+            iops.join(","),
+            eta_text(eta)
+        );
+        let newline = self.newline_every.is_some_and(|d| self.last_newline.elapsed() >= d);
+        if newline {
+            self.last_newline = Instant::now();
+            eprintln!("\r{line}\x1b[K");
+        } else {
+            eprint!("\r{line}\x1b[K");
+        }
+        self.drawn = !newline;
+        let _ = std::io::stderr().flush();
+    }
+}

@@ -1,0 +1,65 @@
+//! Helpers for tests that run the ioscope binary.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ioscope"))
+}
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn run_in(dir: &Path, args: &[&str]) -> Run {
+    let out: Output = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .env("IOSCOPE_TEST", "1")
+        .output()
+        .expect("run ioscope");
+    let r = Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(!r.stderr.contains("panicked"), "ioscope panicked: {}", r.stderr);
+    r
+}
+
+pub fn run(args: &[&str]) -> Run {
+    run_in(Path::new("."), args)
+}
+
+/// Run and parse stdout as one JSON document (asserting nothing else is on stdout).
+pub fn run_json(dir: &Path, args: &[&str]) -> (Run, serde_json::Value) {
+    let r = run_in(dir, args);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}\nstderr:\n{}", r.stdout, r.stderr));
+    (r, v)
+}
+
+pub fn tmpdir() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("ioscope-test").tempdir_in("/tmp").expect("tempdir")
+}
+
+pub fn have(cmd: &str) -> bool {
+    Command::new("sh").arg("-c").arg(format!("command -v {cmd}")).output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The job object of a JSON report.
+pub fn job(v: &serde_json::Value, i: usize) -> &serde_json::Value {
+    &v["jobs"][i]
+}
+
+pub fn u(v: &serde_json::Value) -> u64 {
+    v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
