@@ -1,1 +1,101 @@
-//! ioscope report
+//! ioscope report writers: fio 3.33-compatible normal, terse (v2–v5), JSON and JSON+
+//! output from a [`RunResult`].
+//!
+//! [`render`] prints the requested formats in fio's order, whatever order they were
+//! given in: terse lines first, then the JSON document, then the normal report (which
+//! starts with a blank line). fio prints its header lines (one per job, `fio-3.33`,
+//! `Starting N processes`) before the run only when the normal format is among the
+//! requested ones; [`job_header_line`] formats the per-job one.
+
+mod calc;
+pub mod json;
+pub mod normal;
+pub mod num;
+pub mod terse;
+
+#[cfg(test)]
+mod testdata;
+
+pub use json::write_json;
+pub use normal::{job_header_line, write_normal};
+pub use terse::write_terse;
+
+use ioscope_stats::RunResult;
+
+/// One output format of `--output-format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputFormat {
+    Normal,
+    Terse,
+    Json,
+    JsonPlus,
+}
+
+/// Parse a comma-separated `--output-format` value (`normal`, `terse`, `minimal`,
+/// `csv`, `json`, `json+`). Duplicates are dropped.
+pub fn parse_formats(s: &str) -> Result<Vec<OutputFormat>, String> {
+    let mut v = Vec::new();
+    for tok in s.split(',') {
+        let f = match tok.trim() {
+            "normal" => OutputFormat::Normal,
+            "terse" | "minimal" | "csv" => OutputFormat::Terse,
+            "json" => OutputFormat::Json,
+            "json+" => OutputFormat::JsonPlus,
+            other => return Err(format!("unknown output format '{other}'")),
+        };
+        if !v.contains(&f) {
+            v.push(f);
+        }
+    }
+    Ok(v)
+}
+
+/// The version string ioscope prints where fio prints `fio-3.33`:
+/// `ioscope-<version>` from the run's metadata.
+pub fn version_string(run: &RunResult) -> String {
+    let v = run.meta.ioscope_version.trim();
+    if v.is_empty() {
+        "ioscope".to_string()
+    } else if v.starts_with("ioscope") {
+        v.to_string()
+    } else {
+        format!("ioscope-{v}")
+    }
+}
+
+/// Render the results in the given formats, in fio's order: terse, then JSON (JSON+
+/// when both are asked for), then normal.
+pub fn render(run: &RunResult, formats: &[OutputFormat], terse_version: u32) -> String {
+    let mut out = String::new();
+    if formats.contains(&OutputFormat::Terse) {
+        write_terse(run, terse_version, &mut out);
+    }
+    if formats.contains(&OutputFormat::JsonPlus) {
+        write_json(run, true, &mut out);
+    } else if formats.contains(&OutputFormat::Json) {
+        write_json(run, false, &mut out);
+    }
+    if formats.contains(&OutputFormat::Normal) {
+        write_normal(run, &mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        use OutputFormat::*;
+        assert_eq!(parse_formats("normal"), Ok(vec![Normal]));
+        assert_eq!(
+            parse_formats("json,normal,minimal,csv"),
+            Ok(vec![Json, Normal, Terse])
+        );
+        assert_eq!(parse_formats("json+"), Ok(vec![JsonPlus]));
+        let e = parse_formats("normal,xml").unwrap_err();
+        assert!(e.contains("xml"), "{e}");
+        assert!(parse_formats("").is_err());
+    }
+}

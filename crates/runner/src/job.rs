@@ -172,6 +172,8 @@ struct Loop<'a, E: Engine> {
     /// An I/O the pacer or a full queue turned away, issued next.
     held: Option<crate::workload::Io>,
     exhausted: bool,
+    /// Completion time of the last synchronous I/O: the loop's next "now".
+    now_hint: Option<Ticks>,
     hipri_pct: u32,
     // Cached per-run switches.
     depth: u32,
@@ -225,6 +227,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             stop_issuing: false,
             held: None,
             exhausted: false,
+            now_hint: None,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
             depth,
             batch_submit: o.iodepth_batch_submit.clamp(1, depth),
@@ -252,7 +255,7 @@ impl<'a, E: Engine> Loop<'a, E> {
         self.ctx.shared.state.store(state, Relaxed);
         let mut usage_start = usage0;
         loop {
-            let now = self.clock.now();
+            let now = self.now_hint.take().unwrap_or_else(|| self.clock.now());
             if self.in_ramp && now >= self.ramp_end {
                 self.end_ramp(now);
                 usage_start = crate::cpu::thread_usage();
@@ -265,7 +268,9 @@ impl<'a, E: Engine> Loop<'a, E> {
                 if exhausted {
                     break;
                 }
-                self.idle_wait();
+                if self.pacer.waiting {
+                    self.idle_wait();
+                }
                 continue;
             }
             let full = self.inflight + self.pending.len() as u32 >= self.depth;
@@ -305,7 +310,7 @@ impl<'a, E: Engine> Loop<'a, E> {
 
     /// Nothing in flight and nothing to issue yet: wait for the pacer or think time.
     fn idle_wait(&mut self) {
-        let until = self.pacer.next_due.min(self.think.until).min(self.deadline);
+        let until = self.pacer.next_due.min(self.deadline);
         let now = self.clock.now();
         if until > now && until != u64::MAX {
             crate::rate::wait_until(self.clock, until, self.ctx.stop_all);
@@ -347,12 +352,9 @@ impl<'a, E: Engine> Loop<'a, E> {
             };
             self.prepare(idx, io, now);
             if self.eng.is_sync() {
-                self.issue_sync(idx);
-                now = self.clock.now();
-                if self.stop_issuing {
-                    return true;
-                }
-                continue;
+                // One I/O per round so limits and stop requests are seen at once.
+                self.now_hint = Some(self.issue_sync(idx));
+                return self.stop_issuing;
             }
             let unit = &mut self.units[idx as usize];
             match self.eng.queue(idx, unit) {
@@ -371,6 +373,9 @@ impl<'a, E: Engine> Loop<'a, E> {
                     self.live.io_depth[depth_bucket(self.inflight + 1)] += 1;
                     self.complete(Completion { unit: idx, result: res }, t);
                     self.live.complete[1] += 1;
+                    // The unit is free again: return so the loop re-checks its limits.
+                    self.now_hint = Some(t);
+                    return self.stop_issuing;
                 }
                 Ok(Queued::Busy) => {
                     self.free.push(idx);
@@ -420,7 +425,7 @@ impl<'a, E: Engine> Loop<'a, E> {
 
     /// A synchronous engine: time the call itself.
     #[inline]
-    fn issue_sync(&mut self, idx: u32) {
+    fn issue_sync(&mut self, idx: u32) -> Ticks {
         let t0 = self.clock.now();
         let unit = &mut self.units[idx as usize];
         unit.start = t0;
@@ -435,6 +440,7 @@ impl<'a, E: Engine> Loop<'a, E> {
         };
         self.complete(Completion { unit: idx, result: res }, t1);
         self.live.complete[1] += 1;
+        t1
     }
 
     fn commit(&mut self) {

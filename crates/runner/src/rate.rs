@@ -87,12 +87,11 @@ pub struct Think {
     spin_us: u64,
     blocks: u32,
     done: u32,
-    pub until: Ticks,
 }
 
 impl Think {
     pub fn new(o: &JobOptions) -> Think {
-        Think { think_us: o.thinktime, spin_us: o.thinktime_spin.min(o.thinktime), blocks: o.thinktime_blocks.max(1), done: 0, until: u64::MAX }
+        Think { think_us: o.thinktime, spin_us: o.thinktime_spin.min(o.thinktime), blocks: o.thinktime_blocks.max(1), done: 0 }
     }
 
     #[inline(always)]

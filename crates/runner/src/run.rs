@@ -605,8 +605,6 @@ fn rw_char(rw: &str) -> char {
 fn assemble(results: Vec<(JobResult, u32, bool)>, disks: Vec<ioscope_stats::DiskUtil>, timestamp_ms: u64, set: &JobSet) -> RunResult {
     let mut jobs: Vec<JobResult> = Vec::new();
     let mut i = 0;
-    let all: Vec<JobResult> = results.iter().map(|r| r.0.clone()).collect();
-    let groups = ioscope_stats::merge::group_results(&all);
     while i < results.len() {
         let (ref first, gid, grouped) = results[i];
         let mut j = i + 1;
@@ -624,6 +622,8 @@ fn assemble(results: Vec<(JobResult, u32, bool)>, disks: Vec<ioscope_stats::Disk
         i = j;
     }
     let clock = Clock::get();
+    // fio takes group min/max over the reported entries (merged under group_reporting).
+    let groups = ioscope_stats::merge::group_results(&jobs);
     RunResult {
         jobs,
         groups,

@@ -8,6 +8,7 @@
 
 pub mod hist;
 pub mod lat;
+pub mod merge;
 pub mod result;
 pub mod sample;
 
