@@ -42,7 +42,13 @@ pub fn load_jobs(c: &cli::Cli) -> Result<JobSet> {
         .map(|p| jobfile::read_job_file(p))
         .collect::<Result<Vec<_>, _>>()?;
     let sections = c.flag_all("section");
-    let set = spec::build(&c.global, &c.jobs, &files, &sections, &jobfile::Keywords::probe())?;
+    let set = spec::build(
+        &c.global,
+        &c.jobs,
+        &files,
+        &sections,
+        &jobfile::Keywords::probe(),
+    )?;
     if set.jobs.is_empty() {
         bail!("no jobs defined: give a job file or --name=JOB");
     }
@@ -107,7 +113,13 @@ fn seconds_flag(c: &cli::Cli, name: &str) -> Result<Option<Duration>> {
 }
 
 fn unsupported_flags(c: &cli::Cli) -> Result<()> {
-    for f in ["inflate-log", "cpuclock-test", "server", "client", "status-interval"] {
+    for f in [
+        "inflate-log",
+        "cpuclock-test",
+        "server",
+        "client",
+        "status-interval",
+    ] {
         if c.has(f) {
             bail!("--{f} is not supported yet");
         }
@@ -138,7 +150,10 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(v) = c.flag("enghelp") {
-        print!("{}", help::engine_help(v, ioscope_engine::IMPLEMENTED).map_err(|e| anyhow!(e))?);
+        print!(
+            "{}",
+            help::engine_help(v, ioscope_engine::IMPLEMENTED).map_err(|e| anyhow!(e))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if c.has("showcmd") {
@@ -156,11 +171,18 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     }
     if c.flag("debug").flatten().is_some() {
         for j in &set.jobs {
-            eprintln!("parse: job '{}' ({}): explicit {:?}", j.name, j.loc, j.explicit);
+            eprintln!(
+                "parse: job '{}' ({}): explicit {:?}",
+                j.name, j.loc, j.explicit
+            );
             for f in &j.fixups {
                 eprintln!("parse: job '{}': {f}", j.name);
             }
-            eprintln!("parse: job '{}': resolved {}", j.name, serde_json::to_string(&j.opts)?);
+            eprintln!(
+                "parse: job '{}': resolved {}",
+                j.name,
+                serde_json::to_string(&j.opts)?
+            );
         }
     }
     if c.has("dump-jobs") {
@@ -183,7 +205,10 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
         max_jobs: c
             .flag("max-jobs")
             .flatten()
-            .map(|v| v.parse().map_err(|_| anyhow!("--max-jobs={v} is not a number")))
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| anyhow!("--max-jobs={v} is not a number"))
+            })
             .transpose()?,
     };
     ioscope_runner::validate(set, &ro)?;
@@ -209,7 +234,8 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
     status.finish();
     let report = ioscope_report::render(&result, &formats, tv);
     match &output {
-        Some(p) => std::fs::write(p, format!("{head}{report}")).with_context(|| format!("--output={}", p.display()))?,
+        Some(p) => std::fs::write(p, format!("{head}{report}"))
+            .with_context(|| format!("--output={}", p.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(report.as_bytes())?;
@@ -217,7 +243,11 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
         }
     }
     let failed = result.jobs.iter().any(|j| j.error != 0);
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Job lines, version and "Starting N threads", as fio prints them before a run.
@@ -227,7 +257,9 @@ fn headers(set: &JobSet) -> String {
     let mut total = 0;
     for (j, gid) in set.jobs.iter().zip(groups) {
         let info = ioscope_runner::run::job_info(j, &[]);
-        s.push_str(&ioscope_report::normal::job_header_line(&info, &j.name, gid));
+        s.push_str(&ioscope_report::normal::job_header_line(
+            &info, &j.name, gid,
+        ));
         s.push('\n');
         if j.opts.numjobs > 1 {
             s.push_str("...\n");
@@ -236,6 +268,9 @@ fn headers(set: &JobSet) -> String {
     }
     s.push_str(&version());
     s.push('\n');
-    s.push_str(&format!("Starting {total} thread{}\n", if total == 1 { "" } else { "s" }));
+    s.push_str(&format!(
+        "Starting {total} thread{}\n",
+        if total == 1 { "" } else { "s" }
+    ));
     s
 }

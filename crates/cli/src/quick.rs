@@ -19,9 +19,24 @@ struct Test {
 }
 
 const TESTS: &[Test] = &[
-    Test { label: "SEQ1M Q8T1", bs: "1m", depth: 8, random: false },
-    Test { label: "RND4K Q32T1", bs: "4k", depth: 32, random: true },
-    Test { label: "RND4K Q1T1", bs: "4k", depth: 1, random: true },
+    Test {
+        label: "SEQ1M Q8T1",
+        bs: "1m",
+        depth: 8,
+        random: false,
+    },
+    Test {
+        label: "RND4K Q32T1",
+        bs: "4k",
+        depth: 32,
+        random: true,
+    },
+    Test {
+        label: "RND4K Q1T1",
+        bs: "4k",
+        depth: 1,
+        random: true,
+    },
 ];
 
 struct Args {
@@ -32,25 +47,38 @@ struct Args {
 }
 
 fn parse(args: &[String]) -> Result<Args> {
-    let mut a = Args { dir: PathBuf::from("."), size: 1 << 30, runtime: 5, json: false };
+    let mut a = Args {
+        dir: PathBuf::from("."),
+        size: 1 << 30,
+        runtime: 5,
+        json: false,
+    };
     let mut it = args.iter();
     while let Some(arg) = it.next() {
         let (k, inline) = match arg.split_once('=') {
             Some((k, v)) => (k, Some(v.to_string())),
             None => (arg.as_str(), None),
         };
-        let mut value = |name: &str| inline.clone().or_else(|| it.next().cloned()).ok_or_else(|| anyhow!("{name} needs a value"));
+        let mut value = |name: &str| {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| anyhow!("{name} needs a value"))
+        };
         match k {
             "--size" => {
                 let v = value("--size")?;
-                a.size = ioscope_options::units::parse_size(&v, 1024).map_err(|e| anyhow!("--size: {e}"))?;
+                a.size = ioscope_options::units::parse_size(&v, 1024)
+                    .map_err(|e| anyhow!("--size: {e}"))?;
                 if a.size < 16 << 20 {
                     bail!("--size={v}: use at least 16m");
                 }
             }
             "--runtime" => {
                 let v = value("--runtime")?;
-                a.runtime = ioscope_options::units::parse_time_us(&v, 1_000_000).map_err(|e| anyhow!("--runtime: {e}"))? / 1_000_000;
+                a.runtime = ioscope_options::units::parse_time_us(&v, 1_000_000)
+                    .map_err(|e| anyhow!("--runtime: {e}"))?
+                    / 1_000_000;
                 a.runtime = a.runtime.max(1);
             }
             "--json" => a.json = true,
@@ -58,7 +86,9 @@ fn parse(args: &[String]) -> Result<Args> {
                 println!("usage: ioscope quick [--size SIZE (default 1g)] [--runtime SECONDS per test (default 5)] [--json] [DIR (default .)]");
                 std::process::exit(0);
             }
-            s if s.starts_with('-') => bail!("quick: unknown option '{s}' (see ioscope quick --help)"),
+            s if s.starts_with('-') => {
+                bail!("quick: unknown option '{s}' (see ioscope quick --help)")
+            }
             dir => a.dir = PathBuf::from(dir),
         }
     }
@@ -71,7 +101,12 @@ fn parse(args: &[String]) -> Result<Args> {
 /// Does this directory's filesystem accept O_DIRECT?
 fn supports_direct(dir: &Path) -> bool {
     let p = dir.join(format!(".ioscope-direct-probe.{}", std::process::id()));
-    let ok = std::fs::OpenOptions::new().write(true).create(true).custom_flags(libc::O_DIRECT).open(&p).is_ok();
+    let ok = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(&p)
+        .is_ok();
     let _ = std::fs::remove_file(&p);
     ok
 }
@@ -104,7 +139,14 @@ fn io_uring_available() -> bool {
     false
 }
 
-fn run_one(a: &Args, file: &Path, t: &Test, write: bool, direct: bool, status: &mut Status) -> Result<RunResult> {
+fn run_one(
+    a: &Args,
+    file: &Path,
+    t: &Test,
+    write: bool,
+    direct: bool,
+    status: &mut Status,
+) -> Result<RunResult> {
     let rw = match (t.random, write) {
         (false, false) => "read",
         (false, true) => "write",
@@ -141,7 +183,12 @@ struct Row {
 
 fn row(label: &'static str, rw: &'static str, r: &RunResult, d: usize) -> Row {
     let j = &r.jobs[0].dirs[d];
-    let p = j.lat.hist.as_ref().map(|h| h.percentiles(&[50.0, 99.0])).unwrap_or_default();
+    let p = j
+        .lat
+        .hist
+        .as_ref()
+        .map(|h| h.percentiles(&[50.0, 99.0]))
+        .unwrap_or_default();
     Row {
         label,
         rw,
@@ -163,16 +210,22 @@ fn lat(ns: u64) -> String {
 pub fn main(args: &[String]) -> Result<ExitCode> {
     let a = parse(args)?;
     let direct = supports_direct(&a.dir);
-    let file = TempFile(a.dir.join(format!(".ioscope-quick.{}.tmp", std::process::id())));
+    let file = TempFile(
+        a.dir
+            .join(format!(".ioscope-quick.{}.tmp", std::process::id())),
+    );
     crate::signals::install();
     let mut status = Status::new(false, Eta::Auto, None);
     if !a.json {
         eprintln!(
-            "ioscope quick: {} of {} in {}, {} I/O via {}, {} s per test",
-            "test file",
+            "ioscope quick: test file of {} in {}, {} I/O via {}, {} s per test",
             human_bytes(a.size),
             a.dir.display(),
-            if direct { "direct" } else { "buffered (no O_DIRECT here)" },
+            if direct {
+                "direct"
+            } else {
+                "buffered (no O_DIRECT here)"
+            },
             engine(),
             a.runtime
         );
@@ -202,7 +255,10 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
             "size": a.size, "direct": direct, "ioengine": engine(), "runtime_s": a.runtime, "tests": tests});
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!("{:<12} {:<5} {:>10} {:>10} {:>11} {:>11}", "test", "rw", "MB/s", "IOPS", "p50 lat", "p99 lat");
+        println!(
+            "{:<12} {:<5} {:>10} {:>10} {:>11} {:>11}",
+            "test", "rw", "MB/s", "IOPS", "p50 lat", "p99 lat"
+        );
         for r in &rows {
             println!(
                 "{:<12} {:<5} {:>10.1} {:>10.0} {:>11} {:>11}",

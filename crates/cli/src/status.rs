@@ -60,7 +60,11 @@ fn human(v: f64, unit: &str, base: f64) -> String {
         v /= base;
         i += 1;
     }
-    let p = if base == 1024.0 && i > 0 { format!("{}i", prefixes[i].to_uppercase()) } else { prefixes[i].to_string() };
+    let p = if base == 1024.0 && i > 0 {
+        format!("{}i", prefixes[i].to_uppercase())
+    } else {
+        prefixes[i].to_string()
+    };
     if v >= 100.0 || i == 0 {
         format!("{v:.0}{p}{unit}")
     } else {
@@ -107,17 +111,26 @@ impl Observer for Status {
             _ => {}
         }
         let running: Vec<&JobProgress> = jobs.iter().filter(|j| j.running).collect();
-        let states: String = jobs.iter().map(|j| if j.done { '_' } else { j.rw }).collect();
+        let states: String = jobs
+            .iter()
+            .map(|j| if j.done { '_' } else { j.rw })
+            .collect();
         let pct = jobs
             .iter()
             .map(|j| {
-                let by_size = j.planned.map(|p| (j.bytes.iter().sum::<u64>() as f64 / p.max(1) as f64).min(1.0));
+                let by_size = j
+                    .planned
+                    .map(|p| (j.bytes.iter().sum::<u64>() as f64 / p.max(1) as f64).min(1.0));
                 let by_time = j.runtime_s.map(|r| (j.elapsed_s / r).min(1.0));
                 by_size.into_iter().chain(by_time).fold(0.0f64, f64::max)
             })
             .fold(1.0f64, f64::min);
         let elapsed = jobs.first().map_or(0.0, |j| j.elapsed_s);
-        let eta = if pct > 0.0 { elapsed / pct - elapsed } else { 0.0 };
+        let eta = if pct > 0.0 {
+            elapsed / pct - elapsed
+        } else {
+            0.0
+        };
         let names = ["r", "w", "t"];
         let bw: Vec<String> = (0..3)
             .filter(|&d| self.rates.0[d] > 0.0)
@@ -137,7 +150,9 @@ impl Observer for Status {
             iops.join(","),
             eta_text(eta)
         );
-        let newline = self.newline_every.is_some_and(|d| self.last_newline.elapsed() >= d);
+        let newline = self
+            .newline_every
+            .is_some_and(|d| self.last_newline.elapsed() >= d);
         if newline {
             self.last_newline = Instant::now();
             eprintln!("\r{line}\x1b[K");

@@ -21,7 +21,17 @@ fn offsets(path: &std::path::Path) -> Vec<(u64, u64)> {
 #[test]
 fn sized_write_transfers_exact_bytes_and_creates_the_file() {
     let d = tmpdir();
-    let (r, v) = run_json(d.path(), &["--name=w", "--filename=data", "--size=3m", "--bs=4k", "--rw=write", "--output-format=json"]);
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=w",
+            "--filename=data",
+            "--size=3m",
+            "--bs=4k",
+            "--rw=write",
+            "--output-format=json",
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let w = &job(&v, 0)["write"];
     assert_eq!(u(&w["io_bytes"]), 3 << 20);
@@ -35,8 +45,18 @@ fn random_map_touches_every_block_exactly_once() {
     let d = tmpdir();
     let (r, v) = run_json(
         d.path(),
-        &["--name=m", "--filename=data", "--size=2m", "--bs=4k", "--rw=randwrite", "--ioengine=libaio", "--iodepth=16",
-          "--write_iops_log=m", "--log_offset=1", "--output-format=json"],
+        &[
+            "--name=m",
+            "--filename=data",
+            "--size=2m",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--ioengine=libaio",
+            "--iodepth=16",
+            "--write_iops_log=m",
+            "--log_offset=1",
+            "--output-format=json",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(u(&job(&v, 0)["write"]["total_ios"]), 512);
@@ -60,8 +80,17 @@ fn norandommap_repeats_blocks() {
     let d = tmpdir();
     let (r, _) = run_json(
         d.path(),
-        &["--name=m", "--filename=data", "--size=2m", "--bs=4k", "--rw=randread", "--norandommap",
-          "--write_iops_log=m", "--log_offset=1", "--output-format=json"],
+        &[
+            "--name=m",
+            "--filename=data",
+            "--size=2m",
+            "--bs=4k",
+            "--rw=randread",
+            "--norandommap",
+            "--write_iops_log=m",
+            "--log_offset=1",
+            "--output-format=json",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let offs = offsets(&d.path().join("m_iops.1.log"));
@@ -69,7 +98,10 @@ fn norandommap_repeats_blocks() {
     let mut uniq: Vec<u64> = offs.iter().map(|o| o.0).collect();
     uniq.sort_unstable();
     uniq.dedup();
-    assert!(uniq.len() < 512, "512 uniform draws over 512 blocks repeat some with near certainty");
+    assert!(
+        uniq.len() < 512,
+        "512 uniform draws over 512 blocks repeat some with near certainty"
+    );
 }
 
 #[test]
@@ -77,11 +109,24 @@ fn sequential_offsets_are_sequential() {
     let d = tmpdir();
     let (r, _) = run_json(
         d.path(),
-        &["--name=s", "--filename=data", "--size=1m", "--bs=16k", "--rw=read", "--ioengine=io_uring", "--iodepth=4",
-          "--write_iops_log=s", "--log_offset=1", "--output-format=json"],
+        &[
+            "--name=s",
+            "--filename=data",
+            "--size=1m",
+            "--bs=16k",
+            "--rw=read",
+            "--ioengine=io_uring",
+            "--iodepth=4",
+            "--write_iops_log=s",
+            "--log_offset=1",
+            "--output-format=json",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let mut offs: Vec<u64> = offsets(&d.path().join("s_iops.1.log")).iter().map(|o| o.0).collect();
+    let mut offs: Vec<u64> = offsets(&d.path().join("s_iops.1.log"))
+        .iter()
+        .map(|o| o.0)
+        .collect();
     // Completion order may differ from issue order at depth 4; the set is the sequence.
     offs.sort_unstable();
     assert_eq!(offs, (0..64).map(|i| i * 16384).collect::<Vec<_>>());
@@ -92,7 +137,15 @@ fn numjobs_times_size_and_group_reporting() {
     let d = tmpdir();
     let (r, v) = run_json(
         d.path(),
-        &["--name=g", "--directory=.", "--size=1m", "--bs=4k", "--rw=randwrite", "--numjobs=3", "--output-format=json"],
+        &[
+            "--name=g",
+            "--directory=.",
+            "--size=1m",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--numjobs=3",
+            "--output-format=json",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let jobs = v["jobs"].as_array().unwrap();
@@ -100,11 +153,25 @@ fn numjobs_times_size_and_group_reporting() {
     let total: u64 = jobs.iter().map(|j| u(&j["write"]["io_bytes"])).sum();
     assert_eq!(total, 3 << 20);
     for i in 0..3 {
-        assert_eq!(fs::metadata(d.path().join(format!("g.{i}.0"))).unwrap().len(), 1 << 20);
+        assert_eq!(
+            fs::metadata(d.path().join(format!("g.{i}.0")))
+                .unwrap()
+                .len(),
+            1 << 20
+        );
     }
     let (_, v) = run_json(
         d.path(),
-        &["--name=g", "--directory=.", "--size=1m", "--bs=4k", "--rw=randwrite", "--numjobs=3", "--group_reporting", "--output-format=json"],
+        &[
+            "--name=g",
+            "--directory=.",
+            "--size=1m",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--numjobs=3",
+            "--group_reporting",
+            "--output-format=json",
+        ],
     );
     let jobs = v["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 1, "group_reporting merges the clones");
@@ -115,56 +182,133 @@ fn numjobs_times_size_and_group_reporting() {
 #[test]
 fn every_engine_reads_the_same_count() {
     let d = tmpdir();
-    for e in ["psync", "sync", "vsync", "pvsync", "pvsync2", "libaio", "io_uring", "null", "mmap"] {
+    for e in [
+        "psync", "sync", "vsync", "pvsync", "pvsync2", "libaio", "io_uring", "null", "mmap",
+    ] {
         let (r, v) = run_json(
             d.path(),
-            &["--name=e", "--filename=data", "--size=1m", "--bs=4k", "--rw=randread", "--iodepth=8",
-              &format!("--ioengine={e}"), "--output-format=json"],
+            &[
+                "--name=e",
+                "--filename=data",
+                "--size=1m",
+                "--bs=4k",
+                "--rw=randread",
+                "--iodepth=8",
+                &format!("--ioengine={e}"),
+                "--output-format=json",
+            ],
         );
         assert_eq!(r.code, 0, "{e}: {}", r.stderr);
         let rd = &job(&v, 0)["read"];
         assert_eq!(u(&rd["total_ios"]), 256, "{e}");
         assert_eq!(u(&rd["clat_ns"]["N"]), 256, "{e}");
         let sync = ["psync", "sync", "vsync", "pvsync", "pvsync2", "mmap"].contains(&e);
-        assert_eq!(u(&rd["slat_ns"]["N"]), if sync { 0 } else { 256 }, "{e}: slat only for async engines");
+        assert_eq!(
+            u(&rd["slat_ns"]["N"]),
+            if sync { 0 } else { 256 },
+            "{e}: slat only for async engines"
+        );
     }
 }
 
 #[test]
 fn loops_number_ios_io_size_offset() {
     let d = tmpdir();
-    let (_, v) = run_json(d.path(), &["--name=l", "--filename=data", "--size=1m", "--rw=read", "--loops=3", "--output-format=json"]);
+    let (_, v) = run_json(
+        d.path(),
+        &[
+            "--name=l",
+            "--filename=data",
+            "--size=1m",
+            "--rw=read",
+            "--loops=3",
+            "--output-format=json",
+        ],
+    );
     assert_eq!(u(&job(&v, 0)["read"]["total_ios"]), 768);
-    let (_, v) = run_json(d.path(), &["--name=l", "--filename=data", "--size=1m", "--rw=read", "--number_ios=10", "--output-format=json"]);
+    let (_, v) = run_json(
+        d.path(),
+        &[
+            "--name=l",
+            "--filename=data",
+            "--size=1m",
+            "--rw=read",
+            "--number_ios=10",
+            "--output-format=json",
+        ],
+    );
     assert_eq!(u(&job(&v, 0)["read"]["total_ios"]), 10);
-    let (_, v) = run_json(d.path(), &["--name=l", "--filename=data", "--size=1m", "--rw=randread", "--io_size=3m", "--output-format=json"]);
+    let (_, v) = run_json(
+        d.path(),
+        &[
+            "--name=l",
+            "--filename=data",
+            "--size=1m",
+            "--rw=randread",
+            "--io_size=3m",
+            "--output-format=json",
+        ],
+    );
     assert_eq!(u(&job(&v, 0)["read"]["io_bytes"]), 3 << 20);
     let (r, _) = run_json(
         d.path(),
-        &["--name=o", "--filename=data2", "--size=64k", "--offset=1m", "--rw=write", "--write_iops_log=o", "--log_offset=1", "--output-format=json"],
+        &[
+            "--name=o",
+            "--filename=data2",
+            "--size=64k",
+            "--offset=1m",
+            "--rw=write",
+            "--write_iops_log=o",
+            "--log_offset=1",
+            "--output-format=json",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let offs = offsets(&d.path().join("o_iops.1.log"));
     assert_eq!(offs.first().unwrap().0, 1 << 20);
-    assert_eq!(fs::metadata(d.path().join("data2")).unwrap().len(), (1 << 20) + (64 << 10));
+    assert_eq!(
+        fs::metadata(d.path().join("data2")).unwrap().len(),
+        (1 << 20) + (64 << 10)
+    );
 }
 
 #[test]
 fn mixed_workload_splits_by_rwmixread() {
     let d = tmpdir();
-    let (r, v) = run_json(d.path(), &["--name=m", "--filename=data", "--size=8m", "--rw=randrw", "--rwmixread=70", "--output-format=json"]);
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=m",
+            "--filename=data",
+            "--size=8m",
+            "--rw=randrw",
+            "--rwmixread=70",
+            "--output-format=json",
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let rd = u(&job(&v, 0)["read"]["total_ios"]);
     let wr = u(&job(&v, 0)["write"]["total_ios"]);
     assert_eq!(rd + wr, 2048);
-    assert!((1300..1560).contains(&rd), "reads {rd} of 2048 at rwmixread=70");
+    assert!(
+        (1300..1560).contains(&rd),
+        "reads {rd} of 2048 at rwmixread=70"
+    );
 }
 
 #[test]
 fn sigint_gives_complete_valid_results_promptly() {
     let d = tmpdir();
     let child = std::process::Command::new(bin())
-        .args(["--name=s", "--filename=data", "--size=16m", "--rw=randread", "--time_based", "--runtime=60", "--output-format=json"])
+        .args([
+            "--name=s",
+            "--filename=data",
+            "--size=16m",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=60",
+            "--output-format=json",
+        ])
         .current_dir(d.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -175,8 +319,13 @@ fn sigint_gives_complete_valid_results_promptly() {
     // SAFETY: sending a signal to our child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
-    assert!(t.elapsed() < std::time::Duration::from_secs(3), "took {:?} to stop", t.elapsed());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON after SIGINT");
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(3),
+        "took {:?} to stop",
+        t.elapsed()
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("valid JSON after SIGINT");
     assert!(u(&job(&v, 0)["read"]["total_ios"]) > 0);
     assert!(u(&job(&v, 0)["read"]["runtime"]) < 5000);
 }
@@ -184,7 +333,16 @@ fn sigint_gives_complete_valid_results_promptly() {
 #[test]
 fn readonly_refuses_writes() {
     let d = tmpdir();
-    let r = run_in(d.path(), &["--readonly", "--name=w", "--filename=data", "--size=1m", "--rw=write"]);
+    let r = run_in(
+        d.path(),
+        &[
+            "--readonly",
+            "--name=w",
+            "--filename=data",
+            "--size=1m",
+            "--rw=write",
+        ],
+    );
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("--readonly"), "{}", r.stderr);
     assert!(!d.path().join("data").exists());
@@ -195,7 +353,16 @@ fn io_errors_end_the_job_with_err_set() {
     let d = tmpdir();
     // Reading a block device region beyond its end is refused up front; a file that
     // vanishes is not an error for open fds, so use a directory as the target.
-    let r = run_in(d.path(), &["--name=e", "--filename=.", "--size=1m", "--rw=read", "--output-format=json"]);
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=e",
+            "--filename=.",
+            "--size=1m",
+            "--rw=read",
+            "--output-format=json",
+        ],
+    );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(!r.stderr.is_empty());
 }

@@ -25,35 +25,151 @@ pub enum FlagValue {
 use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
 
 pub const FLAGS: &[FlagDef] = &[
-    FlagDef { name: "output", value: ReqVal, help: "Write the report to this file" },
-    FlagDef { name: "output-format", value: ReqVal, help: "normal, terse, json or json+ (comma-separated for several)" },
-    FlagDef { name: "minimal", value: NoVal, help: "Terse output (same as --output-format=terse)" },
-    FlagDef { name: "append-terse", value: NoVal, help: "Print terse output after the selected format" },
-    FlagDef { name: "terse-version", value: ReqVal, help: "Terse format version: 2, 3 (default), 4 or 5" },
-    FlagDef { name: "bandwidth-log", value: OptVal, help: "Write aggregate bandwidth logs NAME-{read,write,trim}_bw.log (NAME defaults to agg)" },
-    FlagDef { name: "parse-only", value: NoVal, help: "Parse and validate the options, then exit" },
-    FlagDef { name: "dump-jobs", value: NoVal, help: "Print the resolved job specifications as JSON and exit (ioscope)" },
-    FlagDef { name: "showcmd", value: NoVal, help: "Print the job files as a command line and exit" },
-    FlagDef { name: "debug", value: ReqVal, help: "Debug output; ioscope knows 'parse' (print resolved options)" },
-    FlagDef { name: "cmdhelp", value: OptVal, help: "Help on an option, or all options" },
-    FlagDef { name: "enghelp", value: OptVal, help: "List engines, or the options of one engine" },
-    FlagDef { name: "version", value: NoVal, help: "Print the version and exit" },
-    FlagDef { name: "help", value: NoVal, help: "Print this help and exit" },
-    FlagDef { name: "readonly", value: NoVal, help: "Refuse any write" },
-    FlagDef { name: "max-jobs", value: ReqVal, help: "Refuse to run more than this many jobs" },
-    FlagDef { name: "warnings-fatal", value: NoVal, help: "Treat warnings as errors" },
-    FlagDef { name: "section", value: ReqVal, help: "Run only this job-file section (may be repeated)" },
-    FlagDef { name: "eta", value: ReqVal, help: "Live status line: auto, always or never" },
-    FlagDef { name: "eta-newline", value: ReqVal, help: "Start a new status line every this many seconds" },
-    FlagDef { name: "eta-interval", value: ReqVal, help: "Status line update interval" },
-    FlagDef { name: "status-interval", value: ReqVal, help: "Print a full interim report every this many seconds" },
-    FlagDef { name: "inflate-log", value: ReqVal, help: "Decompress a .fz log (not supported yet)" },
-    FlagDef { name: "allow-destructive", value: NoVal, help: "Allow writes to block devices that are mounted or carry data signatures (ioscope)" },
-    FlagDef { name: "cpuclock-test", value: NoVal, help: "Test the CPU clock (not supported yet)" },
-    FlagDef { name: "server", value: OptVal, help: "fio client/server mode (not supported)" },
-    FlagDef { name: "client", value: ReqVal, help: "fio client/server mode (not supported)" },
-    FlagDef { name: "aux-path", value: ReqVal, help: "Directory for auxiliary files" },
-    FlagDef { name: "alloc-size", value: ReqVal, help: "fio's shared-memory pool size (ioscope needs none)" },
+    FlagDef {
+        name: "output",
+        value: ReqVal,
+        help: "Write the report to this file",
+    },
+    FlagDef {
+        name: "output-format",
+        value: ReqVal,
+        help: "normal, terse, json or json+ (comma-separated for several)",
+    },
+    FlagDef {
+        name: "minimal",
+        value: NoVal,
+        help: "Terse output (same as --output-format=terse)",
+    },
+    FlagDef {
+        name: "append-terse",
+        value: NoVal,
+        help: "Print terse output after the selected format",
+    },
+    FlagDef {
+        name: "terse-version",
+        value: ReqVal,
+        help: "Terse format version: 2, 3 (default), 4 or 5",
+    },
+    FlagDef {
+        name: "bandwidth-log",
+        value: OptVal,
+        help: "Write aggregate bandwidth logs NAME-{read,write,trim}_bw.log (NAME defaults to agg)",
+    },
+    FlagDef {
+        name: "parse-only",
+        value: NoVal,
+        help: "Parse and validate the options, then exit",
+    },
+    FlagDef {
+        name: "dump-jobs",
+        value: NoVal,
+        help: "Print the resolved job specifications as JSON and exit (ioscope)",
+    },
+    FlagDef {
+        name: "showcmd",
+        value: NoVal,
+        help: "Print the job files as a command line and exit",
+    },
+    FlagDef {
+        name: "debug",
+        value: ReqVal,
+        help: "Debug output; ioscope knows 'parse' (print resolved options)",
+    },
+    FlagDef {
+        name: "cmdhelp",
+        value: OptVal,
+        help: "Help on an option, or all options",
+    },
+    FlagDef {
+        name: "enghelp",
+        value: OptVal,
+        help: "List engines, or the options of one engine",
+    },
+    FlagDef {
+        name: "version",
+        value: NoVal,
+        help: "Print the version and exit",
+    },
+    FlagDef {
+        name: "help",
+        value: NoVal,
+        help: "Print this help and exit",
+    },
+    FlagDef {
+        name: "readonly",
+        value: NoVal,
+        help: "Refuse any write",
+    },
+    FlagDef {
+        name: "max-jobs",
+        value: ReqVal,
+        help: "Refuse to run more than this many jobs",
+    },
+    FlagDef {
+        name: "warnings-fatal",
+        value: NoVal,
+        help: "Treat warnings as errors",
+    },
+    FlagDef {
+        name: "section",
+        value: ReqVal,
+        help: "Run only this job-file section (may be repeated)",
+    },
+    FlagDef {
+        name: "eta",
+        value: ReqVal,
+        help: "Live status line: auto, always or never",
+    },
+    FlagDef {
+        name: "eta-newline",
+        value: ReqVal,
+        help: "Start a new status line every this many seconds",
+    },
+    FlagDef {
+        name: "eta-interval",
+        value: ReqVal,
+        help: "Status line update interval",
+    },
+    FlagDef {
+        name: "status-interval",
+        value: ReqVal,
+        help: "Print a full interim report every this many seconds",
+    },
+    FlagDef {
+        name: "inflate-log",
+        value: ReqVal,
+        help: "Decompress a .fz log (not supported yet)",
+    },
+    FlagDef {
+        name: "allow-destructive",
+        value: NoVal,
+        help: "Allow writes to block devices that are mounted or carry data signatures (ioscope)",
+    },
+    FlagDef {
+        name: "cpuclock-test",
+        value: NoVal,
+        help: "Test the CPU clock (not supported yet)",
+    },
+    FlagDef {
+        name: "server",
+        value: OptVal,
+        help: "fio client/server mode (not supported)",
+    },
+    FlagDef {
+        name: "client",
+        value: ReqVal,
+        help: "fio client/server mode (not supported)",
+    },
+    FlagDef {
+        name: "aux-path",
+        value: ReqVal,
+        help: "Directory for auxiliary files",
+    },
+    FlagDef {
+        name: "alloc-size",
+        value: ReqVal,
+        help: "fio's shared-memory pool size (ioscope needs none)",
+    },
 ];
 
 /// What the command line asked for.
@@ -118,9 +234,7 @@ pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
         };
         if let Some(flag) = find_flag(name) {
             let value = match (flag.value, inline) {
-                (NoVal, Some(_)) => {
-                    return Err(OptionsError::option(&loc, arg, "takes no value"))
-                }
+                (NoVal, Some(_)) => return Err(OptionsError::option(&loc, arg, "takes no value")),
                 (ReqVal, None) => match args.get(i) {
                     Some(v) => {
                         i += 1;
@@ -198,7 +312,10 @@ mod tests {
     fn fio_consumes_next_arg() {
         // fio: "--direct --ioengine=null" makes direct's value "--ioengine=null".
         let c = parse_args(&args("--name=x --direct --ioengine=null")).unwrap();
-        assert_eq!(c.jobs[0].entries[0].value.as_deref(), Some("--ioengine=null"));
+        assert_eq!(
+            c.jobs[0].entries[0].value.as_deref(),
+            Some("--ioengine=null")
+        );
     }
 
     #[test]

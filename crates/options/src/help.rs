@@ -22,7 +22,8 @@ fn choices(kind: &Kind) -> Option<&'static [(&'static str, &'static str)]> {
 
 /// `--cmdhelp=NAME`: everything about one option.
 pub fn option_help(name: &str) -> Result<String, String> {
-    let def = table::find(name).ok_or_else(|| format!("no option '{name}'{}", did_you_mean(name)))?;
+    let def =
+        table::find(name).ok_or_else(|| format!("no option '{name}'{}", did_you_mean(name)))?;
     let mut s = String::new();
     let _ = writeln!(s, "{:<20}: {}", def.name, def.help);
     if !def.aliases.is_empty() {
@@ -105,9 +106,13 @@ pub fn markdown_reference() -> String {
     let mut s = String::new();
     s.push_str("# ioscope option reference\n\n");
     s.push_str("Generated from the option table (`crates/options/src/table.rs`) by\n");
-    s.push_str("`UPDATE_DOCS=1 cargo test -p ioscope-options --test docs`; CI fails when it is stale.\n\n");
+    s.push_str(
+        "`UPDATE_DOCS=1 cargo test -p ioscope-options --test docs`; CI fails when it is stale.\n\n",
+    );
     s.push_str("Options are written as in fio job files (`name=value`) or on the command line\n");
-    s.push_str("(`--name=value`, `-name=value`, `--name value`). Status: **supported**; **no effect**\n");
+    s.push_str(
+        "(`--name=value`, `-name=value`, `--name value`). Status: **supported**; **no effect**\n",
+    );
     s.push_str("(accepted as fio accepts it); **not yet** (parsed and validated, but a run that sets it fails).\n\n");
     let counts = |st: fn(&Status) -> bool| OPTIONS.iter().filter(|d| st(&d.status)).count();
     let _ = writeln!(
@@ -124,7 +129,15 @@ pub fn markdown_reference() -> String {
         for d in OPTIONS.iter().filter(|d| d.category == cat) {
             let mut name = format!("`{}`", d.name);
             if !d.aliases.is_empty() {
-                let _ = write!(name, " (alias {})", d.aliases.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", "));
+                let _ = write!(
+                    name,
+                    " (alias {})",
+                    d.aliases
+                        .iter()
+                        .map(|a| format!("`{a}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
             }
             let mut ty = d.kind.type_name();
             if let (Some(lo), Some(hi)) = (d.min, d.max) {
@@ -143,8 +156,17 @@ pub fn markdown_reference() -> String {
             if !d.engines.is_empty() {
                 let _ = write!(help, " (engines: {})", d.engines.join(", "));
             }
-            let default = if d.default.is_empty() { String::new() } else { format!("`{}`", d.default) };
-            let _ = writeln!(s, "| {name} | {} | {default} | {status} | {} |", esc(&ty), esc(&help));
+            let default = if d.default.is_empty() {
+                String::new()
+            } else {
+                format!("`{}`", d.default)
+            };
+            let _ = writeln!(
+                s,
+                "| {name} | {} | {default} | {status} | {} |",
+                esc(&ty),
+                esc(&help)
+            );
         }
         s.push('\n');
     }

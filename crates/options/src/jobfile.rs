@@ -92,7 +92,9 @@ pub fn parse_text(
         if let Some(rest) = line.strip_prefix('[') {
             let name = rest
                 .strip_suffix(']')
-                .ok_or_else(|| OptionsError::at(&loc, format!("section header '{line}' lacks ']'")))?
+                .ok_or_else(|| {
+                    OptionsError::at(&loc, format!("section header '{line}' lacks ']'"))
+                })?
                 .trim();
             if name.is_empty() {
                 return Err(OptionsError::at(&loc, "empty section name '[]'"));
@@ -104,7 +106,10 @@ pub fn parse_text(
             });
             continue;
         }
-        if let Some(inc) = line.strip_prefix("include ").or_else(|| line.strip_prefix("include\t")) {
+        if let Some(inc) = line
+            .strip_prefix("include ")
+            .or_else(|| line.strip_prefix("include\t"))
+        {
             include(path, inc.trim(), &loc, out, depth)?;
             continue;
         }
@@ -275,7 +280,10 @@ mod tests {
 
     #[test]
     fn sections_comments_flags() {
-        let v = parse("; c\n[global]\nsize=4m ; comment\nbs=4k # c\n\n[j1]\ntime_based\nrw = randread\n").unwrap();
+        let v = parse(
+            "; c\n[global]\nsize=4m ; comment\nbs=4k # c\n\n[j1]\ntime_based\nrw = randread\n",
+        )
+        .unwrap();
         assert_eq!(v.len(), 2);
         assert_eq!(v[0].entries[0].value.as_deref(), Some("4m"));
         assert_eq!(v[0].entries[1].value.as_deref(), Some("4k"));
@@ -288,15 +296,24 @@ mod tests {
     fn bad_syntax() {
         assert!(parse("size=4m\n").is_err());
         assert!(parse("[abc\n").is_err());
-        let e = parse("[j]\ninclude /nonexistent/x.fio\n").unwrap_err().to_string();
+        let e = parse("[j]\ninclude /nonexistent/x.fio\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("t.fio:2"), "{e}");
     }
 
     #[test]
     fn expansion() {
-        let kw = Keywords { ncpus: 2, mb_memory: 100, pagesize: 4096 };
+        let kw = Keywords {
+            ncpus: 2,
+            mb_memory: 100,
+            pagesize: 4096,
+        };
         assert_eq!(expand_value("($ncpus*2)", &kw).unwrap(), "(2*2)");
-        assert_eq!(expand_value("$jobname.$jobnum", &kw).unwrap(), "$jobname.$jobnum");
+        assert_eq!(
+            expand_value("$jobname.$jobnum", &kw).unwrap(),
+            "$jobname.$jobnum"
+        );
         std::env::set_var("IOSCOPE_T_VAR", "xyz");
         assert_eq!(expand_value("a${IOSCOPE_T_VAR}b", &kw).unwrap(), "axyzb");
         assert!(expand_value("${IOSCOPE_SURELY_UNSET_VAR}", &kw).is_err());
@@ -304,9 +321,13 @@ mod tests {
 
     #[test]
     fn binary_and_utf8() {
-        let e = text_from_bytes(Path::new("b"), vec![b'a', b'\n', 0, 1]).unwrap_err().to_string();
+        let e = text_from_bytes(Path::new("b"), vec![b'a', b'\n', 0, 1])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("b:2") && e.contains("binary"), "{e}");
-        let e = text_from_bytes(Path::new("u"), vec![b'[', b'j', b']', b'\n', 0xff]).unwrap_err().to_string();
+        let e = text_from_bytes(Path::new("u"), vec![b'[', b'j', b']', b'\n', 0xff])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("u:2") && e.contains("UTF-8"), "{e}");
     }
 }

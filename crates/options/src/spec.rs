@@ -52,7 +52,10 @@ pub fn defaults() -> &'static JobOptions {
             let cx = ValueCx { def, kb_base: 1024 };
             if let Err(e) = o.set_value(def.name, def.default, &cx) {
                 // The table is ours: a bad default is a bug caught by the unit tests.
-                panic!("option table: default of '{}' does not parse: {e}", def.name);
+                panic!(
+                    "option table: default of '{}' does not parse: {e}",
+                    def.name
+                );
             }
         }
         o
@@ -81,11 +84,17 @@ impl<'k> Builder<'k> {
             return Ok(());
         }
         let raw = match &e.value {
-            Some(v) => expand_value(v, self.kw).map_err(|m| OptionsError::option(&e.loc, &e.key, m))?,
+            Some(v) => {
+                expand_value(v, self.kw).map_err(|m| OptionsError::option(&e.loc, &e.key, m))?
+            }
             // A bare flag, or a bare string option (write_bw_log: "use the job name").
             None if def.is_flag() || matches!(def.kind, crate::def::Kind::Str) => String::new(),
             None => {
-                return Err(OptionsError::option(&e.loc, &e.key, "requires a value (key=value)"))
+                return Err(OptionsError::option(
+                    &e.loc,
+                    &e.key,
+                    "requires a value (key=value)",
+                ))
             }
         };
         let cx = ValueCx {
@@ -97,14 +106,18 @@ impl<'k> Builder<'k> {
             .map_err(|m| OptionsError::option(&e.loc, &e.key, m))?;
         self.explicit.retain(|(n, _, _)| n != def.name);
         let shown = e.value.clone().unwrap_or_else(|| "1".into());
-        self.explicit.push((def.name.to_string(), shown, e.loc.clone()));
+        self.explicit
+            .push((def.name.to_string(), shown, e.loc.clone()));
         Ok(())
     }
 
     fn apply_all(&mut self, entries: &[RawEntry]) -> Result<(), OptionsError> {
         // kb_base changes how later sizes read; fio applies it in order too, but a
         // kb_base anywhere in the section is what users mean for the whole section.
-        for e in entries.iter().filter(|e| lookup(e).is_ok_and(|d| d.name == "kb_base")) {
+        for e in entries
+            .iter()
+            .filter(|e| lookup(e).is_ok_and(|d| d.name == "kb_base"))
+        {
             self.apply(e)?;
         }
         entries.iter().try_for_each(|e| self.apply(e))
@@ -115,13 +128,20 @@ impl<'k> Builder<'k> {
     }
 
     fn loc_of(&self, name: &str) -> Option<Loc> {
-        self.explicit.iter().find(|(n, _, _)| n == name).map(|(_, _, l)| l.clone())
+        self.explicit
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, _, l)| l.clone())
     }
 }
 
 fn lookup(e: &RawEntry) -> Result<&'static OptionDef, OptionsError> {
     table::find(&e.key).ok_or_else(|| {
-        OptionsError::option(&e.loc, &e.key, format!("unknown option{}", did_you_mean(&e.key)))
+        OptionsError::option(
+            &e.loc,
+            &e.key,
+            format!("unknown option{}", did_you_mean(&e.key)),
+        )
     })
 }
 
@@ -190,11 +210,20 @@ pub fn build(
 fn explicit_pairs(entries: &[RawEntry]) -> Result<Vec<(String, String)>, OptionsError> {
     entries
         .iter()
-        .map(|e| Ok((lookup(e)?.name.to_string(), e.value.clone().unwrap_or_default())))
+        .map(|e| {
+            Ok((
+                lookup(e)?.name.to_string(),
+                e.value.clone().unwrap_or_default(),
+            ))
+        })
         .collect()
 }
 
-fn build_job(src: JobSource, kw: &Keywords, notes: &mut Vec<String>) -> Result<JobSpec, OptionsError> {
+fn build_job(
+    src: JobSource,
+    kw: &Keywords,
+    notes: &mut Vec<String>,
+) -> Result<JobSpec, OptionsError> {
     let mut b = Builder::new(kw);
     b.apply_all(&src.entries)?;
     b.opts.name = src.name.clone();
@@ -221,7 +250,9 @@ fn build_job(src: JobSource, kw: &Keywords, notes: &mut Vec<String>) -> Result<J
 fn check_engine_options(b: &Builder) -> Result<(), OptionsError> {
     let engine = b.opts.ioengine.as_str();
     for (name, _, loc) in &b.explicit {
-        let Some(def) = table::find(name) else { continue };
+        let Some(def) = table::find(name) else {
+            continue;
+        };
         if !def.engines.is_empty() && !def.engines.contains(&engine) {
             return Err(OptionsError::option(
                 loc,
@@ -239,8 +270,15 @@ fn check_engine_options(b: &Builder) -> Result<(), OptionsError> {
 fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
     let o = &b.opts;
     let conflict = |a: &str, c: &str| -> Result<(), OptionsError> {
-        let loc = b.loc_of(c).or_else(|| b.loc_of(a)).unwrap_or(Loc { source: Source::CommandLine, line: 0 });
-        Err(OptionsError::option(&loc, c, format!("conflicts with '{a}': set only one of them")))
+        let loc = b.loc_of(c).or_else(|| b.loc_of(a)).unwrap_or(Loc {
+            source: Source::CommandLine,
+            line: 0,
+        });
+        Err(OptionsError::option(
+            &loc,
+            c,
+            format!("conflicts with '{a}': set only one of them"),
+        ))
     };
     if o.rate.0.iter().any(|&r| r > 0) && o.rate_iops.0.iter().any(|&r| r > 0) {
         conflict("rate", "rate_iops")?;
@@ -257,7 +295,10 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
     if b.has("rwmixread") && b.has("rwmixwrite") && o.rwmixread + o.rwmixwrite != 100 {
         conflict("rwmixread", "rwmixwrite")?;
     }
-    if b.has("offset_increment") && matches!(o.offset_increment, crate::types::SizePct::Percent(_)) && !b.has("size") {
+    if b.has("offset_increment")
+        && matches!(o.offset_increment, crate::types::SizePct::Percent(_))
+        && !b.has("size")
+    {
         // fine: resolved against the file size at run time
     }
     if let Some(cpu) = o.sqthread_poll_cpu {
@@ -267,7 +308,10 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
             return Err(OptionsError::option(
                 &loc,
                 "sqthread_poll_cpu",
-                format!("CPU {cpu} does not exist: this machine has CPUs 0-{}", ncpus - 1),
+                format!(
+                    "CPU {cpu} does not exist: this machine has CPUs 0-{}",
+                    ncpus - 1
+                ),
             ));
         }
     }
@@ -280,22 +324,36 @@ const SYNC_ENGINES: &[&str] = &["psync", "sync", "vsync", "pvsync", "pvsync2", "
 fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
     let mut done = Vec::new();
     let has = |n: &str| b.explicit.iter().any(|(x, _, _)| x == n);
-    let (set_buffered, set_rwmixwrite, set_rwmixread, set_class) =
-        (has("buffered"), has("rwmixwrite"), has("rwmixread"), has("cmdprio_class"));
+    let (set_buffered, set_rwmixwrite, set_rwmixread, set_class) = (
+        has("buffered"),
+        has("rwmixwrite"),
+        has("rwmixread"),
+        has("cmdprio_class"),
+    );
     let o = &mut b.opts;
     let mut note = |s: String| done.push(s);
 
     if set_buffered && o.direct == o.buffered {
         o.direct = !o.buffered;
-        note(format!("buffered={} sets direct={}", u8::from(o.buffered), u8::from(o.direct)));
+        note(format!(
+            "buffered={} sets direct={}",
+            u8::from(o.buffered),
+            u8::from(o.direct)
+        ));
     }
     if set_rwmixwrite && !set_rwmixread {
         o.rwmixread = 100 - o.rwmixwrite;
-        note(format!("rwmixwrite={} sets rwmixread={}", o.rwmixwrite, o.rwmixread));
+        note(format!(
+            "rwmixwrite={} sets rwmixread={}",
+            o.rwmixwrite, o.rwmixread
+        ));
     }
     o.rwmixwrite = 100 - o.rwmixread;
     if o.iodepth_batch_submit == 0 || o.iodepth_batch_submit > o.iodepth {
-        note(format!("iodepth_batch_submit {} -> {} (clamped to iodepth)", o.iodepth_batch_submit, o.iodepth));
+        note(format!(
+            "iodepth_batch_submit {} -> {} (clamped to iodepth)",
+            o.iodepth_batch_submit, o.iodepth
+        ));
         o.iodepth_batch_submit = o.iodepth;
     }
     if o.iodepth_low == 0 || o.iodepth_low > o.iodepth {
@@ -318,7 +376,10 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
     }
     if o.time_based && o.runtime == 0 {
         o.time_based = false;
-        notes.push(format!("{}: time_based is ignored without a runtime", o.name));
+        notes.push(format!(
+            "{}: time_based is ignored without a runtime",
+            o.name
+        ));
         note("time_based unset: runtime is 0".into());
     }
     if o.gtod_reduce {
@@ -333,7 +394,10 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
             "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1"
                 .into(),
         );
-        note(format!("iodepth {} -> 1 (synchronous engine {})", o.iodepth, o.ioengine));
+        note(format!(
+            "iodepth {} -> 1 (synchronous engine {})",
+            o.iodepth, o.ioengine
+        ));
         o.iodepth = 1;
         o.iodepth_batch_submit = 1;
         o.iodepth_low = 1;
@@ -353,7 +417,11 @@ mod tests {
     use crate::cli::parse_args;
 
     fn kw() -> Keywords {
-        Keywords { ncpus: 2, mb_memory: 1000, pagesize: 4096 }
+        Keywords {
+            ncpus: 2,
+            mb_memory: 1000,
+            pagesize: 4096,
+        }
     }
 
     fn jobs(args: &str) -> Result<JobSet, OptionsError> {
@@ -377,7 +445,10 @@ mod tests {
         let j = jobs("--name=x --ioengine=libaio --iodepth=4 --iodepth_batch_submit=4096 --iodepth_batch_complete_max=4096").unwrap();
         let o = &j.jobs[0].opts;
         assert_eq!(o.iodepth_batch_submit, 4);
-        assert_eq!(o.iodepth_batch_complete_max, 4096, "fio does not clamp complete_max");
+        assert_eq!(
+            o.iodepth_batch_complete_max, 4096,
+            "fio does not clamp complete_max"
+        );
         assert_eq!(o.iodepth_low, 4);
         let j = jobs("--name=x --ioengine=io_uring --sqthread_poll=1").unwrap();
         assert!(j.jobs[0].opts.registerfiles && j.jobs[0].opts.disable_slat);
@@ -398,13 +469,19 @@ mod tests {
     fn errors_name_option() {
         let e = jobs("--name=x --bs=4q").unwrap_err().to_string();
         assert!(e.contains("'--bs") || e.contains("'bs'"), "{e}");
-        let e = jobs("--name=x --ioengine=psync --hipri").unwrap_err().to_string();
+        let e = jobs("--name=x --ioengine=psync --hipri")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("only valid with ioengine=pvsync2"), "{e}");
-        let e = jobs("--name=x --rate=1m --rate_iops=10").unwrap_err().to_string();
+        let e = jobs("--name=x --rate=1m --rate_iops=10")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("conflicts"), "{e}");
         let e = jobs("--name=x --rwmixread=101").unwrap_err().to_string();
         assert!(e.contains("above the maximum 100"), "{e}");
-        let e = jobs("--name=x --ioengine=io_uring --sqthread_poll_cpu=65").unwrap_err().to_string();
+        let e = jobs("--name=x --ioengine=io_uring --sqthread_poll_cpu=65")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("does not exist"), "{e}");
     }
 

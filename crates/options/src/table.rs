@@ -32,10 +32,16 @@ pub const ENGINES: &[(&str, &str)] = &[
     ("sync", "read(2)/write(2) with lseek(2)"),
     ("vsync", "readv(2)/writev(2) with lseek(2)"),
     ("pvsync", "preadv(2)/pwritev(2)"),
-    ("pvsync2", "preadv2(2)/pwritev2(2) with RWF_HIPRI/RWF_NOWAIT"),
+    (
+        "pvsync2",
+        "preadv2(2)/pwritev2(2) with RWF_HIPRI/RWF_NOWAIT",
+    ),
     ("libaio", "Linux native asynchronous I/O (io_submit)"),
     ("io_uring", "Linux io_uring"),
-    ("null", "Completes every I/O at once: measures the tool itself"),
+    (
+        "null",
+        "Completes every I/O at once: measures the tool itself",
+    ),
     ("mmap", "mmap(2) the file and memcpy"),
     ("posixaio", "POSIX aio_read/aio_write"),
     ("io_uring_cmd", "io_uring passthrough commands"),

@@ -217,17 +217,17 @@ pub(crate) fn parse_per_dir<T: Clone>(
     }
     let mut out = prev.clone();
     let mut last: Option<T> = None;
-    for i in 0..3 {
+    for (i, slot) in out.iter_mut().enumerate() {
         match parts.get(i) {
             Some(p) if !p.trim().is_empty() => {
                 let v = one(p.trim())?;
-                out[i] = v.clone();
+                *slot = v.clone();
                 last = Some(v);
             }
             Some(_) => last = None,
             None => {
                 if let Some(v) = &last {
-                    out[i] = v.clone();
+                    *slot = v.clone();
                 }
             }
         }
@@ -330,7 +330,10 @@ fn parse_split_list(p: &str, kb_base: u64, with_prio: bool) -> Result<Vec<SplitE
         let fields: Vec<&str> = item.split('/').map(str::trim).collect();
         let max_fields = if with_prio { 4 } else { 2 };
         if fields.len() > max_fields || (with_prio && fields.len() == 3) {
-            return Err(format!("'{item}' is not of the form bs/percentage{}", if with_prio { "[/class/level]" } else { "" }));
+            return Err(format!(
+                "'{item}' is not of the form bs/percentage{}",
+                if with_prio { "[/class/level]" } else { "" }
+            ));
         }
         let bs = parse_size(fields[0], kb_base)?;
         if bs == 0 {
@@ -360,7 +363,9 @@ fn parse_split_list(p: &str, kb_base: u64, with_prio: bool) -> Result<Vec<SplitE
     }
     let total: u32 = out.iter().filter_map(|e| e.pct).sum();
     if total > 100 {
-        return Err(format!("'{p}': percentages add up to {total}%, more than 100%"));
+        return Err(format!(
+            "'{p}': percentages add up to {total}%, more than 100%"
+        ));
     }
     Ok(out)
 }
@@ -475,7 +480,11 @@ impl OptValue for RwSpec {
             "randtrimwrite" => RwMode::RandTrimWrite,
             _ => return Err(bad_choice(m, RW_CHOICES)),
         };
-        let mut spec = RwSpec { mode, nr: 1, hole: 0 };
+        let mut spec = RwSpec {
+            mode,
+            nr: 1,
+            hole: 0,
+        };
         if let Some(n) = modifier {
             if mode.is_random() {
                 let v = parse_int(n)?;
@@ -501,9 +510,18 @@ impl OptValue for RwSpec {
 pub enum Distribution {
     #[default]
     Random,
-    Zipf { theta: f64, center: f64 },
-    Pareto { h: f64, center: f64 },
-    Normal { dev: f64, center: f64 },
+    Zipf {
+        theta: f64,
+        center: f64,
+    },
+    Pareto {
+        h: f64,
+        center: f64,
+    },
+    Normal {
+        dev: f64,
+        center: f64,
+    },
     /// (access %, % of the file) per direction.
     Zoned([Vec<(f64, f64)>; 3]),
     /// (access %, bytes) per direction.
@@ -556,13 +574,21 @@ impl OptValue for Distribution {
             }
             "zoned" => parse_zones(
                 rest.unwrap_or(""),
-                |s| s.trim_end_matches('%').parse::<f64>().map_err(|_| format!("'{s}' is not a percentage")),
+                |s| {
+                    s.trim_end_matches('%')
+                        .parse::<f64>()
+                        .map_err(|_| format!("'{s}' is not a percentage"))
+                },
                 |z| (100.0 - z.iter().map(|x| x.1).sum::<f64>()).max(0.0),
             )
             .map(Distribution::Zoned),
             // An empty last size means "to the end of the file".
-            "zoned_abs" => parse_zones(rest.unwrap_or(""), |s| parse_size(s, cx.kb_base), |_| u64::MAX)
-                .map(Distribution::ZonedAbs),
+            "zoned_abs" => parse_zones(
+                rest.unwrap_or(""),
+                |s| parse_size(s, cx.kb_base),
+                |_| u64::MAX,
+            )
+            .map(Distribution::ZonedAbs),
             _ => Err(format!(
                 "'{kind}' is not a distribution (random, zipf, pareto, normal, zoned, zoned_abs)"
             )),
@@ -586,11 +612,19 @@ fn parse_zones<T: Clone>(
             let (a, b) = z
                 .split_once('/')
                 .ok_or_else(|| format!("zone '{z}' is not of the form access%/range"))?;
-            let pct: f64 = a.trim().trim_end_matches('%').parse().map_err(|_| format!("'{a}' is not a percentage"))?;
+            let pct: f64 = a
+                .trim()
+                .trim_end_matches('%')
+                .parse()
+                .map_err(|_| format!("'{a}' is not a percentage"))?;
             total += pct;
             let range = match b.trim() {
                 "" if i + 1 == items.len() => remainder(&zones),
-                "" => return Err(format!("zone '{z}': only the last zone may leave its range empty")),
+                "" => {
+                    return Err(format!(
+                        "zone '{z}': only the last zone may leave its range empty"
+                    ))
+                }
                 r => second(r)?,
             };
             zones.push((pct, range));
@@ -599,7 +633,9 @@ fn parse_zones<T: Clone>(
             return Err("at most 256 zones are allowed".into());
         }
         if (total - 100.0).abs() > 0.001 {
-            return Err(format!("zone access percentages add up to {total}, not 100"));
+            return Err(format!(
+                "zone access percentages add up to {total}, not 100"
+            ));
         }
         Ok(zones)
     })
@@ -613,7 +649,10 @@ impl OptValue for FloatList {
     fn parse(raw: &str, _: &ValueCx, _: &Self) -> Result<Self, String> {
         let mut v = Vec::new();
         for s in raw.split(':').filter(|s| !s.trim().is_empty()) {
-            let f: f64 = s.trim().parse().map_err(|_| format!("'{s}' is not a number"))?;
+            let f: f64 = s
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{s}' is not a number"))?;
             if !(0.0..=100.0).contains(&f) {
                 return Err(format!("percentile {f} must be between 0 and 100"));
             }
@@ -820,11 +859,23 @@ mod tests {
     #[test]
     fn per_dir_rules_match_fio() {
         let d = cx(Kind::PerDir(&Kind::Size));
-        let c = ValueCx { def: &d, kb_base: 1024 };
+        let c = ValueCx {
+            def: &d,
+            kb_base: 1024,
+        };
         let def = PerDir::all(4096u64);
-        assert_eq!(PerDir::parse("4k,8k", &c, &def).unwrap().0, [4096, 8192, 8192]);
-        assert_eq!(PerDir::parse(",8k", &c, &def).unwrap().0, [4096, 8192, 8192]);
-        assert_eq!(PerDir::parse("2k,,16k", &c, &def).unwrap().0, [2048, 4096, 16384]);
+        assert_eq!(
+            PerDir::parse("4k,8k", &c, &def).unwrap().0,
+            [4096, 8192, 8192]
+        );
+        assert_eq!(
+            PerDir::parse(",8k", &c, &def).unwrap().0,
+            [4096, 8192, 8192]
+        );
+        assert_eq!(
+            PerDir::parse("2k,,16k", &c, &def).unwrap().0,
+            [2048, 4096, 16384]
+        );
         assert_eq!(PerDir::parse("8k", &c, &def).unwrap().0, [8192; 3]);
         assert!(PerDir::parse("1,2,3,4", &c, &def).is_err());
     }
@@ -832,7 +883,10 @@ mod tests {
     #[test]
     fn rw_modifiers() {
         let d = cx(Kind::Str);
-        let c = ValueCx { def: &d, kb_base: 1024 };
+        let c = ValueCx {
+            def: &d,
+            kb_base: 1024,
+        };
         let r = RwSpec::parse("randread:8", &c, &RwSpec::default()).unwrap();
         assert_eq!((r.mode, r.nr), (RwMode::RandRead, 8));
         let r = RwSpec::parse("read:-8k", &c, &RwSpec::default()).unwrap();
@@ -842,8 +896,14 @@ mod tests {
 
     #[test]
     fn bssplit_forms() {
-        let d = OptionDef { name: "cmdprio_bssplit", ..OptionDef::BASE };
-        let c = ValueCx { def: &d, kb_base: 1024 };
+        let d = OptionDef {
+            name: "cmdprio_bssplit",
+            ..OptionDef::BASE
+        };
+        let c = ValueCx {
+            def: &d,
+            kb_base: 1024,
+        };
         let v = BsSplit::parse("64k/40:1m/60/1/0,4k/100", &c, &BsSplit::default()).unwrap();
         assert_eq!(v.0[0][1].prio, Some((1, 0)));
         assert_eq!(v.0[1][0].bs, 4096);

@@ -54,7 +54,9 @@ fn split_num(tok: &str) -> Result<(f64, &str), String> {
     if num.is_empty() {
         return Err(format!("'{tok}' is not a number"));
     }
-    let v: f64 = num.parse().map_err(|_| format!("'{tok}' is not a number"))?;
+    let v: f64 = num
+        .parse()
+        .map_err(|_| format!("'{tok}' is not a number"))?;
     Ok((v, suffix))
 }
 

@@ -12,14 +12,41 @@ fn examples_dir() -> Option<PathBuf> {
 /// The example files that use only sync, psync, vsync, pvsync, pvsync2, libaio,
 /// io_uring, null or mmap (or no ioengine at all: psync).
 pub const OUR_EXAMPLES: &[&str] = &[
-    "1mbs_clients.fio", "aio-read.fio", "backwards-read.fio", "basic-verify.fio", "butterfly.fio",
-    "cmdprio-bssplit.fio", "cmdprio-percentage.fio", "cross-stripe-verify.fio", "dedupe-global.fio",
-    "disk-zone-profile.fio", "enospc-pressure.fio", "exitwhat.fio", "fio-rand-RW.fio", "fio-rand-read.fio",
-    "fio-rand-write.fio", "fio-seq-RW.fio", "fio-seq-read.fio", "fio-seq-write.fio",
-    "fixed-rate-submission.fio", "flow.fio", "fsx.fio", "iometer-file-access-server.fio", "jesd219.fio",
-    "latency-profile.fio", "null.fio", "numa.fio", "poisson-rate-submission.fio", "rand-zones.fio",
-    "ssd-steadystate.fio", "ssd-test.fio", "steadystate.fio", "surface-scan.fio", "tiobench-example.fio",
-    "waitfor.fio", "zipf.fio",
+    "1mbs_clients.fio",
+    "aio-read.fio",
+    "backwards-read.fio",
+    "basic-verify.fio",
+    "butterfly.fio",
+    "cmdprio-bssplit.fio",
+    "cmdprio-percentage.fio",
+    "cross-stripe-verify.fio",
+    "dedupe-global.fio",
+    "disk-zone-profile.fio",
+    "enospc-pressure.fio",
+    "exitwhat.fio",
+    "fio-rand-RW.fio",
+    "fio-rand-read.fio",
+    "fio-rand-write.fio",
+    "fio-seq-RW.fio",
+    "fio-seq-read.fio",
+    "fio-seq-write.fio",
+    "fixed-rate-submission.fio",
+    "flow.fio",
+    "fsx.fio",
+    "iometer-file-access-server.fio",
+    "jesd219.fio",
+    "latency-profile.fio",
+    "null.fio",
+    "numa.fio",
+    "poisson-rate-submission.fio",
+    "rand-zones.fio",
+    "ssd-steadystate.fio",
+    "ssd-test.fio",
+    "steadystate.fio",
+    "surface-scan.fio",
+    "tiobench-example.fio",
+    "waitfor.fio",
+    "zipf.fio",
 ];
 
 fn parse(path: &Path) -> Result<spec::JobSet, ioscope_options::OptionsError> {
@@ -41,7 +68,11 @@ fn our_examples_parse() {
             Err(e) => failures.push(format!("{name}: {e}")),
         }
     }
-    assert!(failures.is_empty(), "examples that do not parse:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "examples that do not parse:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -51,12 +82,19 @@ fn fio_tests_template_resolves_as_fio_does() {
     jobfile::parse_text(Path::new("template.fio"), text, &mut secs, 0).unwrap();
     let set = spec::build(&[], &[], &[secs], &[], &jobfile::Keywords::probe()).unwrap();
     let o = &set.jobs[0].opts;
-    assert_eq!(set.jobs[0].name, "randrw", "the section name wins over name= in [global]");
+    assert_eq!(
+        set.jobs[0].name, "randrw",
+        "the section name wins over name= in [global]"
+    );
     assert_eq!(o.runtime, 240_000_000, "runtime=4m is four minutes");
     assert_eq!(o.iodepth_batch_submit, 1, "clamped to iodepth");
     assert_eq!(o.iodepth_batch_complete_max, 4096, "not clamped, as in fio");
     assert!(o.direct && o.norandommap && o.refill_buffers && o.time_based && o.exitall_on_error);
-    assert_eq!(o.threads, Some(1), "the tiobench profile option is accepted");
+    assert_eq!(
+        o.threads,
+        Some(1),
+        "the tiobench profile option is accepted"
+    );
     assert!(!o.thread);
     assert_eq!(o.size, Some(ioscope_options::SizePct::Bytes(4 << 30)));
 }

@@ -24,8 +24,19 @@ impl BlockPermutation {
         let bits = (64 - (n - 1).leading_zeros()).max(2);
         let half_bits = bits.div_ceil(2);
         let mut st = seed ^ 0xB10C_0FF5;
-        let keys = [splitmix(&mut st), splitmix(&mut st), splitmix(&mut st), splitmix(&mut st)];
-        BlockPermutation { n, half_bits, half_mask: (1u64 << half_bits) - 1, keys, next: 0 }
+        let keys = [
+            splitmix(&mut st),
+            splitmix(&mut st),
+            splitmix(&mut st),
+            splitmix(&mut st),
+        ];
+        BlockPermutation {
+            n,
+            half_bits,
+            half_mask: (1u64 << half_bits) - 1,
+            keys,
+            next: 0,
+        }
     }
 
     pub fn len(&self) -> u64 {
@@ -69,7 +80,7 @@ impl BlockPermutation {
 
     /// Next block of the pass, or None when every block has been visited.
     #[inline(always)]
-    pub fn next(&mut self) -> Option<u64> {
+    pub fn next_block(&mut self) -> Option<u64> {
         if self.next >= self.n {
             return None;
         }
@@ -102,13 +113,13 @@ mod tests {
             let mut p = BlockPermutation::new(n, 7);
             let mut seen = vec![false; n as usize];
             for _ in 0..n {
-                let b = p.next().unwrap() as usize;
+                let b = p.next_block().unwrap() as usize;
                 assert!(!seen[b], "n={n}: {b} twice");
                 seen[b] = true;
             }
-            assert!(p.next().is_none());
+            assert!(p.next_block().is_none());
             p.reset();
-            assert!(p.next().is_some());
+            assert!(p.next_block().is_some());
         }
     }
 
@@ -116,7 +127,9 @@ mod tests {
     fn looks_random() {
         // Neighbouring positions should not map to neighbouring blocks.
         let p = BlockPermutation::new(1 << 20, 1);
-        let sequential = (0..1000u64).filter(|&i| p.map(i + 1) == p.map(i) + 1).count();
+        let sequential = (0..1000u64)
+            .filter(|&i| p.map(i + 1) == p.map(i) + 1)
+            .count();
         assert!(sequential < 5, "{sequential}");
         let odd = (0..10_000u64).filter(|&i| p.map(i) % 2 == 1).count();
         assert!((4_500..5_500).contains(&odd), "{odd}");

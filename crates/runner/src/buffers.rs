@@ -32,7 +32,9 @@ impl Buffers {
     pub fn new(o: &JobOptions, units: usize, max_bs: usize, seed: u64) -> Result<Buffers, String> {
         let align = (o.iomem_align as usize).max(4096).next_power_of_two();
         let slot = max_bs.div_ceil(align) * align;
-        let size = slot.checked_mul(units.max(1)).ok_or("buffer size overflows")?;
+        let size = slot
+            .checked_mul(units.max(1))
+            .ok_or("buffer size overflows")?;
         let layout = Layout::from_size_align(size, align).map_err(|e| e.to_string())?;
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
@@ -48,7 +50,14 @@ impl Buffers {
         } else {
             Refresh::None
         };
-        let mut b = Buffers { ptr, layout, slot, refresh, compress_pct: o.buffer_compress_percentage, seed };
+        let mut b = Buffers {
+            ptr,
+            layout,
+            slot,
+            refresh,
+            compress_pct: o.buffer_compress_percentage,
+            seed,
+        };
         b.initial_fill(o)?;
         Ok(b)
     }
@@ -136,15 +145,19 @@ pub fn parse_pattern(p: &str) -> Result<Vec<u8>, String> {
     let t = p.trim();
     let out = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         if h.is_empty() || h.len() % 2 != 0 {
-            return Err(format!("buffer_pattern '{p}': hex needs an even number of digits"));
+            return Err(format!(
+                "buffer_pattern '{p}': hex needs an even number of digits"
+            ));
         }
         (0..h.len())
             .step_by(2)
             .map(|i| u8::from_str_radix(&h[i..i + 2], 16))
             .collect::<Result<Vec<u8>, _>>()
             .map_err(|_| format!("buffer_pattern '{p}' is not valid hex"))?
-    } else if (t.starts_with('"') && t.ends_with('"') || t.starts_with('\'') && t.ends_with('\'')) && t.len() >= 2 {
-        t[1..t.len() - 1].as_bytes().to_vec()
+    } else if (t.starts_with('"') && t.ends_with('"') || t.starts_with('\'') && t.ends_with('\''))
+        && t.len() >= 2
+    {
+        t.as_bytes()[1..t.len() - 1].to_vec()
     } else if let Ok(n) = t.parse::<u64>() {
         let bytes = n.to_le_bytes();
         let used = 8 - (n.leading_zeros() / 8) as usize;

@@ -23,7 +23,10 @@ pub struct Clock {
 const SHIFT: u32 = 24;
 
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: valid pointer to a timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -59,7 +62,11 @@ impl Clock {
         if tsc_is_invariant() {
             if let Some(hz) = Self::measure_tsc_hz() {
                 let mult = ((1_000_000_000u128 << SHIFT) / hz as u128) as u64;
-                return Clock { tsc: true, mult, hz };
+                return Clock {
+                    tsc: true,
+                    mult,
+                    hz,
+                };
             }
         }
         Clock::monotonic()
@@ -148,7 +155,11 @@ mod tests {
         let (n1, t1) = (monotonic_ns(), c.now());
         let ours = c.delta_ns(t0, t1) as f64;
         let real = (n1 - n0) as f64;
-        assert!((ours - real).abs() / real < 0.02, "ours {ours} real {real} ({})", c.source());
+        assert!(
+            (ours - real).abs() / real < 0.02,
+            "ours {ours} real {real} ({})",
+            c.source()
+        );
         assert_eq!(c.delta_ns(t1, t0), 0);
     }
 }

@@ -40,6 +40,12 @@ impl Usage {
 
 impl From<Usage> for CpuUsage {
     fn from(u: Usage) -> CpuUsage {
-        CpuUsage { usr_s: u.usr_us as f64 / 1e6, sys_s: u.sys_us as f64 / 1e6, ctx: u.ctx, majf: u.majf, minf: u.minf }
+        CpuUsage {
+            usr_s: u.usr_us as f64 / 1e6,
+            sys_s: u.sys_us as f64 / 1e6,
+            ctx: u.ctx,
+            majf: u.majf,
+            minf: u.minf,
+        }
     }
 }

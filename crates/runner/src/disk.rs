@@ -30,7 +30,10 @@ struct Stat {
 
 fn read_stat(disk: &str) -> Option<Stat> {
     let s = std::fs::read_to_string(format!("/sys/block/{disk}/stat")).ok()?;
-    let v: Vec<u64> = s.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<u64> = s
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
     if v.len() < 11 {
         return None;
     }
@@ -57,8 +60,14 @@ impl DiskWatch {
         let mut names: Vec<String> = devs.iter().filter_map(|&d| whole_disk(d)).collect();
         names.sort();
         names.dedup();
-        let disks = names.into_iter().filter_map(|n| read_stat(&n).map(|s| (n, s))).collect();
-        DiskWatch { disks, start: Instant::now() }
+        let disks = names
+            .into_iter()
+            .filter_map(|n| read_stat(&n).map(|s| (n, s)))
+            .collect();
+        DiskWatch {
+            disks,
+            start: Instant::now(),
+        }
     }
 
     pub fn finish(&self) -> Vec<DiskUtil> {
@@ -76,7 +85,8 @@ impl DiskWatch {
                     read_ticks: b.rticks.saturating_sub(a.rticks),
                     write_ticks: b.wticks.saturating_sub(a.wticks),
                     in_queue: b.in_queue.saturating_sub(a.in_queue),
-                    util: (100.0 * b.io_ticks.saturating_sub(a.io_ticks) as f64 / wall_ms).min(100.0),
+                    util: (100.0 * b.io_ticks.saturating_sub(a.io_ticks) as f64 / wall_ms)
+                        .min(100.0),
                 })
             })
             .collect()

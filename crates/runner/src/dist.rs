@@ -34,7 +34,13 @@ fn helper2(x: f64) -> f64 {
 
 impl Zipf {
     pub fn new(n: u64, s: f64) -> Self {
-        let mut z = Zipf { n: n.max(1) as f64, s, h_x1: 0.0, h_n: 0.0, s_term: 0.0 };
+        let mut z = Zipf {
+            n: n.max(1) as f64,
+            s,
+            h_x1: 0.0,
+            h_n: 0.0,
+            s_term: 0.0,
+        };
         z.h_x1 = z.h_integral(1.5) - 1.0;
         z.h_n = z.h_integral(z.n + 0.5);
         z.s_term = 2.0 - z.h_integral_inv(z.h_integral(2.5) - z.h(2.0));
@@ -70,8 +76,14 @@ impl Zipf {
 pub enum RankDist {
     Zipf(Zipf, f64),
     /// Pareto: rank = n · u^exp, exp = ln(h)/ln(1-h) (h=0.2: 80% of I/O to 20% of blocks).
-    Pareto { exp: f64, center: f64 },
-    Normal { dev: f64, center: f64 },
+    Pareto {
+        exp: f64,
+        center: f64,
+    },
+    Normal {
+        dev: f64,
+        center: f64,
+    },
     /// Per direction: cumulative access %, and [start, end) block range of each zone.
     Zoned([Vec<(f64, u64, u64)>; 3]),
 }
@@ -81,13 +93,19 @@ impl RankDist {
     pub fn new(d: &Distribution, n: u64, block: u64) -> Option<RankDist> {
         match d {
             Distribution::Random => None,
-            Distribution::Zipf { theta, center } => Some(RankDist::Zipf(Zipf::new(n, *theta), *center)),
-            Distribution::Pareto { h, center } => {
-                Some(RankDist::Pareto { exp: h.ln() / (1.0 - h).ln(), center: *center })
+            Distribution::Zipf { theta, center } => {
+                Some(RankDist::Zipf(Zipf::new(n, *theta), *center))
             }
+            Distribution::Pareto { h, center } => Some(RankDist::Pareto {
+                exp: h.ln() / (1.0 - h).ln(),
+                center: *center,
+            }),
             Distribution::Normal { dev, center } => {
                 let c = if *center == 0.0 { 0.5 } else { *center };
-                Some(RankDist::Normal { dev: dev / 100.0, center: c })
+                Some(RankDist::Normal {
+                    dev: dev / 100.0,
+                    center: c,
+                })
             }
             Distribution::Zoned(z) => Some(RankDist::Zoned(std::array::from_fn(|i| {
                 let mut cum = 0.0;
@@ -97,7 +115,11 @@ impl RankDist {
                         cum += pct;
                         let s = start;
                         start += range;
-                        (cum, (s / 100.0 * n as f64) as u64, ((start / 100.0 * n as f64) as u64).max(1))
+                        (
+                            cum,
+                            (s / 100.0 * n as f64) as u64,
+                            ((start / 100.0 * n as f64) as u64).max(1),
+                        )
                     })
                     .collect()
             }))),
@@ -129,7 +151,9 @@ impl RankDist {
         };
         match self {
             RankDist::Zipf(z, c) => centered(z.sample(rng), *c),
-            RankDist::Pareto { exp, center } => centered((nf * rng.unit().powf(*exp)) as u64, *center),
+            RankDist::Pareto { exp, center } => {
+                centered((nf * rng.unit().powf(*exp)) as u64, *center)
+            }
             RankDist::Normal { dev, center } => {
                 // Box–Muller.
                 let (u1, u2) = (rng.unit().max(1e-300), rng.unit());
@@ -138,11 +162,17 @@ impl RankDist {
                 ((v.rem_euclid(nf)) as u64 % n, true)
             }
             RankDist::Zoned(zones) => {
-                let z = if zones[ddir].is_empty() { &zones[0] } else { &zones[ddir] };
+                let z = if zones[ddir].is_empty() {
+                    &zones[0]
+                } else {
+                    &zones[ddir]
+                };
                 let p = rng.unit() * z.last().map_or(100.0, |l| l.0);
                 let zone = z.iter().find(|(cum, _, _)| p < *cum).or(z.last());
                 match zone {
-                    Some(&(_, s, e)) => ((s + rng.below(e.saturating_sub(s).max(1))).min(n - 1), true),
+                    Some(&(_, s, e)) => {
+                        ((s + rng.below(e.saturating_sub(s).max(1))).min(n - 1), true)
+                    }
                     None => (rng.below(n), true),
                 }
             }
@@ -173,9 +203,19 @@ mod tests {
 
     #[test]
     fn pareto_80_20() {
-        let d = RankDist::new(&Distribution::Pareto { h: 0.2, center: 0.0 }, 1000, 4096).unwrap();
+        let d = RankDist::new(
+            &Distribution::Pareto {
+                h: 0.2,
+                center: 0.0,
+            },
+            1000,
+            4096,
+        )
+        .unwrap();
         let mut r = Taus88::new(2);
-        let hot = (0..100_000).filter(|_| d.draw(&mut r, 1000, 0).0 < 200).count();
+        let hot = (0..100_000)
+            .filter(|_| d.draw(&mut r, 1000, 0).0 < 200)
+            .count();
         assert!((78_000..82_000).contains(&hot), "{hot}");
     }
 
@@ -184,7 +224,9 @@ mod tests {
         let z = Distribution::Zoned([vec![(50.0, 5.0), (50.0, 95.0)], vec![], vec![]]);
         let d = RankDist::new(&z, 1000, 4096).unwrap();
         let mut r = Taus88::new(3);
-        let first = (0..100_000).filter(|_| d.draw(&mut r, 1000, 0).0 < 50).count();
+        let first = (0..100_000)
+            .filter(|_| d.draw(&mut r, 1000, 0).0 < 50)
+            .count();
         assert!((48_000..52_000).contains(&first), "{first}");
     }
 }

@@ -42,7 +42,9 @@ pub fn split_names(s: &str) -> Vec<String> {
         match c {
             '\\' if chars.peek() == Some(&':') => {
                 chars.next();
-                out.last_mut().map(|l| l.push(':'));
+                if let Some(l) = out.last_mut() {
+                    l.push(':');
+                }
             }
             ':' => out.push(String::new()),
             _ => {
@@ -66,7 +68,11 @@ pub fn job_paths(o: &JobOptions, clone: u32) -> Vec<PathBuf> {
         }
     };
     match o.filename.as_deref() {
-        Some(list) => split_names(list).iter().enumerate().map(|(i, n)| in_dir(n, i)).collect(),
+        Some(list) => split_names(list)
+            .iter()
+            .enumerate()
+            .map(|(i, n)| in_dir(n, i))
+            .collect(),
         None => (0..o.nrfiles)
             .map(|f| {
                 let name = o
@@ -103,21 +109,39 @@ fn probe(path: &Path) -> Option<Existing> {
     let md = std::fs::metadata(path).ok()?;
     let is_block = md.file_type().is_block_device();
     let size = if is_block {
-        File::open(path).ok().and_then(|f| block_size(&f).ok()).unwrap_or(0)
+        File::open(path)
+            .ok()
+            .and_then(|f| block_size(&f).ok())
+            .unwrap_or(0)
     } else {
         md.len()
     };
-    Some(Existing { is_block, size, rdev: md.rdev() })
+    Some(Existing {
+        is_block,
+        size,
+        rdev: md.rdev(),
+    })
 }
 
 /// Per-file region for one clone: (start, len) given the file's current size.
-fn region(o: &JobOptions, nfiles: u64, clone: u32, cur: Option<u64>, name: &Path) -> Result<(u64, u64), RunError> {
+fn region(
+    o: &JobOptions,
+    nfiles: u64,
+    clone: u32,
+    cur: Option<u64>,
+    name: &Path,
+) -> Result<(u64, u64), RunError> {
     let per_file = match (o.filesize, o.size) {
         (Some(r), _) => r.lo,
         (None, Some(SizePct::Bytes(b))) => b / nfiles.max(1),
         (None, Some(SizePct::Percent(p))) => match cur {
             Some(c) => ((c as f64) * p / 100.0) as u64,
-            None => return Err(RunError::Setup(format!("{}: size={p}% needs an existing file or device", name.display()))),
+            None => {
+                return Err(RunError::Setup(format!(
+                    "{}: size={p}% needs an existing file or device",
+                    name.display()
+                )))
+            }
         },
         (None, None) => match cur {
             Some(c) if c > 0 => c,
@@ -153,7 +177,10 @@ pub fn prepare(
 ) -> Result<Vec<JobFile>, RunError> {
     let paths = job_paths(o, clone);
     if paths.is_empty() {
-        return Err(RunError::Setup(format!("{}: no files to do I/O to", o.name)));
+        return Err(RunError::Setup(format!(
+            "{}: no files to do I/O to",
+            o.name
+        )));
     }
     let nfiles = paths.len() as u64;
     let mut plans = Vec::new();
@@ -163,7 +190,10 @@ pub fn prepare(
         let ex = probe(p);
         let (start, len) = region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?;
         if let Some(e) = &ex {
-            if e.is_block && (access.writes || access.trims) && !(allow_destructive || o.allow_mounted_write) {
+            if e.is_block
+                && (access.writes || access.trims)
+                && !(allow_destructive || o.allow_mounted_write)
+            {
                 if let Some(why) = safety::write_hazard(p, e.rdev) {
                     return Err(RunError::Refused(format!(
                         "refusing to write to {}: {why}. Set allow_mounted_write=1 or pass --allow-destructive to write anyway",
@@ -180,7 +210,9 @@ pub fn prepare(
             }
         }
         let needs_layout = !o.create_on_open
-            && ex.as_ref().map_or(true, |e| !e.is_block && e.size < start + len);
+            && ex
+                .as_ref()
+                .map_or(true, |e| !e.is_block && e.size < start + len);
         if needs_layout {
             layout_files += 1;
             layout_bytes += start + len - ex.as_ref().map_or(0, |e| e.size);
@@ -214,7 +246,10 @@ fn open_one(
 ) -> Result<JobFile, RunError> {
     let is_block = ex.as_ref().is_some_and(|e| e.is_block);
     if ex.is_none() && !o.allow_file_create {
-        return Err(RunError::Setup(format!("{}: file does not exist and allow_file_create=0", path.display())));
+        return Err(RunError::Setup(format!(
+            "{}: file does not exist and allow_file_create=0",
+            path.display()
+        )));
     }
     if layout {
         lay_out(o, path, start + len, access)?;
@@ -243,8 +278,14 @@ fn open_one(
             };
             RunError::Setup(format!("{}: cannot open: {e}{hint}", path.display()))
         })?;
-    let md = file.metadata().map_err(|e| RunError::Setup(format!("{}: {e}", path.display())))?;
-    let real_size = if is_block { block_size(&file).unwrap_or(0) } else { md.len() };
+    let md = file
+        .metadata()
+        .map_err(|e| RunError::Setup(format!("{}: {e}", path.display())))?;
+    let real_size = if is_block {
+        block_size(&file).unwrap_or(0)
+    } else {
+        md.len()
+    };
     let devnum = if is_block { md.rdev() } else { md.dev() };
     if o.invalidate {
         invalidate(&file, start, len);
@@ -263,7 +304,8 @@ fn open_one(
 /// Create or extend a regular file to `size`: filled with data when the job reads it
 /// (or overwrite=1), else just sized.
 fn lay_out(o: &JobOptions, path: &Path, size: u64, access: Access) -> Result<(), RunError> {
-    let err = |what: &str, e: std::io::Error| RunError::Setup(format!("{}: {what}: {e}", path.display()));
+    let err =
+        |what: &str, e: std::io::Error| RunError::Setup(format!("{}: {what}: {e}", path.display()));
     let f = OpenOptions::new()
         .read(true)
         .write(true)
@@ -289,7 +331,8 @@ fn lay_out(o: &JobOptions, path: &Path, size: u64, access: Access) -> Result<(),
     let mut off = cur;
     while off < size {
         let n = ((size - off) as usize).min(chunk);
-        std::os::unix::fs::FileExt::write_all_at(&f, &buf[..n], off).map_err(|e| err("cannot lay out", e))?;
+        std::os::unix::fs::FileExt::write_all_at(&f, &buf[..n], off)
+            .map_err(|e| err("cannot lay out", e))?;
         off += n as u64;
     }
     if o.create_fsync {
@@ -313,29 +356,48 @@ fn preallocate(o: &JobOptions, f: &File, cur: u64, size: u64) {
 /// Drop cached pages of the region so reads come from the device.
 fn invalidate(f: &File, start: u64, len: u64) {
     // SAFETY: advisory call on a valid fd.
-    unsafe { libc::posix_fadvise(f.as_raw_fd(), start as i64, len as i64, libc::POSIX_FADV_DONTNEED) };
+    unsafe {
+        libc::posix_fadvise(
+            f.as_raw_fd(),
+            start as i64,
+            len as i64,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
 }
 
 /// Switch the I/O scheduler of the block devices behind `files`; returns what to restore.
 pub fn set_scheduler(files: &[JobFile], sched: &str) -> Result<Vec<(PathBuf, String)>, RunError> {
     let mut restore = Vec::new();
     for f in files {
-        let Some(disk) = crate::disk::whole_disk(f.dev) else { continue };
+        let Some(disk) = crate::disk::whole_disk(f.dev) else {
+            continue;
+        };
         let p = PathBuf::from(format!("/sys/block/{disk}/queue/scheduler"));
-        let Ok(cur) = std::fs::read_to_string(&p) else { continue };
+        let Ok(cur) = std::fs::read_to_string(&p) else {
+            continue;
+        };
         let active = cur
             .split_whitespace()
             .find(|s| s.starts_with('['))
             .map(|s| s.trim_matches(|c| c == '[' || c == ']').to_string())
             .unwrap_or_default();
-        if !cur.split_whitespace().any(|s| s.trim_matches(|c| c == '[' || c == ']') == sched) {
+        if !cur
+            .split_whitespace()
+            .any(|s| s.trim_matches(|c| c == '[' || c == ']') == sched)
+        {
             return Err(RunError::Setup(format!(
                 "ioscheduler={sched}: {disk} offers only: {}",
                 cur.trim()
             )));
         }
         if active != sched && !restore.iter().any(|(q, _)| q == &p) {
-            std::fs::write(&p, sched).map_err(|e| RunError::Setup(format!("ioscheduler={sched}: cannot write {}: {e}", p.display())))?;
+            std::fs::write(&p, sched).map_err(|e| {
+                RunError::Setup(format!(
+                    "ioscheduler={sched}: cannot write {}: {e}",
+                    p.display()
+                ))
+            })?;
             restore.push((p, active));
         }
     }
@@ -354,6 +416,12 @@ mod tests {
         o.name = "job".into();
         o.nrfiles = 2;
         o.directory = Some("/tmp/x".into());
-        assert_eq!(job_paths(&o, 3), vec![PathBuf::from("/tmp/x/job.3.0"), PathBuf::from("/tmp/x/job.3.1")]);
+        assert_eq!(
+            job_paths(&o, 3),
+            vec![
+                PathBuf::from("/tmp/x/job.3.0"),
+                PathBuf::from("/tmp/x/job.3.1")
+            ]
+        );
     }
 }

@@ -90,13 +90,20 @@ impl Live {
             };
             d.prios = prio_slots
                 .iter()
-                .map(|&p| PrioStat { ioprio: p, stat: Default::default(), hist: Histogram::new() })
+                .map(|&p| PrioStat {
+                    ioprio: p,
+                    stat: Default::default(),
+                    hist: Histogram::new(),
+                })
                 .collect();
             d
         };
         Live {
             dirs: std::array::from_fn(dir),
-            sync: SyncStats { total_ios: 0, lat: LatTrack::new(true) },
+            sync: SyncStats {
+                total_ios: 0,
+                lat: LatTrack::new(true),
+            },
             io_depth: [0; 7],
             submit: [0; 7],
             complete: [0; 7],
@@ -119,7 +126,10 @@ impl Live {
                 p.hist.clear();
             }
         }
-        self.sync = SyncStats { total_ios: 0, lat: LatTrack::new(true) };
+        self.sync = SyncStats {
+            total_ios: 0,
+            lat: LatTrack::new(true),
+        };
         self.io_depth = [0; 7];
         self.submit = [0; 7];
         self.complete = [0; 7];
@@ -200,7 +210,11 @@ impl<'a, E: Engine> Loop<'a, E> {
                 ..Default::default()
             })
             .collect();
-        let slots = run.cmdprio.as_ref().map(|c| c.slots.clone()).unwrap_or_default();
+        let slots = run
+            .cmdprio
+            .as_ref()
+            .map(|c| c.slots.clone())
+            .unwrap_or_default();
         let sync_engine = eng.is_sync();
         let live = Live::new(o, &slots, sync_engine);
         let start = clock.now();
@@ -250,8 +264,15 @@ impl<'a, E: Engine> Loop<'a, E> {
 
     fn run(mut self) -> JobResult {
         let usage0 = crate::cpu::thread_usage();
-        let state = if self.in_ramp { crate::job::STATE_RAMP } else { STATE_RUNNING };
-        self.ctx.shared.measure_start.store(self.measure_start, Relaxed);
+        let state = if self.in_ramp {
+            crate::job::STATE_RAMP
+        } else {
+            STATE_RUNNING
+        };
+        self.ctx
+            .shared
+            .measure_start
+            .store(self.measure_start, Relaxed);
         self.ctx.shared.state.store(state, Relaxed);
         let mut usage_start = usage0;
         loop {
@@ -260,7 +281,10 @@ impl<'a, E: Engine> Loop<'a, E> {
                 self.end_ramp(now);
                 usage_start = crate::cpu::thread_usage();
             }
-            if now >= self.deadline || self.ctx.stop_all.load(Relaxed) || self.ctx.shared.stop.load(Relaxed) {
+            if now >= self.deadline
+                || self.ctx.stop_all.load(Relaxed)
+                || self.ctx.shared.stop.load(Relaxed)
+            {
                 break;
             }
             let exhausted = self.fill(now);
@@ -274,7 +298,9 @@ impl<'a, E: Engine> Loop<'a, E> {
                 continue;
             }
             let full = self.inflight + self.pending.len() as u32 >= self.depth;
-            if !self.pending.is_empty() && (full || exhausted || self.pacer.waiting || self.think.due()) {
+            if !self.pending.is_empty()
+                && (full || exhausted || self.pacer.waiting || self.think.due())
+            {
                 self.commit();
             }
             if self.inflight > 0 && (full || exhausted || self.pacer.waiting || self.think.due()) {
@@ -333,7 +359,7 @@ impl<'a, E: Engine> Loop<'a, E> {
                 self.think.pause(self.clock, self.ctx.stop_all);
                 now = self.clock.now();
             }
-            let Some(io) = self.held.take().or_else(|| self.wl.next()) else {
+            let Some(io) = self.held.take().or_else(|| self.wl.next_io()) else {
                 self.exhausted = true;
                 return true;
             };
@@ -371,7 +397,13 @@ impl<'a, E: Engine> Loop<'a, E> {
                     let res = unit.result;
                     self.live.submit[1] += 1;
                     self.live.io_depth[depth_bucket(self.inflight + 1)] += 1;
-                    self.complete(Completion { unit: idx, result: res }, t);
+                    self.complete(
+                        Completion {
+                            unit: idx,
+                            result: res,
+                        },
+                        t,
+                    );
                     self.live.complete[1] += 1;
                     // The unit is free again: return so the loop re-checks its limits.
                     self.now_hint = Some(t);
@@ -385,7 +417,10 @@ impl<'a, E: Engine> Loop<'a, E> {
                 }
                 Err(e) => {
                     self.free.push(idx);
-                    self.fail(e.raw_os_error().unwrap_or(libc::EIO), &format!("queue: {e}"));
+                    self.fail(
+                        e.raw_os_error().unwrap_or(libc::EIO),
+                        &format!("queue: {e}"),
+                    );
                     return true;
                 }
             }
@@ -410,7 +445,8 @@ impl<'a, E: Engine> Loop<'a, E> {
             flags |= UNIT_HIPRI;
         }
         if io.ddir == Ddir::Write {
-            self.bufs.prepare_write(idx as usize, io.len as usize, io.offset ^ now);
+            self.bufs
+                .prepare_write(idx as usize, io.len as usize, io.offset ^ now);
         }
         let u = &mut self.units[idx as usize];
         u.ddir = io.ddir;
@@ -438,7 +474,13 @@ impl<'a, E: Engine> Loop<'a, E> {
             Ok(_) => unit.result,
             Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
         };
-        self.complete(Completion { unit: idx, result: res }, t1);
+        self.complete(
+            Completion {
+                unit: idx,
+                result: res,
+            },
+            t1,
+        );
         self.live.complete[1] += 1;
         t1
     }
@@ -450,7 +492,10 @@ impl<'a, E: Engine> Loop<'a, E> {
         let n = match self.eng.commit() {
             Ok(n) => n,
             Err(e) => {
-                self.fail(e.raw_os_error().unwrap_or(libc::EIO), &format!("submit: {e}"));
+                self.fail(
+                    e.raw_os_error().unwrap_or(libc::EIO),
+                    &format!("submit: {e}"),
+                );
                 0
             }
         };
@@ -478,14 +523,23 @@ impl<'a, E: Engine> Loop<'a, E> {
     fn reap(&mut self, full: bool) {
         loop {
             let mut min = self.complete_min.min(self.inflight);
-            if min == 0 && (full || self.stop_issuing || self.pacer.waiting || self.think.due() || self.wl_exhausted()) {
+            if min == 0
+                && (full
+                    || self.stop_issuing
+                    || self.pacer.waiting
+                    || self.think.due()
+                    || self.wl_exhausted())
+            {
                 min = 1;
             }
             let max = self.complete_max.max(min).min(self.inflight.max(1));
             let n = match self.eng.getevents(min, max) {
                 Ok(n) => n,
                 Err(e) => {
-                    self.fail(e.raw_os_error().unwrap_or(libc::EIO), &format!("getevents: {e}"));
+                    self.fail(
+                        e.raw_os_error().unwrap_or(libc::EIO),
+                        &format!("getevents: {e}"),
+                    );
                     self.inflight = 0;
                     return;
                 }
@@ -583,13 +637,21 @@ impl<'a, E: Engine> Loop<'a, E> {
             _ => "sync",
         };
         let e = std::io::Error::from_raw_os_error(errno);
-        self.fail(errno, &format!("{}: {dir} offset={offset}, buflen={len}", strerror(&e)));
+        self.fail(
+            errno,
+            &format!("{}: {dir} offset={offset}, buflen={len}", strerror(&e)),
+        );
     }
 
     fn fail(&mut self, errno: i32, text: &str) {
         if self.error == 0 {
             self.error = errno;
-            let file = self.ctx.files.first().map(|f| f.path.display().to_string()).unwrap_or_default();
+            let file = self
+                .ctx
+                .files
+                .first()
+                .map(|f| f.path.display().to_string())
+                .unwrap_or_default();
             eprintln!("ioscope: io_u error on file {file}: {text}");
             self.error_text = Some(text.to_string());
         }
@@ -605,7 +667,9 @@ impl<'a, E: Engine> Loop<'a, E> {
         while self.inflight > 0 {
             self.reap(true);
         }
-        let Some(f) = self.ctx.files.get(file as usize) else { return };
+        let Some(f) = self.ctx.files.get(file as usize) else {
+            return;
+        };
         let fd = f.file.as_raw_fd();
         let t0 = self.clock.now();
         // SAFETY: fd belongs to the job.
@@ -619,7 +683,10 @@ impl<'a, E: Engine> Loop<'a, E> {
         let t1 = self.clock.now();
         if r < 0 {
             let e = std::io::Error::last_os_error();
-            self.fail(e.raw_os_error().unwrap_or(libc::EIO), &format!("fsync: {e}"));
+            self.fail(
+                e.raw_os_error().unwrap_or(libc::EIO),
+                &format!("fsync: {e}"),
+            );
             return;
         }
         if !self.in_ramp {

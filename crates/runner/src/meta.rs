@@ -12,7 +12,9 @@ fn uname() -> (String, String) {
     }
     let s = |f: &[libc::c_char]| {
         // SAFETY: utsname fields are NUL-terminated.
-        unsafe { std::ffi::CStr::from_ptr(f.as_ptr()) }.to_string_lossy().into_owned()
+        unsafe { std::ffi::CStr::from_ptr(f.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
     };
     (s(&u.release), s(&u.nodename))
 }
@@ -21,7 +23,12 @@ pub fn run_meta(clock: &Clock) -> RunMeta {
     let (kernel, hostname) = uname();
     let cpu_model = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string()))
+        .and_then(|c| {
+            c.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
         .unwrap_or_default();
     RunMeta {
         ioscope_version: env!("CARGO_PKG_VERSION").to_string(),

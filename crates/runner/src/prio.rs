@@ -24,7 +24,14 @@ pub fn job_ioprio(o: &JobOptions) -> u16 {
 pub fn set_thread_ioprio(ioprio: u16) -> std::io::Result<()> {
     const IOPRIO_WHO_PROCESS: libc::c_int = 1;
     // SAFETY: raw syscall with plain integer arguments; who=0 means the calling thread.
-    let r = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, ioprio as libc::c_int) };
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_ioprio_set,
+            IOPRIO_WHO_PROCESS,
+            0,
+            ioprio as libc::c_int,
+        )
+    };
     if r < 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -46,13 +53,16 @@ pub struct CmdPrio {
 impl CmdPrio {
     /// None when the job issues every I/O at its default priority.
     pub fn new(o: &JobOptions, default: u16, seed: u64) -> Option<CmdPrio> {
-        let prio: [u16; 3] = std::array::from_fn(|d| ioprio_value(o.cmdprio_class.0[d], o.cmdprio.0[d]));
+        let prio: [u16; 3] =
+            std::array::from_fn(|d| ioprio_value(o.cmdprio_class.0[d], o.cmdprio.0[d]));
         let split: Option<[Vec<(u64, u32, u16)>; 3]> = o.cmdprio_bssplit.as_ref().map(|s| {
             std::array::from_fn(|d| {
                 s.0[d]
                     .iter()
                     .map(|e| {
-                        let p = e.prio.map_or(prio[d], |(c, l)| ioprio_value(c as u32, l as u32));
+                        let p = e
+                            .prio
+                            .map_or(prio[d], |(c, l)| ioprio_value(c as u32, l as u32));
                         (e.bs, e.pct.unwrap_or(0), p)
                     })
                     .collect()
@@ -78,7 +88,14 @@ impl CmdPrio {
                 add(e.2);
             }
         }
-        Some(CmdPrio { pct, prio, split, default, rng: Taus88::new(seed ^ 0x5052_494F), slots })
+        Some(CmdPrio {
+            pct,
+            prio,
+            split,
+            default,
+            rng: Taus88::new(seed ^ 0x5052_494F),
+            slots,
+        })
     }
 
     /// (ioprio, slot) for an I/O.

@@ -43,8 +43,20 @@ impl Pacer {
     pub fn new(o: &JobOptions, clock: &Clock) -> Pacer {
         let hz = clock.hz as f64;
         Pacer {
-            per_byte: std::array::from_fn(|d| if o.rate.0[d] > 0 { hz / o.rate.0[d] as f64 } else { 0.0 }),
-            per_io: std::array::from_fn(|d| if o.rate_iops.0[d] > 0 { hz / o.rate_iops.0[d] as f64 } else { 0.0 }),
+            per_byte: std::array::from_fn(|d| {
+                if o.rate.0[d] > 0 {
+                    hz / o.rate.0[d] as f64
+                } else {
+                    0.0
+                }
+            }),
+            per_io: std::array::from_fn(|d| {
+                if o.rate_iops.0[d] > 0 {
+                    hz / o.rate_iops.0[d] as f64
+                } else {
+                    0.0
+                }
+            }),
             due: [0.0; 3],
             poisson: o.rate_process == RateProcess::Poisson,
             rng: Taus88::new(o.randseed ^ 0x7261_7465),
@@ -72,7 +84,11 @@ impl Pacer {
             self.waiting = true;
             return false;
         }
-        let step = if self.poisson { -gap * (1.0 - self.rng.unit()).ln() } else { gap };
+        let step = if self.poisson {
+            -gap * (1.0 - self.rng.unit()).ln()
+        } else {
+            gap
+        };
         // After a stall, catch up by at most one second's worth of I/O.
         self.due[d] = self.due[d].max(now as f64 - self.hz) + step;
         self.waiting = false;
@@ -91,7 +107,12 @@ pub struct Think {
 
 impl Think {
     pub fn new(o: &JobOptions) -> Think {
-        Think { think_us: o.thinktime, spin_us: o.thinktime_spin.min(o.thinktime), blocks: o.thinktime_blocks.max(1), done: 0 }
+        Think {
+            think_us: o.thinktime,
+            spin_us: o.thinktime_spin.min(o.thinktime),
+            blocks: o.thinktime_blocks.max(1),
+            done: 0,
+        }
     }
 
     #[inline(always)]

@@ -3,8 +3,6 @@
 //! - `Taus88`: L'Ecuyer's three-component combined Tausworthe generator (period 2^88),
 //!   written from the published description (Math. Comp. 65, 1996).
 //! - `Taus258`: L'Ecuyer's five-component 64-bit version (period 2^258, Math. Comp. 68, 1999).
-//! - `Permutation`: a full-period walk over [0, n) that never repeats a value within a
-//!   pass (what fio's `random_generator=lfsr` is chosen for), in O(1) memory.
 
 /// Seedable uniform generator.
 pub trait Rng {
@@ -53,7 +51,9 @@ impl Taus88 {
                 break v;
             }
         };
-        Taus88 { s: [pick(1), pick(7), pick(15)] }
+        Taus88 {
+            s: [pick(1), pick(7), pick(15)],
+        }
     }
 
     #[inline(always)]
@@ -117,64 +117,9 @@ impl Rng for Taus258 {
     }
 }
 
-/// Full-period permutation of [0, n): an LCG modulo the next power of two
-/// (a ≡ 1 mod 4, c odd: Hull–Dobell) with cycle-walking past values ≥ n.
-#[derive(Clone, Debug)]
-pub struct Permutation {
-    n: u64,
-    mask: u64,
-    a: u64,
-    c: u64,
-    x: u64,
-    left: u64,
-}
-
-impl Permutation {
-    pub fn new(n: u64, seed: u64) -> Self {
-        let n = n.max(1);
-        let mask = n.next_power_of_two().saturating_sub(1).max(1);
-        let mut st = seed;
-        let mut a = (splitmix(&mut st) & mask & !3) | 1;
-        if a == 1 && mask >= 7 {
-            a = 5; // a = 1 is a plain rotation: full period but no mixing
-        }
-        let c = (splitmix(&mut st) & mask) | 1;
-        let x = splitmix(&mut st) & mask;
-        Permutation { n, mask, a, c, x, left: n }
-    }
-
-    /// Next value; each of [0, n) once per n calls.
-    #[inline]
-    pub fn next(&mut self) -> u64 {
-        if self.left == 0 {
-            self.left = self.n;
-        }
-        self.left -= 1;
-        loop {
-            self.x = self.x.wrapping_mul(self.a).wrapping_add(self.c) & self.mask;
-            if self.x < self.n {
-                return self.x;
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn permutation_covers_once() {
-        for n in [1u64, 2, 3, 7, 100, 1000, 4097] {
-            let mut p = Permutation::new(n, 42);
-            let mut seen = vec![false; n as usize];
-            for _ in 0..n {
-                let v = p.next() as usize;
-                assert!(!seen[v], "n={n} repeated {v}");
-                seen[v] = true;
-            }
-        }
-    }
 
     #[test]
     fn generators_are_uniformish_and_repeatable() {
@@ -186,12 +131,18 @@ mod tests {
             assert_eq!(v, b.below(10));
             hist[v as usize] += 1;
         }
-        assert!(hist.iter().all(|&c| (9_000..11_000).contains(&c)), "{hist:?}");
+        assert!(
+            hist.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{hist:?}"
+        );
         let mut t = Taus258::new(1);
         let mut hist = [0u32; 10];
         for _ in 0..100_000 {
             hist[t.below(10) as usize] += 1;
         }
-        assert!(hist.iter().all(|&c| (9_000..11_000).contains(&c)), "{hist:?}");
+        assert!(
+            hist.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{hist:?}"
+        );
     }
 }

@@ -72,12 +72,17 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
     let total: u32 = set.jobs.iter().map(|j| j.opts.numjobs).sum();
     if let Some(max) = ro.max_jobs {
         if total > max {
-            return Err(RunError::Setup(format!("{total} jobs exceed --max-jobs={max}")));
+            return Err(RunError::Setup(format!(
+                "{total} jobs exceed --max-jobs={max}"
+            )));
         }
     }
     for j in &set.jobs {
         if let Some((name, loc)) = j.not_yet.first() {
-            return Err(RunError::Unsupported(format!("{loc}: option {name} is not supported yet (job '{}')", j.name)));
+            return Err(RunError::Unsupported(format!(
+                "{loc}: option {name} is not supported yet (job '{}')",
+                j.name
+            )));
         }
         if !IMPLEMENTED.contains(&j.opts.ioengine.as_str()) {
             return Err(RunError::Unsupported(format!(
@@ -89,18 +94,31 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
         }
         let a = access(&j.opts);
         if ro.readonly && (a.writes || a.trims) {
-            return Err(RunError::Refused(format!("job '{}': rw={} writes, refused by --readonly", j.name, j.opts.rw.mode.name())));
+            return Err(RunError::Refused(format!(
+                "job '{}': rw={} writes, refused by --readonly",
+                j.name,
+                j.opts.rw.mode.name()
+            )));
         }
         if j.opts.verify != "0" && j.opts.verify != "none" {
-            return Err(RunError::Unsupported(format!("job '{}': option verify is not supported yet", j.name)));
+            return Err(RunError::Unsupported(format!(
+                "job '{}': option verify is not supported yet",
+                j.name
+            )));
         }
     }
-    debug_assert!(ioscope_options::OPTIONS.iter().any(|d| d.status == Status::Supported));
+    debug_assert!(ioscope_options::OPTIONS
+        .iter()
+        .any(|d| d.status == Status::Supported));
     Ok(())
 }
 
 fn access(o: &JobOptions) -> Access {
-    Access { reads: o.rw.mode.reads(), writes: o.rw.mode.writes(), trims: o.rw.mode.trims() }
+    Access {
+        reads: o.rw.mode.reads(),
+        writes: o.rw.mode.writes(),
+        trims: o.rw.mode.trims(),
+    }
 }
 
 /// Reporting group of each job spec (stonewall and new_group start a new one).
@@ -132,7 +150,12 @@ fn plan(set: &JobSet) -> Vec<Vec<Planned<'_>>> {
         for clone in 0..spec.opts.numjobs {
             number += 1;
             if let Some(p) = phases.last_mut() {
-                p.push(Planned { spec, clone, number, groupid });
+                p.push(Planned {
+                    spec,
+                    clone,
+                    number,
+                    groupid,
+                });
             }
         }
     }
@@ -172,7 +195,8 @@ pub fn job_info(spec: &JobSpec, files: &[JobFile]) -> JobInfo {
             (o.bs.0[d], o.bs.0[d])
         }
     });
-    let sync_engine = SYNC_ENGINES.contains(&o.ioengine.as_str()) || (o.ioengine == "null" && o.iodepth <= 1);
+    let sync_engine =
+        SYNC_ENGINES.contains(&o.ioengine.as_str()) || (o.ioengine == "null" && o.iodepth <= 1);
     JobInfo {
         rw: o.rw.mode.name().to_string(),
         bs,
@@ -224,7 +248,7 @@ fn seed_for(o: &JobOptions, number: u32) -> u64 {
 }
 
 fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<Ready, RunError> {
-    let mut o = p.spec.opts.clone();
+    let o = p.spec.opts.clone();
     let a = access(&o);
     let mut say = |s: String| obs.message(&s);
     let files = files::prepare(&o, p.clone, a, ro.allow_destructive, &mut say)?;
@@ -235,9 +259,6 @@ fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<R
     let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
     let wl = Workload::new(&o, &regions, seed_for(&o, p.number));
     let planned = wl.planned_bytes();
-    if o.time_based || o.runtime > 0 {
-        o.runtime = o.runtime.max(0);
-    }
     let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);
     Ok(Ready {
         sample_dirs: [a.reads, a.writes, a.trims],
@@ -260,7 +281,10 @@ fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<R
 }
 
 /// Body of a job thread: set up the thread, buffers and engine, then run.
-fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<(JobResult, u32, Option<JobLogs>), RunError> {
+/// A job thread's result, thread id and logs to close.
+type ThreadOut = (JobResult, u32, Option<JobLogs>);
+
+fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<ThreadOut, RunError> {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() } as u32;
     let o = ctx.opts.clone();
@@ -273,7 +297,11 @@ fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<(JobResult, u32, O
     let file_infos: Vec<ioscope_engine::FileInfo> = ctx
         .files
         .iter()
-        .map(|f| ioscope_engine::FileInfo { fd: std::os::fd::AsRawFd::as_raw_fd(&f.file), size: f.real_size, is_block: f.is_block })
+        .map(|f| ioscope_engine::FileInfo {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&f.file),
+            size: f.real_size,
+            is_block: f.is_block,
+        })
         .collect();
     let cfg = EngineConfig {
         depth: o.iodepth.max(1),
@@ -284,10 +312,20 @@ fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<(JobResult, u32, O
     };
     start.wait();
     if o.startdelay.hi > 0 {
-        let us = o.startdelay.lo + crate::rng::splitmix(&mut ctx.seed.clone()) % (o.startdelay.hi - o.startdelay.lo + 1);
-        crate::rate::wait_until(Clock::get(), Clock::get().now() + Clock::get().ticks(Duration::from_micros(us)), &STOP);
+        let us = o.startdelay.lo
+            + crate::rng::splitmix(&mut ctx.seed.clone()) % (o.startdelay.hi - o.startdelay.lo + 1);
+        crate::rate::wait_until(
+            Clock::get(),
+            Clock::get().now() + Clock::get().ticks(Duration::from_micros(us)),
+            &STOP,
+        );
     }
-    let run = JobRun { ctx: &mut ctx, workload, buffers, cmdprio };
+    let run = JobRun {
+        ctx: &mut ctx,
+        workload,
+        buffers,
+        cmdprio,
+    };
     let result = ioscope_engine::with_engine(&o.ioengine, &cfg, run);
     ctx.shared.state.store(STATE_DONE, Relaxed);
     let result = result?;
@@ -296,17 +334,33 @@ fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<(JobResult, u32, O
 
 fn apply_thread_settings(o: &JobOptions, ioprio: u16) -> Result<(), RunError> {
     if ioprio != 0 {
-        prio::set_thread_ioprio(ioprio)
-            .map_err(|e| RunError::Setup(format!("job '{}': ioprio_set(class {}, level {}): {e}", o.name, ioprio >> 13, ioprio & 7)))?;
+        prio::set_thread_ioprio(ioprio).map_err(|e| {
+            RunError::Setup(format!(
+                "job '{}': ioprio_set(class {}, level {}): {e}",
+                o.name,
+                ioprio >> 13,
+                ioprio & 7
+            ))
+        })?;
     }
     if o.nice != 0 {
         // SAFETY: PRIO_PROCESS with who=0 applies to the calling thread on Linux.
         let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, o.nice) };
         if r < 0 {
-            return Err(RunError::Setup(format!("job '{}': nice={}: {}", o.name, o.nice, std::io::Error::last_os_error())));
+            return Err(RunError::Setup(format!(
+                "job '{}': nice={}: {}",
+                o.name,
+                o.nice,
+                std::io::Error::last_os_error()
+            )));
         }
     }
-    if let Some(cpus) = o.cpus_allowed.as_deref().map(parse_cpu_list).or_else(|| o.cpumask.as_deref().map(parse_cpu_mask)) {
+    if let Some(cpus) = o
+        .cpus_allowed
+        .as_deref()
+        .map(parse_cpu_list)
+        .or_else(|| o.cpumask.as_deref().map(parse_cpu_mask))
+    {
         let cpus = cpus.map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
         // SAFETY: a zeroed cpu_set_t is empty; CPU_SET/sched_setaffinity take valid pointers.
         unsafe {
@@ -315,7 +369,11 @@ fn apply_thread_settings(o: &JobOptions, ioprio: u16) -> Result<(), RunError> {
                 libc::CPU_SET(*c, &mut set);
             }
             if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) < 0 {
-                return Err(RunError::Setup(format!("job '{}': cpus_allowed: {}", o.name, std::io::Error::last_os_error())));
+                return Err(RunError::Setup(format!(
+                    "job '{}': cpus_allowed: {}",
+                    o.name,
+                    std::io::Error::last_os_error()
+                )));
             }
         }
     }
@@ -327,8 +385,14 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let mut v = Vec::new();
     for part in s.split(',').filter(|p| !p.is_empty()) {
         let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let a: usize = a.trim().parse().map_err(|_| format!("cpus_allowed '{s}' is not a CPU list"))?;
-        let b: usize = b.trim().parse().map_err(|_| format!("cpus_allowed '{s}' is not a CPU list"))?;
+        let a: usize = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("cpus_allowed '{s}' is not a CPU list"))?;
+        let b: usize = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("cpus_allowed '{s}' is not a CPU list"))?;
         if a > b || b >= 1024 {
             return Err(format!("cpus_allowed '{s}': bad range {part}"));
         }
@@ -366,7 +430,13 @@ pub fn run(set: &JobSet, ro: &RunOptions, obs: &mut dyn Observer) -> Result<RunR
             }
             devs.extend(r.ctx.files.iter().map(|f| f.dev));
             if r.ctx.opts.unlink {
-                unlink.extend(r.ctx.files.iter().filter(|f| !f.is_block).map(|f| f.path.clone()));
+                unlink.extend(
+                    r.ctx
+                        .files
+                        .iter()
+                        .filter(|f| !f.is_block)
+                        .map(|f| f.path.clone()),
+                );
             }
             ready.push(r);
         }
@@ -387,7 +457,7 @@ pub fn run(set: &JobSet, ro: &RunOptions, obs: &mut dyn Observer) -> Result<RunR
 }
 
 struct Running {
-    handle: std::thread::JoinHandle<Result<(JobResult, u32, Option<JobLogs>), RunError>>,
+    handle: std::thread::JoinHandle<Result<ThreadOut, RunError>>,
     shared: Arc<Shared>,
     info: JobInfo,
     name: String,
@@ -438,7 +508,10 @@ fn run_phase(
     monitor(&mut running, clock, run_start, obs);
     let mut out = Vec::new();
     for mut r in running {
-        let joined = r.handle.join().map_err(|_| RunError::Setup(format!("job '{}' panicked", r.name)))?;
+        let joined = r
+            .handle
+            .join()
+            .map_err(|_| RunError::Setup(format!("job '{}' panicked", r.name)))?;
         let (mut res, tid, logs) = joined?;
         if let Some(l) = logs {
             for (path, dropped) in l.close(clock.now()) {
@@ -451,7 +524,8 @@ fn run_phase(
                 }
             }
         }
-        r.sampler.finish(&r.shared, clock.now(), clock, &r.sample_dirs);
+        r.sampler
+            .finish(&r.shared, clock.now(), clock, &r.sample_dirs);
         for d in 0..3 {
             res.dirs[d].bw = r.sampler.bw[d];
             res.dirs[d].iops = r.sampler.iops[d];
@@ -519,10 +593,10 @@ impl Sampler {
         }
         if now >= self.next_bw {
             let secs = clock.delta_ns(self.last_bw_t, now) as f64 / 1e9;
-            for d in 0..3 {
+            for (d, bw) in self.bw.iter_mut().enumerate() {
                 let b = s.bytes[d].load(Relaxed);
                 if dirs[d] && secs > 0.0 {
-                    self.bw[d].add((b.saturating_sub(self.last_bytes[d])) as f64 / 1024.0 / secs);
+                    bw.add((b.saturating_sub(self.last_bytes[d])) as f64 / 1024.0 / secs);
                 }
                 self.last_bytes[d] = b;
             }
@@ -531,10 +605,10 @@ impl Sampler {
         }
         if now >= self.next_iops {
             let secs = clock.delta_ns(self.last_iops_t, now) as f64 / 1e9;
-            for d in 0..3 {
+            for (d, iops) in self.iops.iter_mut().enumerate() {
                 let n = s.ios[d].load(Relaxed);
                 if dirs[d] && secs > 0.0 {
-                    self.iops[d].add((n.saturating_sub(self.last_ios[d])) as f64 / secs);
+                    iops.add((n.saturating_sub(self.last_ios[d])) as f64 / secs);
                 }
                 self.last_ios[d] = n;
             }
@@ -546,7 +620,12 @@ impl Sampler {
     fn finish(&mut self, _s: &Shared, _now: Ticks, _clock: &Clock, _dirs: &[bool; 3]) {}
 }
 
-fn monitor(running: &mut [Running], clock: &'static Clock, run_start: Instant, obs: &mut dyn Observer) {
+fn monitor(
+    running: &mut [Running],
+    clock: &'static Clock,
+    run_start: Instant,
+    obs: &mut dyn Observer,
+) {
     let mut last_progress = Instant::now();
     loop {
         let now = clock.now();
@@ -602,7 +681,12 @@ fn rw_char(rw: &str) -> char {
 
 /// Per-priority stats across a group whose jobs have different default priorities,
 /// then group_reporting merges, then group totals.
-fn assemble(results: Vec<(JobResult, u32, bool)>, disks: Vec<ioscope_stats::DiskUtil>, timestamp_ms: u64, set: &JobSet) -> RunResult {
+fn assemble(
+    results: Vec<(JobResult, u32, bool)>,
+    disks: Vec<ioscope_stats::DiskUtil>,
+    timestamp_ms: u64,
+    set: &JobSet,
+) -> RunResult {
     let mut jobs: Vec<JobResult> = Vec::new();
     let mut i = 0;
     while i < results.len() {

@@ -24,7 +24,9 @@ fn partitions(name: &str) -> Vec<String> {
     };
     dir.filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(name) && Path::new(&format!("/sys/class/block/{n}/partition")).exists())
+        .filter(|n| {
+            n.starts_with(name) && Path::new(&format!("/sys/class/block/{n}/partition")).exists()
+        })
         .collect()
 }
 
@@ -44,7 +46,8 @@ fn mounts_of(devs: &[(u32, u32)]) -> Vec<String> {
             let f: Vec<&str> = l.split(' ').collect();
             let (a, b) = f.get(2)?.split_once(':')?;
             let d = (a.parse().ok()?, b.parse().ok()?);
-            devs.contains(&d).then(|| f.get(4).unwrap_or(&"?").to_string())
+            devs.contains(&d)
+                .then(|| f.get(4).unwrap_or(&"?").to_string())
         })
         .collect()
 }
@@ -52,13 +55,21 @@ fn mounts_of(devs: &[(u32, u32)]) -> Vec<String> {
 /// Is the device listed as active swap?
 fn is_active_swap(names: &[String]) -> bool {
     std::fs::read_to_string("/proc/swaps")
-        .map(|s| s.lines().skip(1).any(|l| names.iter().any(|n| l.starts_with(&format!("/dev/{n} ")))))
+        .map(|s| {
+            s.lines()
+                .skip(1)
+                .any(|l| names.iter().any(|n| l.starts_with(&format!("/dev/{n} "))))
+        })
         .unwrap_or(false)
 }
 
 fn holders(name: &str) -> Vec<String> {
     std::fs::read_dir(format!("/sys/class/block/{name}/holders"))
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -82,7 +93,14 @@ const SIGNATURES: &[(u64, &[u8], &str)] = &[
     (0x400, &[0x10, 0x20, 0xF5, 0xF2], "an F2FS filesystem"),
     (0x10000 + 0x40, b"ReIsEr", "a ReiserFS filesystem"),
     (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
-    (0x1018, &[0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba, 0x6d, 0x81], "a bcache device"),
+    (
+        0x1018,
+        &[
+            0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba,
+            0x6d, 0x81,
+        ],
+        "a bcache device",
+    ),
 ];
 
 /// The first signature found in the device's first 128 KiB, if any.
@@ -105,7 +123,10 @@ pub fn find_signature(file: &File) -> Option<&'static str> {
     // MBR: boot signature plus at least one plausible partition entry.
     if buf.len() >= 512 && buf[510] == 0x55 && buf[511] == 0xAA {
         let entries = &buf[446..510];
-        if entries.chunks(16).any(|e| e[4] != 0 && (e[0] == 0 || e[0] == 0x80)) {
+        if entries
+            .chunks(16)
+            .any(|e| e[4] != 0 && (e[0] == 0 || e[0] == 0x80))
+        {
             return Some("a DOS/MBR partition table");
         }
     }
@@ -118,10 +139,17 @@ pub fn write_hazard(path: &Path, rdev: u64) -> Option<String> {
     let name = kernel_name(ma, mi).unwrap_or_else(|| path.display().to_string());
     let mut names = vec![name.clone()];
     names.extend(partitions(&name));
-    let devs: Vec<(u32, u32)> = names.iter().filter_map(|n| dev_of(n)).chain([(ma, mi)]).collect();
+    let devs: Vec<(u32, u32)> = names
+        .iter()
+        .filter_map(|n| dev_of(n))
+        .chain([(ma, mi)])
+        .collect();
     let mounted = mounts_of(&devs);
     if let Some(m) = mounted.first() {
-        return Some(format!("{} (/dev/{name}) is mounted on {m}", path.display()));
+        return Some(format!(
+            "{} (/dev/{name}) is mounted on {m}",
+            path.display()
+        ));
     }
     if is_active_swap(&names) {
         return Some(format!("{} is in use as swap", path.display()));
@@ -129,11 +157,19 @@ pub fn write_hazard(path: &Path, rdev: u64) -> Option<String> {
     for n in &names {
         let h = holders(n);
         if !h.is_empty() {
-            return Some(format!("{} is in use by {} (device-mapper/MD/LVM)", path.display(), h.join(", ")));
+            return Some(format!(
+                "{} is in use by {} (device-mapper/MD/LVM)",
+                path.display(),
+                h.join(", ")
+            ));
         }
     }
     if names.len() > 1 {
-        return Some(format!("{} has partitions ({})", path.display(), names[1..].join(", ")));
+        return Some(format!(
+            "{} has partitions ({})",
+            path.display(),
+            names[1..].join(", ")
+        ));
     }
     let file = File::open(path).ok()?;
     find_signature(&file).map(|what| format!("{} carries {what}", path.display()))

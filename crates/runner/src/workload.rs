@@ -15,9 +15,16 @@ use ioscope_options::{FileService, JobOptions, RandomGenerator, RwMode, RwSequen
 enum BsChoice {
     Fixed(u64),
     /// Multiples of `step` in [lo, hi] (step = lo, or 512 with bs_unaligned).
-    Range { lo: u64, hi: u64, step: u64 },
+    Range {
+        lo: u64,
+        hi: u64,
+        step: u64,
+    },
     /// (cumulative weight, bs); weights total `total`.
-    Split { table: Vec<(u32, u64)>, total: u32 },
+    Split {
+        table: Vec<(u32, u64)>,
+        total: u32,
+    },
 }
 
 impl BsChoice {
@@ -45,7 +52,11 @@ impl BsChoice {
             }
             BsChoice::Split { table, total } => {
                 let r = rng.below(*total as u64) as u32;
-                table.iter().find(|(cum, _)| r < *cum).or(table.last()).map_or(4096, |t| t.1)
+                table
+                    .iter()
+                    .find(|(cum, _)| r < *cum)
+                    .or(table.last())
+                    .map_or(4096, |t| t.1)
             }
         }
     }
@@ -58,7 +69,7 @@ fn bs_choices(o: &JobOptions) -> [BsChoice; 3] {
             if !entries.is_empty() {
                 let given: u32 = entries.iter().filter_map(|e| e.pct).sum();
                 let empty = entries.iter().filter(|e| e.pct.is_none()).count() as u32;
-                let share = if empty > 0 { 100u32.saturating_sub(given) / empty } else { 0 };
+                let share = 100u32.saturating_sub(given).checked_div(empty).unwrap_or(0);
                 let mut cum = 0;
                 let table: Vec<(u32, u64)> = entries
                     .iter()
@@ -67,14 +78,21 @@ fn bs_choices(o: &JobOptions) -> [BsChoice; 3] {
                         (cum, e.bs)
                     })
                     .collect();
-                return BsChoice::Split { total: cum.max(1), table };
+                return BsChoice::Split {
+                    total: cum.max(1),
+                    table,
+                };
             }
         }
         if let Some(r) = &o.bsrange {
             let r = r.0 .0[d];
             if r.lo != r.hi {
                 let step = if o.bs_unaligned { 512.min(r.lo) } else { r.lo };
-                return BsChoice::Range { lo: r.lo, hi: r.hi, step };
+                return BsChoice::Range {
+                    lo: r.lo,
+                    hi: r.hi,
+                    step,
+                };
             }
             return BsChoice::Fixed(r.lo);
         }
@@ -162,14 +180,34 @@ impl Workload {
     pub fn new(o: &JobOptions, regions: &[(u64, u64)], seed: u64) -> Workload {
         let bs = bs_choices(o);
         let dirs = [o.rw.mode.reads(), o.rw.mode.writes(), o.rw.mode.trims()];
-        let min_bs = (0..3).filter(|&d| dirs[d]).map(|d| bs[d].min()).min().unwrap_or(4096).max(1);
-        let grain = o.blockalign.map_or(min_bs, |a| (0..3).filter(|&d| dirs[d]).map(|d| a.0[d]).min().unwrap_or(min_bs)).max(1);
+        let min_bs = (0..3)
+            .filter(|&d| dirs[d])
+            .map(|d| bs[d].min())
+            .min()
+            .unwrap_or(4096)
+            .max(1);
+        let grain = o
+            .blockalign
+            .map_or(min_bs, |a| {
+                (0..3)
+                    .filter(|&d| dirs[d])
+                    .map(|d| a.0[d])
+                    .min()
+                    .unwrap_or(min_bs)
+            })
+            .max(1);
         let files: Vec<FileWalk> = regions
             .iter()
             .enumerate()
             .map(|(i, &(start, len))| {
                 let blocks = (len / grain).max(1);
-                FileWalk { start, len, pos: [0; 3], blocks, perm: BlockPermutation::new(blocks, seed ^ (i as u64) << 32) }
+                FileWalk {
+                    start,
+                    len,
+                    pos: [0; 3],
+                    blocks,
+                    perm: BlockPermutation::new(blocks, seed ^ (i as u64) << 32),
+                }
             })
             .collect();
         let pass_bytes: u64 = files.iter().map(|f| f.len).sum();
@@ -178,7 +216,9 @@ impl Workload {
             RandomGenerator::Tausworthe64 => OffsetRng::T258(Taus258::new(seed)),
             _ => OffsetRng::T88(Taus88::new(seed)),
         };
-        let dist = files.first().and_then(|f| RankDist::new(&o.random_distribution, f.blocks, grain));
+        let dist = files
+            .first()
+            .and_then(|f| RankDist::new(&o.random_distribution, f.blocks, grain));
         Workload {
             use_perm: !o.norandommap || o.random_generator == RandomGenerator::Lfsr,
             norandommap: o.norandommap,
@@ -195,15 +235,24 @@ impl Workload {
             per_offset: o.rw.nr.max(1),
             identical: o.rw_sequencer == RwSequencer::Identical,
             off_rng,
-            mix_rng: Taus88::new(seed ^ 0x4D49_58),
+            mix_rng: Taus88::new(seed ^ 0x004D_4958),
             bs_rng: Taus88::new(seed ^ 0x4253),
             pass_bytes,
             pass_done: 0,
             total_left: io_size.saturating_mul(o.loops.max(1) as u64),
             time_based: o.time_based,
-            ios_left: if o.number_ios > 0 { o.number_ios } else { u64::MAX },
+            ios_left: if o.number_ios > 0 {
+                o.number_ios
+            } else {
+                u64::MAX
+            },
             repeat_left: 0,
-            last: Io { ddir: Ddir::Read, file: 0, offset: 0, len: 0 },
+            last: Io {
+                ddir: Ddir::Read,
+                file: 0,
+                offset: 0,
+                len: 0,
+            },
             pending_write: None,
             fsync_every: o.fsync,
             fdatasync_every: o.fdatasync,
@@ -227,7 +276,9 @@ impl Workload {
         match self.mode {
             RwMode::Read | RwMode::RandRead => Ddir::Read,
             RwMode::Write | RwMode::RandWrite => Ddir::Write,
-            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => Ddir::Trim,
+            RwMode::Trim | RwMode::RandTrim | RwMode::TrimWrite | RwMode::RandTrimWrite => {
+                Ddir::Trim
+            }
             RwMode::ReadWrite | RwMode::RandRw => {
                 if self.mix_rng.percent(self.read_pct) {
                     Ddir::Read
@@ -249,7 +300,7 @@ impl Workload {
 
     /// The next I/O, or None when the job has issued all it should.
     #[inline]
-    pub fn next(&mut self) -> Option<Io> {
+    pub fn next_io(&mut self) -> Option<Io> {
         if self.ios_left == 0 {
             return None;
         }
@@ -287,19 +338,35 @@ impl Workload {
             self.writes_since_sync += 1;
         }
         if matches!(self.mode, RwMode::TrimWrite | RwMode::RandTrimWrite) {
-            self.pending_write = Some(Io { ddir: Ddir::Write, ..io });
+            self.pending_write = Some(Io {
+                ddir: Ddir::Write,
+                ..io
+            });
             self.writes_since_sync += 1;
         }
     }
 
     fn sync_due(&mut self) -> Option<Io> {
-        let every = if self.fsync_every > 0 { self.fsync_every } else { self.fdatasync_every };
+        let every = if self.fsync_every > 0 {
+            self.fsync_every
+        } else {
+            self.fdatasync_every
+        };
         if every == 0 || self.writes_since_sync < every {
             return None;
         }
         self.writes_since_sync = 0;
-        let ddir = if self.fsync_every > 0 { Ddir::Sync } else { Ddir::DataSync };
-        Some(Io { ddir, file: self.last.file, offset: 0, len: 0 })
+        let ddir = if self.fsync_every > 0 {
+            Ddir::Sync
+        } else {
+            Ddir::DataSync
+        };
+        Some(Io {
+            ddir,
+            file: self.last.file,
+            offset: 0,
+            len: 0,
+        })
     }
 
     fn repeat(&mut self) -> Io {
@@ -338,13 +405,22 @@ impl Workload {
         let n = self.files.len();
         for _ in 0..n {
             let fi = self.choose_file();
-            let got = if random { self.random_offset(fi, d) } else { self.seq_offset(fi, d, len) };
+            let got = if random {
+                self.random_offset(fi, d)
+            } else {
+                self.seq_offset(fi, d, len)
+            };
             if let Some(off) = got {
                 let f = &self.files[fi];
                 let end = f.start + f.len;
                 let len = len.min(end - off);
                 if len > 0 {
-                    return Some(Io { ddir, file: fi as u32, offset: off, len: len as u32 });
+                    return Some(Io {
+                        ddir,
+                        file: fi as u32,
+                        offset: off,
+                        len: len as u32,
+                    });
                 }
             }
             // This file is exhausted for this pass; sequential service moves on.
@@ -353,10 +429,19 @@ impl Workload {
         // Every file exhausted before the byte count: begin a new pass.
         self.start_pass();
         let fi = self.choose_file();
-        let off = if random { self.random_offset(fi, d)? } else { self.seq_offset(fi, d, len)? };
+        let off = if random {
+            self.random_offset(fi, d)?
+        } else {
+            self.seq_offset(fi, d, len)?
+        };
         let f = &self.files[fi];
         let len = len.min(f.start + f.len - off).max(1);
-        Some(Io { ddir, file: fi as u32, offset: off, len: len as u32 })
+        Some(Io {
+            ddir,
+            file: fi as u32,
+            offset: off,
+            len: len as u32,
+        })
     }
 
     #[inline]
@@ -366,12 +451,16 @@ impl Workload {
         let block = match &self.dist {
             Some(dist) => {
                 let (b, placed) = dist.draw(&mut self.off_rng, f.blocks, d);
-                if placed { b } else { f.perm.map(b) }
+                if placed {
+                    b
+                } else {
+                    f.perm.map(b)
+                }
             }
-            None if self.use_perm && !self.norandommap => f.perm.next()?,
-            None if self.use_perm => f.perm.next().or_else(|| {
+            None if self.use_perm && !self.norandommap => f.perm.next_block()?,
+            None if self.use_perm => f.perm.next_block().or_else(|| {
                 f.perm.reset();
-                f.perm.next()
+                f.perm.next_block()
             })?,
             None => self.off_rng.below(f.blocks),
         };
@@ -413,7 +502,9 @@ mod tests {
     }
 
     fn all(w: &mut Workload) -> Vec<Io> {
-        std::iter::from_fn(|| w.next()).take(10_000_000).collect()
+        std::iter::from_fn(|| w.next_io())
+            .take(10_000_000)
+            .collect()
     }
 
     #[test]
@@ -421,7 +512,10 @@ mod tests {
         let o = opts(|_| {});
         let v = all(&mut Workload::new(&o, &[(0, 64 * 1024)], 1));
         assert_eq!(v.len(), 16);
-        assert!(v.iter().enumerate().all(|(i, io)| io.offset == i as u64 * 4096 && io.len == 4096));
+        assert!(v
+            .iter()
+            .enumerate()
+            .all(|(i, io)| io.offset == i as u64 * 4096 && io.len == 4096));
     }
 
     #[test]
@@ -446,7 +540,10 @@ mod tests {
         let mut offs: Vec<u64> = v.iter().map(|i| i.offset).collect();
         offs.sort_unstable();
         offs.dedup();
-        assert!(offs.len() < 1024, "no repeats without the random map is wildly unlikely");
+        assert!(
+            offs.len() < 1024,
+            "no repeats without the random map is wildly unlikely"
+        );
     }
 
     #[test]
@@ -468,7 +565,13 @@ mod tests {
 
     #[test]
     fn backwards_and_fsync() {
-        let o = opts(|o| o.rw = ioscope_options::RwSpec { mode: RwMode::Read, nr: 1, hole: -8192 });
+        let o = opts(|o| {
+            o.rw = ioscope_options::RwSpec {
+                mode: RwMode::Read,
+                nr: 1,
+                hole: -8192,
+            }
+        });
         let v = all(&mut Workload::new(&o, &[(0, 16384)], 1));
         assert_eq!(v[0].offset, 0);
         let o = opts(|o| {

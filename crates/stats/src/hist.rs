@@ -152,7 +152,11 @@ impl Histogram {
 
     /// Non-zero buckets as (index, count), ascending.
     pub fn buckets(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i, c))
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (i, c))
     }
 
     /// Value of rank ceil(p/100 · N) (fio's definition), or None when empty.
@@ -244,7 +248,11 @@ mod tests {
             let edge = fio_lower_bound(f);
             assert_eq!(fio_index(edge), f);
             assert_eq!(fio_index(edge - 1), f - 1);
-            assert_eq!(lower_bound(index(edge)), edge, "fio edge {edge} is not an edge here");
+            assert_eq!(
+                lower_bound(index(edge)),
+                edge,
+                "fio edge {edge} is not an edge here"
+            );
         }
     }
 

@@ -16,7 +16,13 @@ pub struct LatStat {
 
 impl Default for LatStat {
     fn default() -> Self {
-        LatStat { n: 0, min: u64::MAX, max: 0, sum: 0, sumsq: 0 }
+        LatStat {
+            n: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+            sumsq: 0,
+        }
     }
 }
 
@@ -41,11 +47,19 @@ impl LatStat {
 
     /// Minimum, or 0 when empty (as fio prints it).
     pub fn min(&self) -> u64 {
-        if self.n == 0 { 0 } else { self.min }
+        if self.n == 0 {
+            0
+        } else {
+            self.min
+        }
     }
 
     pub fn mean(&self) -> f64 {
-        if self.n == 0 { 0.0 } else { self.sum as f64 / self.n as f64 }
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.n as f64
+        }
     }
 
     /// Sample standard deviation sqrt(S/(n-1)), as fio computes it.
@@ -77,7 +91,10 @@ pub struct LatTrack {
 
 impl LatTrack {
     pub fn new(with_hist: bool) -> Self {
-        LatTrack { stat: LatStat::default(), hist: with_hist.then(Histogram::new) }
+        LatTrack {
+            stat: LatStat::default(),
+            hist: with_hist.then(Histogram::new),
+        }
     }
 
     #[inline(always)]
@@ -119,8 +136,12 @@ mod tests {
         assert!((s.stddev() - 2.138089935299395).abs() < 1e-12);
         let mut a = LatStat::default();
         let mut b = LatStat::default();
-        for v in [2u64, 4, 4, 4] { a.add(v); }
-        for v in [5u64, 5, 7, 9] { b.add(v); }
+        for v in [2u64, 4, 4, 4] {
+            a.add(v);
+        }
+        for v in [5u64, 5, 7, 9] {
+            b.add(v);
+        }
         a.merge(&b);
         assert_eq!(a, s);
     }
@@ -128,7 +149,9 @@ mod tests {
     #[test]
     fn huge_values_do_not_overflow() {
         let mut s = LatStat::default();
-        for _ in 0..1000 { s.add(3_600_000_000_000); }
+        for _ in 0..1000 {
+            s.add(3_600_000_000_000);
+        }
         assert_eq!(s.stddev(), 0.0);
         s.add(0);
         assert!(s.stddev().is_finite());

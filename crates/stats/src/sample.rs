@@ -27,7 +27,11 @@ impl SampleStat {
     }
 
     pub fn stddev(&self) -> f64 {
-        if self.n < 2 { 0.0 } else { (self.m2 / (self.n - 1) as f64).sqrt() }
+        if self.n < 2 {
+            0.0
+        } else {
+            (self.m2 / (self.n - 1) as f64).sqrt()
+        }
     }
 
     /// fio's group_reporting sum of per-job samples: min, max and mean add up
@@ -54,7 +58,9 @@ mod tests {
     #[test]
     fn welford() {
         let mut s = SampleStat::default();
-        for v in [1.0, 2.0, 3.0, 4.0] { s.add(v); }
+        for v in [1.0, 2.0, 3.0, 4.0] {
+            s.add(v);
+        }
         assert_eq!((s.min, s.max, s.mean, s.n), (1.0, 4.0, 2.5, 4));
         assert!((s.stddev() - 1.2909944487358056).abs() < 1e-12);
     }

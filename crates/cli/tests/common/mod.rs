@@ -26,7 +26,11 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Run {
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     };
-    assert!(!r.stderr.contains("panicked"), "ioscope panicked: {}", r.stderr);
+    assert!(
+        !r.stderr.contains("panicked"),
+        "ioscope panicked: {}",
+        r.stderr
+    );
     r
 }
 
@@ -37,17 +41,29 @@ pub fn run(args: &[&str]) -> Run {
 /// Run and parse stdout as one JSON document (asserting nothing else is on stdout).
 pub fn run_json(dir: &Path, args: &[&str]) -> (Run, serde_json::Value) {
     let r = run_in(dir, args);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout)
-        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}\nstderr:\n{}", r.stdout, r.stderr));
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}):\n{}\nstderr:\n{}",
+            r.stdout, r.stderr
+        )
+    });
     (r, v)
 }
 
 pub fn tmpdir() -> tempfile::TempDir {
-    tempfile::Builder::new().prefix("ioscope-test").tempdir_in("/tmp").expect("tempdir")
+    tempfile::Builder::new()
+        .prefix("ioscope-test")
+        .tempdir_in("/tmp")
+        .expect("tempdir")
 }
 
 pub fn have(cmd: &str) -> bool {
-    Command::new("sh").arg("-c").arg(format!("command -v {cmd}")).output().map(|o| o.status.success()).unwrap_or(false)
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {cmd}"))
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
 }
 
 pub fn is_root() -> bool {
