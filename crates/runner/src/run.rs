@@ -413,7 +413,7 @@ pub fn run(set: &JobSet, ro: &RunOptions, obs: &mut dyn Observer) -> Result<RunR
     let clock = Clock::get();
     let started = Instant::now();
     let timestamp_ms = unix_ms();
-    let mut results: Vec<(JobResult, u32, bool)> = Vec::new();
+    let mut results: Vec<Finished> = Vec::new();
     let mut devs = Vec::new();
     let mut restore = Vec::new();
     let mut unlink: Vec<PathBuf> = Vec::new();
@@ -468,6 +468,7 @@ struct Running {
     runtime_s: Option<f64>,
     start_ms: u64,
     group_reporting: bool,
+    ioprio: u16,
 }
 
 fn run_phase(
@@ -475,7 +476,7 @@ fn run_phase(
     clock: &'static Clock,
     run_start: Instant,
     obs: &mut dyn Observer,
-) -> Result<Vec<(JobResult, u32, bool)>, RunError> {
+) -> Result<Vec<Finished>, RunError> {
     let barrier = Arc::new(Barrier::new(ready.len() + 1));
     let mut running = Vec::new();
     for r in ready {
@@ -485,6 +486,7 @@ fn run_phase(
         let iops_ms = r.ctx.opts.iopsavgtime;
         let disabled = r.ctx.opts.disable_bw_measurement;
         let group_reporting = r.ctx.opts.group_reporting;
+        let ioprio = r.ctx.ioprio;
         let ctx = r.ctx;
         let handle = std::thread::Builder::new()
             .name(format!("ioscope-{}", r.name))
@@ -502,6 +504,7 @@ fn run_phase(
             runtime_s: r.runtime_s,
             start_ms: unix_ms(),
             group_reporting,
+            ioprio,
         });
     }
     barrier.wait();
@@ -537,7 +540,12 @@ fn run_phase(
         res.start_unix_ms = r.start_ms;
         res.elapsed_s = run_start.elapsed().as_secs().max(1);
         res.info = r.info;
-        out.push((res, r.groupid, r.group_reporting));
+        out.push(Finished {
+            result: res,
+            groupid: r.groupid,
+            grouped: r.group_reporting,
+            ioprio: r.ioprio,
+        });
     }
     Ok(out)
 }
@@ -679,10 +687,51 @@ fn rw_char(rw: &str) -> char {
     }
 }
 
-/// Per-priority stats across a group whose jobs have different default priorities,
-/// then group_reporting merges, then group totals.
+/// A job's results with what grouping needs.
+struct Finished {
+    result: JobResult,
+    groupid: u32,
+    grouped: bool,
+    /// The job's default ioprio (prio/prioclass).
+    ioprio: u16,
+}
+
+/// fio's per-priority stats for a group: when some job uses cmdprio or the jobs'
+/// default priorities differ, a job without per-I/O priorities contributes its whole
+/// clat (or lat, with lat_percentiles) histogram under its own ioprio.
+fn credit_default_prio(members: &mut [Finished]) {
+    let distinct = members
+        .iter()
+        .map(|m| m.ioprio)
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let cmdprio = members
+        .iter()
+        .any(|m| m.result.dirs.iter().any(|d| !d.prios.is_empty()));
+    if distinct < 2 && !cmdprio {
+        return;
+    }
+    for m in members.iter_mut() {
+        let use_lat = m.result.info.lat_percentiles;
+        for d in m.result.dirs.iter_mut() {
+            if !d.prios.is_empty() || d.total_ios == 0 {
+                continue;
+            }
+            let track = if use_lat { &d.lat } else { &d.clat };
+            if let Some(h) = &track.hist {
+                d.prios.push(ioscope_stats::PrioStat {
+                    ioprio: m.ioprio,
+                    stat: track.stat,
+                    hist: h.clone(),
+                });
+            }
+        }
+    }
+}
+
+/// group_reporting merges, then group totals.
 fn assemble(
-    results: Vec<(JobResult, u32, bool)>,
+    mut results: Vec<Finished>,
     disks: Vec<ioscope_stats::DiskUtil>,
     timestamp_ms: u64,
     set: &JobSet,
@@ -690,18 +739,19 @@ fn assemble(
     let mut jobs: Vec<JobResult> = Vec::new();
     let mut i = 0;
     while i < results.len() {
-        let (ref first, gid, grouped) = results[i];
+        let (gid, grouped) = (results[i].groupid, results[i].grouped);
         let mut j = i + 1;
-        while j < results.len() && results[j].1 == gid {
+        while j < results.len() && results[j].groupid == gid {
             j += 1;
         }
         if grouped {
-            let members: Vec<JobResult> = results[i..j].iter().map(|r| r.0.clone()).collect();
+            credit_default_prio(&mut results[i..j]);
+            let members: Vec<JobResult> = results[i..j].iter().map(|r| r.result.clone()).collect();
             let mut merged = ioscope_stats::merge::merge_group(&members);
-            merged.name = first.name.clone();
+            merged.name = results[i].result.name.clone();
             jobs.push(merged);
         } else {
-            jobs.extend(results[i..j].iter().map(|r| r.0.clone()));
+            jobs.extend(results[i..j].iter().map(|r| r.result.clone()));
         }
         i = j;
     }

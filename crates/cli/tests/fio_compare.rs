@@ -1,0 +1,8 @@
+//! Side-by-side comparison with fio.
+
+mod common;
+
+#[test]
+fn stub() {
+    let _ = common::bin();
+}
