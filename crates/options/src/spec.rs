@@ -16,9 +16,11 @@ pub struct JobSpec {
     pub name: String,
     /// Typed options after fio's fixups.
     pub opts: JobOptions,
-    /// Options the user set (canonical name, value as written), in order; what fio
-    /// echoes as JSON "job options".
+    /// Options in effect that the user set (canonical name, value as written), in
+    /// order, including inherited globals.
     pub explicit: Vec<(String, String)>,
+    /// The job's own options (not inherited globals): fio's JSON "job options".
+    pub job_options: Vec<(String, String)>,
     /// Where the job was defined.
     #[serde(skip)]
     pub loc: Loc,
@@ -150,6 +152,10 @@ struct JobSource {
     name: String,
     loc: Loc,
     entries: Vec<RawEntry>,
+    /// entries[..inherited] come from globals; the rest are the job's own.
+    inherited: usize,
+    /// Started by --name on the command line (fio lists `name` among its options).
+    from_cli: bool,
 }
 
 /// Build all jobs from command-line globals, command-line jobs and job files.
@@ -171,6 +177,8 @@ pub fn build(
             name: job.name.clone(),
             loc: job.loc.clone(),
             entries,
+            inherited: cli_global.len(),
+            from_cli: true,
         });
     }
     for file in files {
@@ -192,6 +200,8 @@ pub fn build(
                 name: sec.name.clone(),
                 loc: sec.loc.clone(),
                 entries,
+                inherited: globals.len(),
+                from_cli: false,
             });
         }
     }
@@ -236,7 +246,16 @@ fn build_job(
         .filter(|(n, _, _)| table::find(n).is_some_and(|d| d.status == Status::NotYet))
         .map(|(n, _, l)| (n.clone(), l.clone()))
         .collect();
+    let mut job_options: Vec<(String, String)> = Vec::new();
+    if src.from_cli {
+        job_options.push(("name".into(), src.name.clone()));
+    }
+    for (n, v) in explicit_pairs(&src.entries[src.inherited..])? {
+        job_options.retain(|(x, _)| *x != n);
+        job_options.push((n, v));
+    }
     Ok(JobSpec {
+        job_options,
         name: src.name,
         opts: b.opts,
         explicit: b.explicit.into_iter().map(|(n, v, _)| (n, v)).collect(),
@@ -395,14 +414,11 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
                 .into(),
         );
         note(format!(
-            "iodepth {} -> 1 (synchronous engine {})",
+            "iodepth {} runs at depth 1 (synchronous engine {})",
             o.iodepth, o.ioengine
         ));
-        o.iodepth = 1;
-        o.iodepth_batch_submit = 1;
-        o.iodepth_low = 1;
-        o.iodepth_batch_complete_min = o.iodepth_batch_complete_min.min(1);
-        o.iodepth_batch_complete_max = 1;
+        // Like fio, iodepth keeps its value (reports show it); the runner issues
+        // one I/O at a time because the engine is synchronous.
     }
     if o.zero_buffers && o.refill_buffers {
         note("zero_buffers wins over refill_buffers".into());
@@ -459,7 +475,7 @@ mod tests {
         let j = jobs("--name=x --ioengine=libaio --cmdprio_percentage=30").unwrap();
         assert_eq!(j.jobs[0].opts.cmdprio_class.0, [1; 3]);
         let j = jobs("--name=x --iodepth=8").unwrap();
-        assert_eq!(j.jobs[0].opts.iodepth, 1);
+        assert_eq!(j.jobs[0].opts.iodepth, 8, "reported as set; run at depth 1");
         assert!(j.notes[0].contains("capped at 1"));
         let j = jobs("--name=x --time_based").unwrap();
         assert!(!j.jobs[0].opts.time_based);

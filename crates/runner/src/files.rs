@@ -183,6 +183,9 @@ pub fn prepare(
         )));
     }
     let nfiles = paths.len() as u64;
+    if o.ioengine == "null" {
+        return diskless(o, &paths, clone);
+    }
     let mut plans = Vec::new();
     let mut layout_files = 0u64;
     let mut layout_bytes = 0u64;
@@ -220,6 +223,7 @@ pub fn prepare(
         plans.push((p.clone(), ex, start, len, needs_layout));
     }
     if layout_files > 0 {
+        check_space(&plans[0].0, layout_bytes)?;
         say(format!(
             "{}: Laying out IO file{} ({} file{} / {}MiB)",
             o.name,
@@ -233,6 +237,59 @@ pub fn prepare(
         .into_iter()
         .map(|(p, ex, start, len, layout)| open_one(o, &p, ex, start, len, layout, access))
         .collect()
+}
+
+/// The null engine does no I/O to files (fio's "diskless" engines): nothing is created;
+/// every "file" is /dev/null with the region the job would use.
+fn diskless(o: &JobOptions, paths: &[PathBuf], clone: u32) -> Result<Vec<JobFile>, RunError> {
+    paths
+        .iter()
+        .map(|p| {
+            let (start, len) = region(o, paths.len() as u64, clone, None, p)?;
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")
+                .map_err(|e| RunError::Setup(format!("/dev/null: {e}")))?;
+            Ok(JobFile {
+                path: p.clone(),
+                file,
+                is_block: false,
+                real_size: start + len,
+                start,
+                len,
+                dev: (0, 0),
+            })
+        })
+        .collect()
+}
+
+/// Refuse a layout that would fill the filesystem.
+fn check_space(path: &Path, need: u64) -> Result<(), RunError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: zeroed statvfs is a valid out-parameter; c is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: valid pointers.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Ok(());
+    }
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    if need > free {
+        return Err(RunError::Setup(format!(
+            "{}: laying out {} MiB needs more than the {} MiB free on {}",
+            path.display(),
+            need >> 20,
+            free >> 20,
+            dir.display()
+        )));
+    }
+    Ok(())
 }
 
 fn open_one(

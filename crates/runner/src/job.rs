@@ -202,7 +202,8 @@ impl<'a, E: Engine> Loop<'a, E> {
     fn new(run: JobRun<'a>, eng: E) -> Self {
         let clock = Clock::get();
         let o = &run.ctx.opts;
-        let depth = o.iodepth.max(1);
+        // A synchronous engine has one I/O in flight whatever iodepth says (as fio).
+        let depth = if eng.is_sync() { 1 } else { o.iodepth.max(1) };
         let units: Vec<IoUnit> = (0..depth as usize)
             .map(|i| IoUnit {
                 buf: run.buffers.slot_ptr(i),

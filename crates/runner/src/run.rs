@@ -219,7 +219,7 @@ pub fn job_info(spec: &JobSpec, files: &[JobFile]) -> JobInfo {
         significant_figures: o.significant_figures,
         unified_rw_reporting: o.unified_rw_reporting as u32,
         continue_on_error: o.continue_on_error != ioscope_options::ContinueOnError::None,
-        options: spec.explicit.clone(),
+        options: spec.job_options.clone(),
         description: o.description.clone(),
         files: files.iter().map(|f| f.path.display().to_string()).collect(),
     }
