@@ -202,6 +202,7 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
     let ro = RunOptions {
         allow_destructive: c.has("allow-destructive"),
         readonly: c.has("readonly"),
+        nop: false,
         max_jobs: c
             .flag("max-jobs")
             .flatten()

@@ -122,6 +122,10 @@ pub struct EngineOptions {
     /// -1 auto, 0 vectored, 1 non-vectored.
     pub nonvectored: i32,
     pub force_async: u32,
+    /// io_uring only: issue IORING_OP_NOP instead of reads and writes (the kernel's
+    /// submission and completion path alone; `ioscope peak --nop`). A NOP completes
+    /// with the unit's length so that counting works unchanged.
+    pub nop: bool,
 }
 
 /// Everything an engine needs at setup.

@@ -173,6 +173,7 @@ pub fn prepare(
     clone: u32,
     access: Access,
     allow_destructive: bool,
+    diskless: bool,
     say: &mut dyn FnMut(String),
 ) -> Result<Vec<JobFile>, RunError> {
     let paths = job_paths(o, clone);
@@ -183,8 +184,8 @@ pub fn prepare(
         )));
     }
     let nfiles = paths.len() as u64;
-    if o.ioengine == "null" {
-        return diskless(o, &paths, clone);
+    if diskless {
+        return no_files(o, &paths, clone);
     }
     let mut plans = Vec::new();
     let mut layout_files = 0u64;
@@ -241,7 +242,7 @@ pub fn prepare(
 
 /// The null engine does no I/O to files (fio's "diskless" engines): nothing is created;
 /// every "file" is /dev/null with the region the job would use.
-fn diskless(o: &JobOptions, paths: &[PathBuf], clone: u32) -> Result<Vec<JobFile>, RunError> {
+fn no_files(o: &JobOptions, paths: &[PathBuf], clone: u32) -> Result<Vec<JobFile>, RunError> {
     paths
         .iter()
         .map(|p| {

@@ -36,6 +36,9 @@ pub struct Shared {
     pub measure_start: AtomicU64,
     /// Set by exitall or the run to end this job early.
     pub stop: AtomicBool,
+    /// Submit and reap calls made (I/Os per call for `ioscope peak`).
+    pub submit_calls: AtomicU64,
+    pub reap_calls: AtomicU64,
 }
 
 /// Everything the job thread needs.
@@ -47,8 +50,8 @@ pub struct JobCtx {
     pub seed: u64,
     pub ioprio: u16,
     pub logs: Option<JobLogs>,
-    /// Ticks when the run (all jobs of this phase) started.
-    pub epoch: Ticks,
+    /// Issue NOPs instead of I/O (io_uring).
+    pub nop: bool,
 }
 
 /// Per-direction live statistics.
@@ -184,6 +187,8 @@ struct Loop<'a, E: Engine> {
     exhausted: bool,
     /// Completion time of the last synchronous I/O: the loop's next "now".
     now_hint: Option<Ticks>,
+    submit_calls: u64,
+    reap_calls: u64,
     hipri_pct: u32,
     // Cached per-run switches.
     depth: u32,
@@ -243,6 +248,8 @@ impl<'a, E: Engine> Loop<'a, E> {
             held: None,
             exhausted: false,
             now_hint: None,
+            submit_calls: 0,
+            reap_calls: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
             depth,
             batch_submit: o.iodepth_batch_submit.clamp(1, depth),
@@ -515,6 +522,11 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
         self.inflight += n as u32;
         self.pending.drain(..n);
+        self.submit_calls += 1;
+        self.ctx
+            .shared
+            .submit_calls
+            .store(self.submit_calls, Relaxed);
         self.live.submit[batch_bucket(n as u32)] += 1;
         self.live.io_depth[depth_bucket(self.inflight)] += n as u64;
     }
@@ -552,6 +564,8 @@ impl<'a, E: Engine> Loop<'a, E> {
                 self.complete(c, t);
             }
             self.live.complete[batch_bucket(n)] += 1;
+            self.reap_calls += 1;
+            self.ctx.shared.reap_calls.store(self.reap_calls, Relaxed);
             if !(full && self.inflight > self.depth_low && n > 0) {
                 break;
             }

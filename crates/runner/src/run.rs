@@ -32,6 +32,8 @@ pub struct RunOptions {
     pub allow_destructive: bool,
     pub readonly: bool,
     pub max_jobs: Option<u32>,
+    /// io_uring jobs issue IORING_OP_NOP and touch no files (`ioscope peak --nop`).
+    pub nop: bool,
 }
 
 /// Progress of one job, for status lines.
@@ -43,6 +45,8 @@ pub struct JobProgress {
     pub done: bool,
     pub bytes: [u64; 3],
     pub ios: [u64; 3],
+    pub submit_calls: u64,
+    pub reap_calls: u64,
     /// Bytes the job will do in total, when size-bounded.
     pub planned: Option<u64>,
     /// Seconds of ramp + runtime, when time-bounded.
@@ -163,7 +167,7 @@ fn plan(set: &JobSet) -> Vec<Vec<Planned<'_>>> {
 }
 
 /// Engine options of a job.
-fn engine_options(o: &JobOptions) -> EngineOptions {
+fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
     EngineOptions {
         hipri: o.hipri,
         hipri_percentage: o.hipri_percentage,
@@ -176,6 +180,7 @@ fn engine_options(o: &JobOptions) -> EngineOptions {
         sqthread_poll_cpu: o.sqthread_poll_cpu,
         nonvectored: o.nonvectored,
         force_async: o.force_async,
+        nop,
     }
 }
 
@@ -251,7 +256,8 @@ fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<R
     let o = p.spec.opts.clone();
     let a = access(&o);
     let mut say = |s: String| obs.message(&s);
-    let files = files::prepare(&o, p.clone, a, ro.allow_destructive, &mut say)?;
+    let diskless = o.ioengine == "null" || ro.nop;
+    let files = files::prepare(&o, p.clone, a, ro.allow_destructive, diskless, &mut say)?;
     let ioprio = prio::job_ioprio(&o);
     let info = job_info(p.spec, &files);
     let logs = JobLogs::open(&o, p.number, info.sync_engine)
@@ -270,7 +276,7 @@ fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<R
             stop_all: &STOP,
             ioprio,
             logs,
-            epoch: 0,
+            nop: ro.nop,
         },
         info,
         name: p.spec.name.clone(),
@@ -308,7 +314,7 @@ fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<ThreadOut, RunErro
         files: &file_infos,
         buffers: buffers.region(),
         unit_buf_len: buffers.slot,
-        opts: engine_options(&o),
+        opts: engine_options(&o, ctx.nop),
     };
     start.wait();
     if o.startdelay.hi > 0 {
@@ -666,6 +672,8 @@ fn progress_of(r: &Running, elapsed: f64) -> JobProgress {
         done: st == STATE_DONE,
         bytes: std::array::from_fn(|d| r.shared.bytes[d].load(Relaxed)),
         ios: std::array::from_fn(|d| r.shared.ios[d].load(Relaxed)),
+        submit_calls: r.shared.submit_calls.load(Relaxed),
+        reap_calls: r.shared.reap_calls.load(Relaxed),
         planned: r.planned,
         runtime_s: r.runtime_s,
         elapsed_s: elapsed,

@@ -101,6 +101,8 @@ pub(crate) struct UringEngine {
     inflight: u32,
     /// Completions reaped by the last `getevents`.
     events: Box<[Completion]>,
+    /// NOP mode: the length each unit asked for, reported as its result.
+    nop_len: Option<Box<[u32]>>,
 }
 
 impl UringEngine {
@@ -147,6 +149,7 @@ impl UringEngine {
             pending: 0,
             inflight: 0,
             events: vec![Completion { unit: 0, result: 0 }; depth as usize].into_boxed_slice(),
+            nop_len: opts.nop.then(|| vec![0u32; units].into_boxed_slice()),
         })
     }
 
@@ -241,10 +244,14 @@ impl UringEngine {
     fn drain(&mut self, max: usize) -> usize {
         let mut n = 0;
         for cqe in self.ring.completion().take(max) {
-            self.events[n] = Completion {
-                unit: cqe.user_data() as u32,
-                result: cqe.result() as i64,
-            };
+            let unit = cqe.user_data() as u32;
+            let mut result = cqe.result() as i64;
+            if let Some(lens) = &self.nop_len {
+                if result == 0 {
+                    result = lens.get(unit as usize).copied().unwrap_or(0) as i64;
+                }
+            }
+            self.events[n] = Completion { unit, result };
             n += 1;
         }
         n
@@ -272,9 +279,13 @@ impl Engine for UringEngine {
         if self.pending + self.inflight >= self.depth {
             return Ok(Queued::Busy);
         }
-        let entry = match unit.ddir {
-            Ddir::Sync | Ddir::DataSync => self.fsync_entry(unit, fd),
-            _ => self.rw_entry(idx, unit, fd),
+        let entry = match (&mut self.nop_len, unit.ddir) {
+            (Some(lens), _) => {
+                lens[idx as usize] = unit.len;
+                opcode::Nop::new().build()
+            }
+            (None, Ddir::Sync | Ddir::DataSync) => self.fsync_entry(unit, fd),
+            (None, _) => self.rw_entry(idx, unit, fd),
         };
         let entry = entry.user_data(idx as u64).flags(self.sqe_flags(unit));
         // SAFETY: the SQE points at the unit's buffer (checked to hold `len` bytes) or
