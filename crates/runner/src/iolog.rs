@@ -1,12 +1,13 @@
 //! I/O logs (write_lat_log, write_bw_log, write_iops_log, write_hist_log) in fio's
 //! formats, written *during* the run without disturbing it.
 //!
-//! Each log owns a fixed set of pre-faulted chunks of entries. The job thread appends
-//! entries to the current chunk (a store, no allocation, lock or syscall); a full chunk
-//! is sent to the log's writer thread, which formats and writes it and sends the chunk
-//! back for reuse. Memory is bounded (CHUNKS × CHUNK_ENTRIES × 32 bytes per log, 8 MiB)
-//! whatever the run length. If the writer falls behind so that no empty chunk is
-//! available, entries are dropped — never waited for — and the drop count is reported.
+//! The job thread appends one compact entry per I/O (or per averaging window) to a
+//! pre-faulted chunk: a few stores, no allocation, lock or syscall. A full chunk goes to
+//! the job's log-writer thread, which formats it into every log file that wants it
+//! (lat, slat, clat, bw, iops) and hands the chunk back for reuse. Memory is bounded —
+//! CHUNKS × CHUNK_ENTRIES × 64 bytes = 16 MiB per job, whatever the run length. If the
+//! writer falls so far behind that no empty chunk is left, entries are dropped (never
+//! waited for) and the count is reported.
 
 use crate::clock::{Clock, Ticks};
 use ioscope_engine::IoUnit;
@@ -14,25 +15,39 @@ use ioscope_options::{JobOptions, LogWindowValue};
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 
-/// Entries per chunk and chunks per log.
+/// Entries per chunk and chunks per job.
 pub const CHUNK_ENTRIES: usize = 65_536;
 pub const CHUNKS: usize = 4;
 
-/// One log line before formatting.
+/// The log files a job can write, in the order of `Entry::v`.
+const KINDS: [&str; 5] = ["lat", "slat", "clat", "bw", "iops"];
+const LAT: usize = 0;
+const SLAT: usize = 1;
+const CLAT: usize = 2;
+const BW: usize = 3;
+const IOPS: usize = 4;
+
+/// One I/O (mask: every enabled log) or one window row (mask: one log).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct Entry {
+    /// Completion (or window end) time, ms.
     pub t_ms: u64,
-    pub value: u64,
-    /// Second value (log_window_value=both: the max).
-    pub value2: u64,
-    pub offset: u64,
+    /// Values per kind: lat, slat, clat (ns), bw (KiB/s), iops.
+    pub v: [u64; 5],
+    /// Submission time, ms (the slat log's timestamp).
+    pub t_issue_ms: u32,
     pub bs: u32,
-    pub ddir: u8,
+    pub offset: u64,
+    /// Second value of a window row (log_window_value=both: the maximum).
+    pub v2: u64,
     pub prio: u16,
+    pub ddir: u8,
+    /// Bit k set: this entry goes to log KINDS[k].
+    pub mask: u8,
 }
 
 type Chunk = Box<[Entry]>;
@@ -52,7 +67,7 @@ struct Format {
 
 fn new_chunk() -> Chunk {
     let mut c = vec![Entry::default(); CHUNK_ENTRIES].into_boxed_slice();
-    // Touch every page so appends never fault on the I/O path.
+    // Touch every page now so appends never page-fault on the I/O path.
     for i in (0..c.len()).step_by(4096 / std::mem::size_of::<Entry>()) {
         // SAFETY: in bounds; volatile so the write is not elided.
         unsafe { std::ptr::write_volatile(&mut c[i], Entry::default()) };
@@ -60,26 +75,23 @@ fn new_chunk() -> Chunk {
     c
 }
 
-/// One log file with its writer thread.
-pub struct Log {
+/// The entry stream of one job with its writer thread.
+struct Stream {
     chunk: Option<Chunk>,
     len: usize,
     to_writer: SyncSender<Msg>,
     from_writer: Receiver<Chunk>,
-    writer: Option<JoinHandle<std::io::Result<u64>>>,
-    pub dropped: u64,
-    pub path: PathBuf,
+    writer: Option<JoinHandle<std::io::Result<()>>>,
+    dropped: u64,
 }
 
-impl Log {
-    fn open(path: PathBuf, fmt: Format, append: bool) -> std::io::Result<Log> {
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .append(append)
-            .truncate(!append)
-            .open(&path)?;
-        let (to_writer, rx) = sync_channel::<Msg>(CHUNKS + 2);
+impl Stream {
+    fn start(
+        outputs: Vec<Option<File>>,
+        hist: Option<File>,
+        fmt: Format,
+    ) -> std::io::Result<Stream> {
+        let (to_writer, rx) = sync_channel::<Msg>(CHUNKS + 8);
         let (back, from_writer) = sync_channel::<Chunk>(CHUNKS);
         for _ in 1..CHUNKS {
             // The channel has room for every chunk: this cannot block.
@@ -87,54 +99,48 @@ impl Log {
         }
         let writer = std::thread::Builder::new()
             .name("ioscope-log".into())
-            .spawn(move || write_loop(file, rx, back, fmt))?;
-        Ok(Log {
+            .spawn(move || write_loop(outputs, hist, rx, back, fmt))?;
+        Ok(Stream {
             chunk: Some(new_chunk()),
             len: 0,
             to_writer,
             from_writer,
             writer: Some(writer),
             dropped: 0,
-            path,
         })
     }
 
     #[inline(always)]
-    pub fn push(&mut self, e: Entry) {
-        match &mut self.chunk {
-            Some(c) => {
-                c[self.len] = e;
-                self.len += 1;
-                if self.len == CHUNK_ENTRIES {
-                    self.hand_off();
-                }
+    fn push(&mut self, e: Entry) {
+        if let Some(c) = &mut self.chunk {
+            c[self.len] = e;
+            self.len += 1;
+            if self.len == CHUNK_ENTRIES {
+                self.hand_off();
             }
-            None => {
-                // Writer behind: take a chunk if one came back, else drop.
-                if let Ok(c) = self.from_writer.try_recv() {
-                    self.chunk = Some(c);
-                    self.len = 0;
-                    self.push(e);
-                } else {
-                    self.dropped += 1;
-                }
+            return;
+        }
+        // The writer is behind: take a chunk if one came back, else drop.
+        match self.from_writer.try_recv() {
+            Ok(c) => {
+                self.chunk = Some(c);
+                self.len = 0;
+                self.push(e);
             }
+            Err(_) => self.dropped += 1,
         }
     }
 
     fn hand_off(&mut self) {
-        if let Some(c) = self.chunk.take() {
-            let n = self.len;
-            self.len = 0;
-            // try_send: a full queue means the writer is behind; keep the chunk and drop.
-            match self.to_writer.try_send(Msg::Chunk(c, n)) {
-                Ok(()) => self.chunk = self.from_writer.try_recv().ok(),
-                Err(std::sync::mpsc::TrySendError::Full(Msg::Chunk(c, n))) => {
-                    self.dropped += n as u64;
-                    self.chunk = Some(c);
-                }
-                Err(_) => {}
+        let Some(c) = self.chunk.take() else { return };
+        let n = std::mem::take(&mut self.len);
+        match self.to_writer.try_send(Msg::Chunk(c, n)) {
+            Ok(()) => self.chunk = self.from_writer.try_recv().ok(),
+            Err(TrySendError::Full(Msg::Chunk(c, n))) => {
+                self.dropped += n as u64;
+                self.chunk = Some(c);
             }
+            Err(_) => {}
         }
     }
 
@@ -148,82 +154,123 @@ impl Log {
         }
     }
 
-    /// Flush what is left and wait for the writer.
-    pub fn close(mut self) -> std::io::Result<(PathBuf, u64)> {
+    /// Flush the partial chunk, wait for the writer; returns dropped entries.
+    fn close(mut self) -> std::io::Result<u64> {
         if let Some(c) = self.chunk.take() {
             let _ = self.to_writer.send(Msg::Chunk(c, self.len));
         }
-        let Log {
+        let Stream {
             to_writer,
             writer,
             dropped,
-            path,
             ..
         } = self;
         drop(to_writer);
         if let Some(w) = writer {
-            match w.join() {
-                Ok(r) => {
-                    r?;
-                }
-                Err(_) => return Err(std::io::Error::other("log writer panicked")),
-            }
+            w.join()
+                .map_err(|_| std::io::Error::other("log writer panicked"))??;
         }
-        Ok((path, dropped))
+        Ok(dropped)
     }
 }
 
 fn write_loop(
-    file: File,
+    outputs: Vec<Option<File>>,
+    hist: Option<File>,
     rx: Receiver<Msg>,
     back: SyncSender<Chunk>,
     fmt: Format,
-) -> std::io::Result<u64> {
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    let mut lines = 0u64;
-    let mut line = String::with_capacity(128);
+) -> std::io::Result<()> {
+    // The writer must never take the CPU from an I/O thread: it runs only on
+    // otherwise idle CPU time (SCHED_IDLE needs no privilege).
+    // SAFETY: sched_param is plain data; pid 0 is the calling thread.
+    unsafe {
+        let p = libc::sched_param { sched_priority: 0 };
+        libc::sched_setscheduler(0, libc::SCHED_IDLE, &p);
+    }
+    let mut outs: Vec<Option<BufWriter<File>>> = outputs
+        .into_iter()
+        .map(|f| f.map(|f| BufWriter::with_capacity(1 << 20, f)))
+        .collect();
+    let mut hist = hist.map(|f| BufWriter::with_capacity(1 << 16, f));
+    let mut line: Vec<u8> = Vec::with_capacity(128);
+    let mut num = itoa::Buffer::new();
     for msg in rx {
         match msg {
             Msg::Chunk(c, n) => {
                 for e in &c[..n] {
-                    line.clear();
-                    format_entry(&mut line, e, fmt);
-                    w.write_all(line.as_bytes())?;
+                    for (k, out) in outs.iter_mut().enumerate() {
+                        let Some(w) = out else { continue };
+                        if e.mask & (1 << k) == 0 {
+                            continue;
+                        }
+                        line.clear();
+                        format_line(&mut line, &mut num, e, k, fmt);
+                        w.write_all(&line)?;
+                    }
                 }
-                lines += n as u64;
                 let _ = back.try_send(c);
             }
             Msg::Hist(t, d, bs, bins) => {
-                use std::fmt::Write as _;
-                line.clear();
-                let _ = write!(line, "{t}, {d}, {bs}");
-                for b in &bins {
-                    let _ = write!(line, ", {b}");
+                if let Some(w) = &mut hist {
+                    line.clear();
+                    for v in [t, d as u64, bs as u64].iter().chain(bins.iter()) {
+                        if !line.is_empty() {
+                            line.extend_from_slice(b", ");
+                        }
+                        line.extend_from_slice(num.format(*v).as_bytes());
+                    }
+                    line.push(b'\n');
+                    w.write_all(&line)?;
                 }
-                line.push('\n');
-                w.write_all(line.as_bytes())?;
-                lines += 1;
             }
         }
     }
-    w.flush()?;
-    Ok(lines)
+    for w in outs.iter_mut().flatten() {
+        w.flush()?;
+    }
+    if let Some(w) = &mut hist {
+        w.flush()?;
+    }
+    Ok(())
 }
 
-fn format_entry(s: &mut String, e: &Entry, fmt: Format) {
-    use std::fmt::Write as _;
-    let _ = write!(s, "{}, {}", e.t_ms, e.value);
+/// `time, value[, value2], ddir, bs[, offset], prio` as fio writes it.
+fn format_line(line: &mut Vec<u8>, num: &mut itoa::Buffer, e: &Entry, kind: usize, fmt: Format) {
+    let t = if kind == SLAT {
+        e.t_issue_ms as u64
+    } else {
+        e.t_ms
+    };
+    let mut field = |line: &mut Vec<u8>, v: u64, first: bool| {
+        if !first {
+            line.extend_from_slice(b", ");
+        }
+        line.extend_from_slice(num.format(v).as_bytes());
+    };
+    field(line, t, true);
+    field(line, e.v[kind], false);
     if fmt.both {
-        let _ = write!(s, ", {}", e.value2);
+        field(line, e.v2, false);
     }
-    let _ = write!(s, ", {}, {}", e.ddir, e.bs);
+    field(line, e.ddir as u64, false);
+    field(line, e.bs as u64, false);
     if fmt.offset {
-        let _ = write!(s, ", {}", e.offset);
+        field(line, e.offset, false);
     }
     if fmt.prio_hex {
-        let _ = writeln!(s, ", 0x{:04x}", e.prio);
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        line.extend_from_slice(b", 0x");
+        for shift in [12, 8, 4, 0] {
+            line.push(HEX[((e.prio >> shift) & 0xf) as usize]);
+        }
+        line.push(b'\n');
     } else {
-        let _ = writeln!(s, ", {}", u8::from(e.prio >> 13 == 1));
+        line.extend_from_slice(if e.prio >> 13 == 1 {
+            b", 1\n"
+        } else {
+            b", 0\n"
+        });
     }
 }
 
@@ -235,41 +282,27 @@ struct Window {
     max: u64,
 }
 
-/// Which per-I/O values a log records.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Lat,
-    Slat,
-    Clat,
-    Bw,
-    Iops,
-}
-
-struct KindLog {
-    kind: Kind,
-    log: Log,
-    win: [Window; 3],
-}
-
-/// The histogram log with the current and last-logged fio-geometry counts per direction.
-type HistLog = (Log, [Vec<u64>; 3], [Vec<u64>; 3]);
-
 /// All logs of one job.
 pub struct JobLogs {
-    logs: Vec<KindLog>,
-    hist: Option<HistLog>,
+    stream: Stream,
+    /// Bit k: log KINDS[k] is written.
+    mask: u8,
+    /// Histogram log: current and last-logged fio-geometry counts per direction.
+    hist: Option<([Vec<u64>; 3], [Vec<u64>; 3])>,
     hist_coarse: u32,
     hist_every_ms: u64,
     next_hist_ms: u64,
     avg_ms: u64,
     next_window_ms: u64,
     value: LogWindowValue,
+    win: [[Window; 3]; 5],
+    bytes_win: [u64; 3],
+    ios_win: [u64; 3],
     epoch: Ticks,
     unix_epoch_ms: u64,
     use_unix: bool,
-    bytes_win: [u64; 3],
-    ios_win: [u64; 3],
     clock: &'static Clock,
+    paths: Vec<PathBuf>,
 }
 
 /// Log file name: PREFIX_TYPE[.N].log (fio's naming; N = global job number).
@@ -295,74 +328,82 @@ impl JobLogs {
             both: o.log_avg_msec > 0 && o.log_window_value == LogWindowValue::Both,
         };
         let append = !o.per_job_logs;
-        let mut logs = Vec::new();
-        let mut add = |prefix: &Option<String>, kind: Kind, name: &str| -> std::io::Result<()> {
-            if let Some(p) = prefix {
-                let path = log_path(p, &o.name, name, number, o.per_job_logs);
-                logs.push(KindLog {
-                    kind,
-                    log: Log::open(path, fmt, append)?,
-                    win: [Window::default(); 3],
-                });
-            }
-            Ok(())
+        let open = |p: &PathBuf| {
+            OpenOptions::new()
+                .create(true)
+                .write(true)
+                .append(append)
+                .truncate(!append)
+                .open(p)
         };
-        if !o.disable_lat {
-            add(&o.write_lat_log, Kind::Lat, "lat")?;
+        let wanted: [(Option<&String>, bool); 5] = [
+            (o.write_lat_log.as_ref(), !o.disable_lat),
+            // fio creates the slat log for sync engines too; it stays empty.
+            (o.write_lat_log.as_ref(), !o.disable_slat || sync_engine),
+            (o.write_lat_log.as_ref(), !o.disable_clat),
+            (o.write_bw_log.as_ref(), true),
+            (o.write_iops_log.as_ref(), true),
+        ];
+        let mut outputs = Vec::new();
+        let mut paths = Vec::new();
+        let mut mask = 0u8;
+        for (k, (prefix, on)) in wanted.iter().enumerate() {
+            match prefix.filter(|_| *on) {
+                Some(p) => {
+                    let path = log_path(p, &o.name, KINDS[k], number, o.per_job_logs);
+                    outputs.push(Some(open(&path)?));
+                    paths.push(path);
+                    // Sync engines have no slat: the file exists and stays empty.
+                    if k != SLAT || !sync_engine {
+                        mask |= 1 << k;
+                    }
+                }
+                None => outputs.push(None),
+            }
         }
-        // fio creates the slat log for sync engines too; it stays empty.
-        if !o.disable_slat || sync_engine {
-            add(&o.write_lat_log, Kind::Slat, "slat")?;
-        }
-        if !o.disable_clat {
-            add(&o.write_lat_log, Kind::Clat, "clat")?;
-        }
-        add(&o.write_bw_log, Kind::Bw, "bw")?;
-        add(&o.write_iops_log, Kind::Iops, "iops")?;
-        let hist = match &o.write_hist_log {
+        let hist_file = match &o.write_hist_log {
             Some(p) => {
                 let path = log_path(p, &o.name, "clat_hist", number, o.per_job_logs);
-                let plain = Format {
-                    offset: false,
-                    prio_hex: false,
-                    both: false,
-                };
-                let bins = ioscope_stats::hist::FIO_BUCKETS;
-                Some((
-                    Log::open(path, plain, append)?,
-                    std::array::from_fn(|_| vec![0; bins]),
-                    std::array::from_fn(|_| vec![0; bins]),
-                ))
+                let f = open(&path)?;
+                paths.push(path);
+                Some(f)
             }
             None => None,
         };
-        if logs.is_empty() && hist.is_none() {
+        if mask == 0 && hist_file.is_none() && paths.is_empty() {
             return Ok(None);
         }
+        let bins = ioscope_stats::hist::FIO_BUCKETS;
+        let hist = hist_file.is_some().then(|| {
+            (
+                std::array::from_fn(|_| vec![0; bins]),
+                std::array::from_fn(|_| vec![0; bins]),
+            )
+        });
         let clock = Clock::get();
+        let every = if o.log_hist_msec > 0 {
+            o.log_hist_msec
+        } else {
+            1000
+        };
         Ok(Some(JobLogs {
-            logs,
+            stream: Stream::start(outputs, hist_file, fmt)?,
+            mask,
             hist,
             hist_coarse: o.log_hist_coarseness,
-            hist_every_ms: if o.log_hist_msec > 0 {
-                o.log_hist_msec
-            } else {
-                1000
-            },
-            next_hist_ms: if o.log_hist_msec > 0 {
-                o.log_hist_msec
-            } else {
-                1000
-            },
+            hist_every_ms: every,
+            next_hist_ms: every,
             avg_ms: o.log_avg_msec,
             next_window_ms: o.log_avg_msec,
             value: o.log_window_value,
+            win: [[Window::default(); 3]; 5],
+            bytes_win: [0; 3],
+            ios_win: [0; 3],
             epoch: clock.now(),
             unix_epoch_ms: crate::clock::unix_ms(),
             use_unix: o.log_unix_epoch,
-            bytes_win: [0; 3],
-            ios_win: [0; 3],
             clock,
+            paths,
         }))
     }
 
@@ -372,11 +413,15 @@ impl JobLogs {
         self.unix_epoch_ms = crate::clock::unix_ms();
         self.next_window_ms = self.avg_ms;
         self.next_hist_ms = self.hist_every_ms;
-        for l in &mut self.logs {
-            l.win = [Window::default(); 3];
-        }
+        self.win = [[Window::default(); 3]; 5];
         self.bytes_win = [0; 3];
         self.ios_win = [0; 3];
+        if let Some((cur, prev)) = &mut self.hist {
+            for d in 0..3 {
+                cur[d].iter_mut().for_each(|c| *c = 0);
+                prev[d].iter_mut().for_each(|c| *c = 0);
+            }
+        }
     }
 
     #[inline(always)]
@@ -393,165 +438,151 @@ impl JobLogs {
         }
     }
 
-    /// slat of a submitted unit.
+    /// A completed unit: one entry feeding the lat, slat, clat, bw and iops logs.
     #[inline]
-    pub fn slat(&mut self, t: Ticks, u: &IoUnit, slat: u64) {
-        self.record(t, u, |k| (k == Kind::Slat).then_some(slat), 0);
-    }
-
-    /// A completed unit: lat, clat, bw, iops entries.
-    #[inline]
-    pub fn completion(&mut self, t: Ticks, u: &IoUnit, clat: u64, lat: u64, bytes: u64) {
-        let bw = (bytes * 1_000_000).checked_div(clat).unwrap_or(0);
-        self.record(
-            t,
-            u,
-            |k| match k {
-                Kind::Lat => Some(lat),
-                Kind::Clat => Some(clat),
-                Kind::Bw => Some(bw),
-                Kind::Iops => Some(1),
-                Kind::Slat => None,
-            },
-            bytes,
-        );
-        if let Some((_, cur, _)) = &mut self.hist {
-            cur[u.ddir.index()][ioscope_stats::hist::fio_index(clat)] += 1;
-        }
-        let ms = self.ms(t);
-        if self.hist.is_some() && ms >= self.next_hist_ms {
-            self.flush_hist(ms, u.len);
-        }
-    }
-
-    #[inline(always)]
-    fn record(&mut self, t: Ticks, u: &IoUnit, value: impl Fn(Kind) -> Option<u64>, bytes: u64) {
+    pub fn completion(
+        &mut self,
+        t: Ticks,
+        u: &IoUnit,
+        slat: Option<u64>,
+        clat: u64,
+        lat: u64,
+        bytes: u64,
+    ) {
         let ms = self.ms(t);
         let d = u.ddir.index().min(2);
-        if self.avg_ms == 0 {
-            let stamp = self.stamp(ms);
-            for l in &mut self.logs {
-                if let Some(v) = value(l.kind) {
-                    l.log.push(Entry {
-                        t_ms: stamp,
-                        value: v,
-                        value2: 0,
-                        offset: u.offset,
-                        bs: u.len,
-                        ddir: d as u8,
-                        prio: u.ioprio,
-                    });
-                }
-            }
-            return;
-        }
-        if ms >= self.next_window_ms {
-            self.flush_windows();
-        }
-        for l in &mut self.logs {
-            if let Some(v) = value(l.kind) {
-                let w = &mut l.win[d];
-                w.sum += v as u128;
-                w.n += 1;
-                w.max = w.max.max(v);
+        let bw = (bytes * 1_000_000).checked_div(clat).unwrap_or(0);
+        let v = [lat, slat.unwrap_or(0), clat, bw, 1];
+        if self.mask != 0 {
+            if self.avg_ms == 0 {
+                let mask = if slat.is_some() {
+                    self.mask
+                } else {
+                    self.mask & !(1 << SLAT)
+                };
+                let issue_ms = self.stamp(self.ms(u.issue)) as u32;
+                self.stream.push(Entry {
+                    t_ms: self.stamp(ms),
+                    v,
+                    t_issue_ms: issue_ms,
+                    bs: u.len,
+                    offset: u.offset,
+                    v2: 0,
+                    prio: u.ioprio,
+                    ddir: d as u8,
+                    mask,
+                });
+            } else {
+                self.window_add(ms, d, &v, slat.is_some(), bytes);
             }
         }
-        if value(Kind::Iops).is_some() {
-            self.bytes_win[d] += bytes;
-            self.ios_win[d] += 1;
+        if let Some((cur, _)) = &mut self.hist {
+            cur[d][ioscope_stats::hist::fio_index(clat)] += 1;
+            if ms >= self.next_hist_ms {
+                self.flush_hist(ms, u.len);
+            }
         }
     }
 
-    /// Emit one averaged row per direction with samples, stamped at the window end.
-    fn flush_windows(&mut self) {
-        let end = self.next_window_ms;
-        let stamp = self.stamp(end);
+    fn window_add(&mut self, ms: u64, d: usize, v: &[u64; 5], has_slat: bool, bytes: u64) {
+        while ms >= self.next_window_ms {
+            self.flush_windows(self.next_window_ms);
+            self.next_window_ms += self.avg_ms;
+        }
+        for k in [LAT, SLAT, CLAT] {
+            if k == SLAT && !has_slat {
+                continue;
+            }
+            let w = &mut self.win[k][d];
+            w.sum += v[k] as u128;
+            w.n += 1;
+            w.max = w.max.max(v[k]);
+        }
+        self.bytes_win[d] += bytes;
+        self.ios_win[d] += 1;
+    }
+
+    /// One row per log and direction with samples, stamped at the window end.
+    fn flush_windows(&mut self, end_ms: u64) {
         let secs = self.avg_ms as f64 / 1000.0;
-        for l in &mut self.logs {
+        let stamp = self.stamp(end_ms);
+        for k in 0..5 {
+            if self.mask & (1 << k) == 0 {
+                continue;
+            }
             for d in 0..3 {
-                let w = l.win[d];
-                let (avg, max) = match l.kind {
-                    Kind::Bw => {
+                let (avg, max) = match k {
+                    BW if self.ios_win[d] > 0 => {
                         let v = (self.bytes_win[d] as f64 / 1024.0 / secs) as u64;
                         (v, v)
                     }
-                    Kind::Iops => {
+                    IOPS if self.ios_win[d] > 0 => {
                         let v = (self.ios_win[d] as f64 / secs) as u64;
                         (v, v)
                     }
-                    _ if w.n == 0 => continue,
-                    _ => ((w.sum / w.n as u128) as u64, w.max),
+                    LAT | SLAT | CLAT if self.win[k][d].n > 0 => {
+                        let w = self.win[k][d];
+                        ((w.sum / w.n as u128) as u64, w.max)
+                    }
+                    _ => continue,
                 };
-                if w.n == 0 {
-                    continue;
-                }
-                let (value, value2) = match self.value {
+                let (value, v2) = match self.value {
                     LogWindowValue::Avg => (avg, 0),
                     LogWindowValue::Max => (max, 0),
                     LogWindowValue::Both => (avg, max),
                 };
-                l.log.push(Entry {
+                let mut v = [0u64; 5];
+                v[k] = value;
+                self.stream.push(Entry {
                     t_ms: stamp,
-                    value,
-                    value2,
-                    offset: 0,
+                    v,
+                    t_issue_ms: stamp as u32,
                     bs: 0,
-                    ddir: d as u8,
+                    offset: 0,
+                    v2,
                     prio: 0,
+                    ddir: d as u8,
+                    mask: 1 << k,
                 });
-                l.win[d] = Window::default();
             }
         }
+        self.win = [[Window::default(); 3]; 5];
         self.bytes_win = [0; 3];
         self.ios_win = [0; 3];
-        self.next_window_ms += self.avg_ms;
     }
 
     fn flush_hist(&mut self, ms: u64, bs: u32) {
-        let coarse = self.hist_coarse;
+        let group = 1usize << self.hist_coarse;
         let stamp = self.stamp(ms);
-        if let Some((log, cur, prev)) = &mut self.hist {
+        if let Some((cur, prev)) = &mut self.hist {
             for d in 0..3 {
                 if cur[d] == prev[d] {
                     continue;
                 }
-                let group = 1usize << coarse;
                 let bins: Vec<u64> = cur[d]
                     .chunks(group)
                     .zip(prev[d].chunks(group))
                     .map(|(c, p)| c.iter().sum::<u64>() - p.iter().sum::<u64>())
                     .collect();
                 prev[d].copy_from_slice(&cur[d]);
-                log.hist(stamp, d as u8, bs, bins);
+                self.stream.hist(stamp, d as u8, bs, bins);
             }
         }
         self.next_hist_ms = ms + self.hist_every_ms;
     }
 
-    /// Flush partial windows and close every log; returns (path, dropped entries).
-    pub fn close(mut self, end: Ticks) -> Vec<(PathBuf, u64)> {
-        if self.avg_ms > 0 && self.logs.iter().any(|l| l.win.iter().any(|w| w.n > 0)) {
-            let ms = self.ms(end);
+    /// Flush partial windows and close the logs; returns (paths, dropped entries).
+    pub fn close(mut self, end: Ticks) -> (Vec<PathBuf>, u64) {
+        let ms = self.ms(end);
+        if self.avg_ms > 0 && self.ios_win.iter().any(|&n| n > 0) {
             // fio stamps the final partial window at the end of the run.
-            self.next_window_ms = self.next_window_ms.min(ms.max(1));
-            self.flush_windows();
+            self.flush_windows(ms.max(1));
         }
         if self.hist.is_some() {
-            let ms = self.ms(end);
             self.flush_hist(ms, 0);
         }
-        let mut out = Vec::new();
-        for l in self.logs {
-            if let Ok(r) = l.log.close() {
-                out.push(r);
-            }
-        }
-        if let Some((log, _, _)) = self.hist {
-            if let Ok(r) = log.close() {
-                out.push(r);
-            }
-        }
-        out
+        let dropped = self.stream.close().unwrap_or(0);
+        (self.paths, dropped)
     }
 }
 
@@ -559,60 +590,88 @@ impl JobLogs {
 mod tests {
     use super::*;
 
-    #[test]
-    fn entry_format_matches_fio() {
-        let mut s = String::new();
-        let e = Entry {
-            t_ms: 2,
-            value: 2081844,
-            value2: 0,
-            offset: 61440,
-            bs: 131072,
-            ddir: 0,
-            prio: 0x2000,
-        };
-        format_entry(
-            &mut s,
-            &e,
-            Format {
-                offset: false,
-                prio_hex: true,
-                both: false,
-            },
-        );
-        assert_eq!(s, "2, 2081844, 0, 131072, 0x2000\n");
-        s.clear();
-        format_entry(
-            &mut s,
-            &e,
-            Format {
-                offset: true,
-                prio_hex: false,
-                both: false,
-            },
-        );
-        assert_eq!(s, "2, 2081844, 0, 131072, 61440, 1\n");
+    fn line(e: &Entry, k: usize, fmt: Format) -> String {
+        let mut l = Vec::new();
+        format_line(&mut l, &mut itoa::Buffer::new(), e, k, fmt);
+        String::from_utf8(l).unwrap()
     }
 
     #[test]
-    fn log_streams_and_bounds_memory() {
+    fn entry_format_matches_fio() {
+        let e = Entry {
+            t_ms: 2,
+            v: [2081844, 5, 2081839, 62, 1],
+            bs: 131072,
+            offset: 61440,
+            prio: 0x2000,
+            ..Default::default()
+        };
+        assert_eq!(
+            line(
+                &e,
+                CLAT,
+                Format {
+                    offset: false,
+                    prio_hex: true,
+                    both: false
+                }
+            ),
+            "2, 2081839, 0, 131072, 0x2000\n"
+        );
+        assert_eq!(
+            line(
+                &e,
+                LAT,
+                Format {
+                    offset: true,
+                    prio_hex: false,
+                    both: false
+                }
+            ),
+            "2, 2081844, 0, 131072, 61440, 1\n"
+        );
+        assert_eq!(
+            line(
+                &e,
+                IOPS,
+                Format {
+                    offset: true,
+                    prio_hex: false,
+                    both: false
+                }
+            ),
+            "2, 1, 0, 131072, 61440, 1\n"
+        );
+    }
+
+    #[test]
+    fn stream_writes_every_entry_to_every_log() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("x_lat.1.log");
-        let mut log = Log::open(
-            path.clone(),
+        let files: Vec<Option<File>> = (0..5)
+            .map(|k| {
+                if k == SLAT {
+                    None
+                } else {
+                    Some(File::create(dir.path().join(KINDS[k])).unwrap())
+                }
+            })
+            .collect();
+        let mut s = Stream::start(
+            files,
+            None,
             Format {
                 offset: false,
                 prio_hex: false,
                 both: false,
             },
-            false,
         )
         .unwrap();
-        let n = CHUNK_ENTRIES * 10 + 5;
+        let n = CHUNK_ENTRIES * 6 + 5;
         for i in 0..n {
-            log.push(Entry {
+            s.push(Entry {
                 t_ms: i as u64,
-                value: 7,
+                v: [1, 2, 3, 4, 1],
+                mask: 0b11101,
                 ..Default::default()
             });
             if i % CHUNK_ENTRIES == 0 {
@@ -620,9 +679,11 @@ mod tests {
                 std::thread::sleep(std::time::Duration::from_millis(250));
             }
         }
-        let (_, dropped) = log.close().unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().count() as u64 + dropped, n as u64);
-        assert_eq!(dropped, 0, "a writer on tmp keeps up with 250 ms per chunk");
+        let dropped = s.close().unwrap();
+        assert_eq!(dropped, 0);
+        for k in [LAT, CLAT, BW, IOPS] {
+            let text = std::fs::read_to_string(dir.path().join(KINDS[k])).unwrap();
+            assert_eq!(text.lines().count(), n, "{}", KINDS[k]);
+        }
     }
 }

@@ -515,9 +515,6 @@ impl<'a, E: Engine> Loop<'a, E> {
             if self.track_slat && !self.in_ramp {
                 let slat = self.clock.delta_ns(u.start, t);
                 self.live.dirs[u.ddir.index()].slat.add(slat);
-                if let Some(l) = &mut self.ctx.logs {
-                    l.slat(t, u, slat);
-                }
             }
         }
         self.inflight += n as u32;
@@ -627,7 +624,8 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
         if let Some(l) = &mut self.ctx.logs {
             let u = &self.units[c.unit as usize];
-            l.completion(t, u, clat, lat, bytes);
+            let slat = self.track_slat.then(|| self.clock.delta_ns(start, issue));
+            l.completion(t, u, slat, clat, lat, bytes);
         }
     }
 

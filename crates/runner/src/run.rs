@@ -523,14 +523,17 @@ fn run_phase(
             .map_err(|_| RunError::Setup(format!("job '{}' panicked", r.name)))?;
         let (mut res, tid, logs) = joined?;
         if let Some(l) = logs {
-            for (path, dropped) in l.close(clock.now()) {
-                if dropped > 0 {
-                    obs.message(&format!(
-                        "{}: {dropped} entries of {} were dropped: the log writer could not keep up",
-                        r.name,
-                        path.display()
-                    ));
-                }
+            let (paths, dropped) = l.close(clock.now());
+            if dropped > 0 {
+                obs.message(&format!(
+                    "{}: {dropped} log entries were dropped ({}): the log writer could not keep up",
+                    r.name,
+                    paths
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
             }
         }
         r.sampler
