@@ -282,13 +282,16 @@ struct Window {
     max: u64,
 }
 
+/// Current and last-logged fio-geometry clat counts per direction.
+type HistCounts = ([Vec<u64>; 3], [Vec<u64>; 3]);
+
 /// All logs of one job.
 pub struct JobLogs {
     stream: Stream,
     /// Bit k: log KINDS[k] is written.
     mask: u8,
     /// Histogram log: current and last-logged fio-geometry counts per direction.
-    hist: Option<([Vec<u64>; 3], [Vec<u64>; 3])>,
+    hist: Option<HistCounts>,
     hist_coarse: u32,
     hist_every_ms: u64,
     next_hist_ms: u64,
