@@ -489,7 +489,7 @@ impl JobLogs {
 
     fn window_add(&mut self, ms: u64, d: usize, v: &[u64; 5], has_slat: bool, bytes: u64) {
         while ms >= self.next_window_ms {
-            self.flush_windows(self.next_window_ms);
+            self.flush_windows(self.next_window_ms, 0xff);
             self.next_window_ms += self.avg_ms;
         }
         for k in [LAT, SLAT, CLAT] {
@@ -505,12 +505,12 @@ impl JobLogs {
         self.ios_win[d] += 1;
     }
 
-    /// One row per log and direction with samples, stamped at the window end.
-    fn flush_windows(&mut self, end_ms: u64) {
+    /// One row per log (of `kinds`) and direction with samples, stamped at the window end.
+    fn flush_windows(&mut self, end_ms: u64, kinds: u8) {
         let secs = self.avg_ms as f64 / 1000.0;
         let stamp = self.stamp(end_ms);
         for k in 0..5 {
-            if self.mask & (1 << k) == 0 {
+            if self.mask & kinds & (1 << k) == 0 {
                 continue;
             }
             for d in 0..3 {
@@ -578,8 +578,13 @@ impl JobLogs {
     pub fn close(mut self, end: Ticks) -> (Vec<PathBuf>, u64) {
         let ms = self.ms(end);
         if self.avg_ms > 0 && self.ios_win.iter().any(|&n| n > 0) {
-            // fio stamps the final partial window at the end of the run.
-            self.flush_windows(ms.max(1));
+            // Like fio: the partial last window of latency logs is flushed, stamped at
+            // the last window boundary; bw and iops logs get no partial row.
+            let last = self
+                .next_window_ms
+                .saturating_sub(self.avg_ms)
+                .max(self.avg_ms.min(ms));
+            self.flush_windows(last, (1 << LAT) | (1 << SLAT) | (1 << CLAT));
         }
         if self.hist.is_some() {
             self.flush_hist(ms, 0);

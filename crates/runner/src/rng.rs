@@ -8,9 +8,18 @@
 pub trait Rng {
     fn next_u64(&mut self) -> u64;
 
-    /// Uniform in [0, n) without modulo bias worth mentioning (128-bit multiply).
+    /// 32 random bits (generators with a native 32-bit output override this).
+    #[inline(always)]
+    fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+
+    /// Uniform in [0, n) by multiply-shift (Lemire); one 32-bit draw when n fits.
     #[inline(always)]
     fn below(&mut self, n: u64) -> u64 {
+        if n <= 1 << 32 {
+            return (self.next_u32() as u64 * n) >> 32;
+        }
         ((self.next_u64() as u128 * n as u128) >> 64) as u64
     }
 
@@ -57,7 +66,7 @@ impl Taus88 {
     }
 
     #[inline(always)]
-    fn next_u32(&mut self) -> u32 {
+    fn step(&mut self) -> u32 {
         let s = &mut self.s;
         let b = ((s[0] << 13) ^ s[0]) >> 19;
         s[0] = ((s[0] & 0xFFFF_FFFE) << 12) ^ b;
@@ -72,7 +81,11 @@ impl Taus88 {
 impl Rng for Taus88 {
     #[inline(always)]
     fn next_u64(&mut self) -> u64 {
-        ((self.next_u32() as u64) << 32) | self.next_u32() as u64
+        ((self.step() as u64) << 32) | self.step() as u64
+    }
+    #[inline(always)]
+    fn next_u32(&mut self) -> u32 {
+        self.step()
     }
 }
 

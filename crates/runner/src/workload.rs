@@ -126,6 +126,13 @@ impl Rng for OffsetRng {
             OffsetRng::T258(r) => r.next_u64(),
         }
     }
+    #[inline(always)]
+    fn next_u32(&mut self) -> u32 {
+        match self {
+            OffsetRng::T88(r) => r.next_u32(),
+            OffsetRng::T258(r) => (r.next_u64() >> 32) as u32,
+        }
+    }
 }
 
 /// One I/O to issue.
@@ -163,6 +170,8 @@ pub struct Workload {
     /// Bytes left to issue in the whole job (io_size × loops), unless time_based.
     total_left: u64,
     time_based: bool,
+    /// io_size was given: keep wrapping until that many bytes are done.
+    io_size_set: bool,
     ios_left: u64,
     /// rw=...:N: I/Os left at the current offset, and the last I/O.
     repeat_left: u32,
@@ -241,6 +250,7 @@ impl Workload {
             pass_done: 0,
             total_left: io_size.saturating_mul(o.loops.max(1) as u64),
             time_based: o.time_based,
+            io_size_set: o.io_size.is_some(),
             ios_left: if o.number_ios > 0 {
                 o.number_ios
             } else {
@@ -426,7 +436,15 @@ impl Workload {
             // This file is exhausted for this pass; sequential service moves on.
             self.fidx = (fi + 1) % n;
         }
-        // Every file exhausted before the byte count: begin a new pass.
+        // Every file exhausted before the byte count (holes in rw=read:8k skip
+        // bytes): the pass is over, and like fio the skipped bytes count as done.
+        if !self.time_based && !self.io_size_set {
+            let skipped = self.pass_bytes.saturating_sub(self.pass_done);
+            self.total_left = self.total_left.saturating_sub(skipped);
+            if self.total_left == 0 {
+                return None;
+            }
+        }
         self.start_pass();
         let fi = self.choose_file();
         let off = if random {
