@@ -113,13 +113,7 @@ fn seconds_flag(c: &cli::Cli, name: &str) -> Result<Option<Duration>> {
 }
 
 fn unsupported_flags(c: &cli::Cli) -> Result<()> {
-    for f in [
-        "inflate-log",
-        "cpuclock-test",
-        "server",
-        "client",
-        "status-interval",
-    ] {
+    for f in ["inflate-log", "cpuclock-test", "server", "client"] {
         if c.has(f) {
             bail!("--{f} is not supported yet");
         }
@@ -203,6 +197,7 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
         allow_destructive: c.has("allow-destructive"),
         readonly: c.has("readonly"),
         nop: false,
+        status_interval: seconds_flag(c, "status-interval")?,
         max_jobs: c
             .flag("max-jobs")
             .flatten()
@@ -221,6 +216,7 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
         Some(v) => bail!("--eta={v}: use auto, always or never"),
     };
     let mut status = Status::new(normal_on_stdout, eta, seconds_flag(c, "eta-newline")?);
+    status.interim_reports(formats.clone(), tv, output.is_none());
     let mut head = String::new();
     if formats.contains(&OutputFormat::Normal) {
         head = headers(set);

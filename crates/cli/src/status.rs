@@ -22,6 +22,8 @@ pub struct Status {
     last: Option<(Instant, [u64; 3], [u64; 3])>,
     rates: ([f64; 3], [f64; 3]),
     drawn: bool,
+    /// --status-interval: print interim reports in these formats (on stdout).
+    interim: Option<(Vec<ioscope_report::OutputFormat>, u32)>,
 }
 
 impl Status {
@@ -39,6 +41,19 @@ impl Status {
             last: None,
             rates: ([0.0; 3], [0.0; 3]),
             drawn: false,
+            interim: None,
+        }
+    }
+
+    /// Print full interim reports (fio's --status-interval) when the report goes to stdout.
+    pub fn interim_reports(
+        &mut self,
+        formats: Vec<ioscope_report::OutputFormat>,
+        terse_version: u32,
+        to_stdout: bool,
+    ) {
+        if to_stdout {
+            self.interim = Some((formats, terse_version));
         }
     }
 
@@ -88,6 +103,16 @@ impl Observer for Status {
             println!("{line}");
         } else {
             eprintln!("{line}");
+        }
+    }
+
+    fn interim(&mut self, report: &ioscope_stats::RunResult) {
+        if let Some((formats, tv)) = self.interim.clone() {
+            self.finish();
+            let text = ioscope_report::render(report, &formats, tv);
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
         }
     }
 

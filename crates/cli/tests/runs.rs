@@ -366,3 +366,37 @@ fn io_errors_end_the_job_with_err_set() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(!r.stderr.is_empty());
 }
+
+#[test]
+fn status_interval_prints_interim_reports() {
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=s",
+            "--ioengine=null",
+            "--size=1g",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=2500ms",
+            "--status-interval=1",
+            "--output-format=terse",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert!(
+        lines.len() >= 3,
+        "two interim reports and the final one: {lines:?}"
+    );
+    let runtimes: Vec<u64> = lines
+        .iter()
+        .map(|l| {
+            let f: Vec<&str> = l.split(';').collect();
+            assert_eq!(f.len(), 121, "each is a complete terse line");
+            f[8].parse().unwrap()
+        })
+        .collect();
+    assert!(runtimes.windows(2).all(|w| w[0] < w[1]), "{runtimes:?}");
+    assert!(*runtimes.last().unwrap() >= 2400, "{runtimes:?}");
+}

@@ -39,6 +39,10 @@ pub struct Shared {
     /// Submit and reap calls made (I/Os per call for `ioscope peak`).
     pub submit_calls: AtomicU64,
     pub reap_calls: AtomicU64,
+    /// Interim reports: the monitor bumps `snapshot_request`; the job answers by
+    /// putting a copy of its results in `snapshot` (outside the per-I/O path).
+    pub snapshot_request: AtomicU64,
+    pub snapshot: std::sync::Mutex<Option<JobResult>>,
 }
 
 /// Everything the job thread needs.
@@ -189,6 +193,8 @@ struct Loop<'a, E: Engine> {
     now_hint: Option<Ticks>,
     submit_calls: u64,
     reap_calls: u64,
+    usage_start: crate::cpu::Usage,
+    snapshot_seen: u64,
     hipri_pct: u32,
     // Cached per-run switches.
     depth: u32,
@@ -250,6 +256,8 @@ impl<'a, E: Engine> Loop<'a, E> {
             now_hint: None,
             submit_calls: 0,
             reap_calls: 0,
+            usage_start: Default::default(),
+            snapshot_seen: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
             depth,
             batch_submit: o.iodepth_batch_submit.clamp(1, depth),
@@ -282,12 +290,17 @@ impl<'a, E: Engine> Loop<'a, E> {
             .measure_start
             .store(self.measure_start, Relaxed);
         self.ctx.shared.state.store(state, Relaxed);
-        let mut usage_start = usage0;
+        self.usage_start = usage0;
         loop {
             let now = self.now_hint.take().unwrap_or_else(|| self.clock.now());
             if self.in_ramp && now >= self.ramp_end {
                 self.end_ramp(now);
-                usage_start = crate::cpu::thread_usage();
+                self.usage_start = crate::cpu::thread_usage();
+            }
+            let req = self.ctx.shared.snapshot_request.load(Relaxed);
+            if req != self.snapshot_seen {
+                self.snapshot_seen = req;
+                self.publish_snapshot(now);
             }
             if now >= self.deadline
                 || self.ctx.stop_all.load(Relaxed)
@@ -323,7 +336,7 @@ impl<'a, E: Engine> Loop<'a, E> {
                 unsafe { libc::fsync(f.file.as_raw_fd()) };
             }
         }
-        let usage = crate::cpu::thread_usage().since(&usage_start);
+        let usage = crate::cpu::thread_usage().since(&self.usage_start);
         self.finish(end, usage)
     }
 
@@ -710,24 +723,48 @@ impl<'a, E: Engine> Loop<'a, E> {
 
     fn finish(self, end: Ticks, usage: crate::cpu::Usage) -> JobResult {
         let runtime_ms = self.clock.delta_ns(self.measure_start, end) / 1_000_000;
-        let mut live = self.live;
-        for d in &mut live.dirs {
-            d.runtime_ms = runtime_ms;
+        result_of(self.live, runtime_ms, usage, self.error, self.error_text)
+    }
+
+    /// A copy of the results so far, for an interim report.
+    fn publish_snapshot(&mut self, now: Ticks) {
+        let runtime_ms = self.clock.delta_ns(self.measure_start, now) / 1_000_000;
+        let usage = crate::cpu::thread_usage().since(&self.usage_start);
+        let live = Live {
+            dirs: self.live.dirs.clone(),
+            sync: self.live.sync.clone(),
+            ..self.live
+        };
+        let r = result_of(live, runtime_ms, usage, self.error, self.error_text.clone());
+        if let Ok(mut slot) = self.ctx.shared.snapshot.lock() {
+            *slot = Some(r);
         }
-        JobResult {
-            error: self.error,
-            error_text: self.error_text,
-            total_err: live.total_err,
-            first_error: live.first_error,
-            runtime_ms,
-            dirs: live.dirs,
-            sync: live.sync,
-            cpu: usage.into(),
-            io_depth: live.io_depth,
-            submit: live.submit,
-            complete: live.complete,
-            ..Default::default()
-        }
+    }
+}
+
+fn result_of(
+    mut live: Live,
+    runtime_ms: u64,
+    usage: crate::cpu::Usage,
+    error: i32,
+    error_text: Option<String>,
+) -> JobResult {
+    for d in &mut live.dirs {
+        d.runtime_ms = runtime_ms;
+    }
+    JobResult {
+        error,
+        error_text,
+        total_err: live.total_err,
+        first_error: live.first_error,
+        runtime_ms,
+        dirs: live.dirs,
+        sync: live.sync,
+        cpu: usage.into(),
+        io_depth: live.io_depth,
+        submit: live.submit,
+        complete: live.complete,
+        ..Default::default()
     }
 }
 

@@ -34,6 +34,8 @@ pub struct RunOptions {
     pub max_jobs: Option<u32>,
     /// io_uring jobs issue IORING_OP_NOP and touch no files (`ioscope peak --nop`).
     pub nop: bool,
+    /// Print a full interim report this often (fio's --status-interval).
+    pub status_interval: Option<Duration>,
 }
 
 /// Progress of one job, for status lines.
@@ -60,6 +62,8 @@ pub trait Observer {
     fn message(&mut self, line: &str);
     /// Called about every 100 ms while jobs run.
     fn progress(&mut self, _jobs: &[JobProgress]) {}
+    /// An interim report of the running jobs (every --status-interval).
+    fn interim(&mut self, _report: &RunResult) {}
 }
 
 /// A job clone ready to run.
@@ -449,7 +453,14 @@ pub fn run(set: &JobSet, ro: &RunOptions, obs: &mut dyn Observer) -> Result<RunR
         if watch.is_none() {
             watch = Some(crate::disk::DiskWatch::start(&devs));
         }
-        let phase_results = run_phase(ready, clock, started, obs)?;
+        let phase_results = run_phase(
+            ready,
+            clock,
+            started,
+            obs,
+            ro.status_interval,
+            &set.global_explicit,
+        )?;
         results.extend(phase_results);
     }
     for (p, sched) in restore {
@@ -459,7 +470,7 @@ pub fn run(set: &JobSet, ro: &RunOptions, obs: &mut dyn Observer) -> Result<RunR
         let _ = std::fs::remove_file(p);
     }
     let disks = watch.map(|w| w.finish()).unwrap_or_default();
-    Ok(assemble(results, disks, timestamp_ms, set))
+    Ok(assemble(results, disks, timestamp_ms, &set.global_explicit))
 }
 
 struct Running {
@@ -482,6 +493,8 @@ fn run_phase(
     clock: &'static Clock,
     run_start: Instant,
     obs: &mut dyn Observer,
+    status_interval: Option<Duration>,
+    globals: &[(String, String)],
 ) -> Result<Vec<Finished>, RunError> {
     let barrier = Arc::new(Barrier::new(ready.len() + 1));
     let mut running = Vec::new();
@@ -514,7 +527,14 @@ fn run_phase(
         });
     }
     barrier.wait();
-    monitor(&mut running, clock, run_start, obs);
+    monitor(
+        &mut running,
+        clock,
+        run_start,
+        obs,
+        status_interval,
+        globals,
+    );
     let mut out = Vec::new();
     for mut r in running {
         let joined = r
@@ -642,8 +662,11 @@ fn monitor(
     clock: &'static Clock,
     run_start: Instant,
     obs: &mut dyn Observer,
+    status_interval: Option<Duration>,
+    globals: &[(String, String)],
 ) {
     let mut last_progress = Instant::now();
+    let mut last_status = Instant::now();
     loop {
         let now = clock.now();
         let mut all_done = true;
@@ -662,8 +685,60 @@ fn monitor(
             let p: Vec<JobProgress> = running.iter().map(|r| progress_of(r, elapsed)).collect();
             obs.progress(&p);
         }
+        if status_interval.is_some_and(|i| last_status.elapsed() >= i) {
+            last_status = Instant::now();
+            if let Some(r) = interim_report(running, run_start, globals) {
+                obs.interim(&r);
+            }
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Ask every running job for a snapshot and assemble them like a final report.
+fn interim_report(
+    running: &[Running],
+    run_start: Instant,
+    globals: &[(String, String)],
+) -> Option<RunResult> {
+    let live: Vec<&Running> = running
+        .iter()
+        .filter(|r| r.shared.state.load(Relaxed) == STATE_RUNNING)
+        .collect();
+    for r in &live {
+        r.shared.snapshot_request.fetch_add(1, Relaxed);
+    }
+    let deadline = Instant::now() + Duration::from_millis(500);
+    let mut got: Vec<Finished> = Vec::new();
+    for r in &live {
+        loop {
+            let snap = r.shared.snapshot.lock().ok().and_then(|mut s| s.take());
+            if let Some(mut res) = snap {
+                for d in 0..3 {
+                    res.dirs[d].bw = r.sampler.bw[d];
+                    res.dirs[d].iops = r.sampler.iops[d];
+                }
+                res.name = r.name.clone();
+                res.groupid = r.groupid;
+                res.jobs = 1;
+                res.start_unix_ms = r.start_ms;
+                res.elapsed_s = run_start.elapsed().as_secs().max(1);
+                res.info = r.info.clone();
+                got.push(Finished {
+                    result: res,
+                    groupid: r.groupid,
+                    grouped: r.group_reporting,
+                    ioprio: r.ioprio,
+                });
+                break;
+            }
+            if Instant::now() >= deadline || r.shared.state.load(Relaxed) == STATE_DONE {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    (!got.is_empty()).then(|| assemble(got, Vec::new(), unix_ms(), globals))
 }
 
 fn progress_of(r: &Running, elapsed: f64) -> JobProgress {
@@ -745,7 +820,7 @@ fn assemble(
     mut results: Vec<Finished>,
     disks: Vec<ioscope_stats::DiskUtil>,
     timestamp_ms: u64,
-    set: &JobSet,
+    globals: &[(String, String)],
 ) -> RunResult {
     let mut jobs: Vec<JobResult> = Vec::new();
     let mut i = 0;
@@ -774,7 +849,7 @@ fn assemble(
         groups,
         disks,
         timestamp_ms,
-        global_options: set.global_explicit.clone(),
+        global_options: globals.to_vec(),
         meta: crate::meta::run_meta(clock),
     }
 }
