@@ -400,3 +400,65 @@ fn status_interval_prints_interim_reports() {
     assert!(runtimes.windows(2).all(|w| w[0] < w[1]), "{runtimes:?}");
     assert!(*runtimes.last().unwrap() >= 2400, "{runtimes:?}");
 }
+
+#[test]
+fn exitall_ends_the_group_when_one_job_finishes() {
+    let d = tmpdir();
+    let t = std::time::Instant::now();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--ioengine=null",
+            "--output-format=json",
+            "--name=short",
+            "--size=64m",
+            "--exitall",
+            "--name=long",
+            "--size=1g",
+            "--time_based",
+            "--runtime=30",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "exitall ended the 30 s job early"
+    );
+    assert!(u(&job(&v, 1)["read"]["runtime"]) < 10_000);
+}
+
+#[test]
+fn wait_for_starts_after_the_named_job() {
+    let d = tmpdir();
+    let t = std::time::Instant::now();
+    let (r, _) = run_json(
+        d.path(),
+        &[
+            "--ioengine=null",
+            "--size=1g",
+            "--time_based",
+            "--runtime=700ms",
+            "--output-format=json",
+            "--name=first",
+            "--name=second",
+            "--wait_for=first",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        t.elapsed() >= std::time::Duration::from_millis(1400),
+        "ran one after the other: {:?}",
+        t.elapsed()
+    );
+    let r = run_in(
+        d.path(),
+        &[
+            "--ioengine=null",
+            "--size=1m",
+            "--name=a",
+            "--wait_for=nosuch",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("wait_for=nosuch"), "{}", r.stderr);
+}

@@ -125,10 +125,10 @@ option_table! {
     group_reporting: bool { kind: SET, category: C::Job, help: "Report each group as one job (exact merge of all its jobs)" }
     new_group: bool { kind: SET, category: C::Job, help: "Start a new reporting group with this job" }
     stonewall: bool { kind: SET, aliases: &["wait_for_previous"], category: C::Job, help: "Wait for all earlier jobs to finish before starting; also starts a new group" }
-    wait_for: Option<String> { category: C::Job, help: "Start only after the named job has finished", status: NOT_YET }
+    wait_for: Option<String> { category: C::Job, help: "Start only after the named job has finished" }
     loops: u32 { kind: INT, default: "1", min: Some(1), category: C::Job, help: "Run the workload this many times" }
-    exitall: bool { kind: SET, category: C::Job, help: "When one job finishes, end the others (see exit_what)", status: NOT_YET }
-    exit_what: ExitWhat { kind: Kind::Choice(ExitWhat::CHOICES), default: "group", category: C::Job, help: "Which jobs exitall ends", status: NOT_YET }
+    exitall: bool { kind: SET, category: C::Job, help: "When one job finishes, end the others (see exit_what)" }
+    exit_what: ExitWhat { kind: Kind::Choice(ExitWhat::CHOICES), default: "group", category: C::Job, help: "Which jobs exitall ends" }
     exitall_on_error: bool { kind: SET, category: C::Job, help: "When one job fails, end all jobs" }
     ioscheduler: Option<String> { category: C::Job, help: "Switch the I/O scheduler of the device behind each file to this (restored afterwards)" }
     nice: i32 { kind: INT, default: "0", min: Some(-20), max: Some(19), category: C::Job, help: "Run the job at this nice value" }

@@ -56,6 +56,8 @@ pub struct JobCtx {
     pub logs: Option<JobLogs>,
     /// Issue NOPs instead of I/O (io_uring).
     pub nop: bool,
+    /// wait_for: jobs (all clones of the named job) that must finish first.
+    pub wait_for: Vec<Arc<Shared>>,
 }
 
 /// Per-direction live statistics.

@@ -108,6 +108,19 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
                 j.opts.rw.mode.name()
             )));
         }
+        if let Some(w) = &j.opts.wait_for {
+            let pos = set
+                .jobs
+                .iter()
+                .position(|x| std::ptr::eq(x, j))
+                .unwrap_or(0);
+            if !set.jobs[..pos].iter().any(|x| &x.name == w) {
+                return Err(RunError::Setup(format!(
+                    "job '{}': wait_for={w}: no job named '{w}' is defined before it",
+                    j.name
+                )));
+            }
+        }
         if j.opts.verify != "0" && j.opts.verify != "none" {
             return Err(RunError::Unsupported(format!(
                 "job '{}': option verify is not supported yet",
@@ -281,6 +294,7 @@ fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<R
             ioprio,
             logs,
             nop: ro.nop,
+            wait_for: Vec::new(),
         },
         info,
         name: p.spec.name.clone(),
@@ -321,6 +335,17 @@ fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<ThreadOut, RunErro
         opts: engine_options(&o, ctx.nop),
     };
     start.wait();
+    // wait_for: start once the named job's clones have all finished.
+    while ctx
+        .wait_for
+        .iter()
+        .any(|w| w.state.load(Relaxed) != STATE_DONE)
+    {
+        if STOP.load(Relaxed) || ctx.shared.stop.load(Relaxed) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
     if o.startdelay.hi > 0 {
         let us = o.startdelay.lo
             + crate::rng::splitmix(&mut ctx.seed.clone()) % (o.startdelay.hi - o.startdelay.lo + 1);
@@ -428,8 +453,9 @@ pub fn run(set: &JobSet, ro: &RunOptions, obs: &mut dyn Observer) -> Result<RunR
     let mut restore = Vec::new();
     let mut unlink: Vec<PathBuf> = Vec::new();
     let mut watch = None;
+    EXIT_ALL.store(false, Relaxed);
     for phase in plan(set) {
-        if STOP.load(Relaxed) {
+        if STOP.load(Relaxed) || EXIT_ALL.load(Relaxed) {
             break;
         }
         let mut ready = Vec::new();
@@ -486,6 +512,8 @@ struct Running {
     start_ms: u64,
     group_reporting: bool,
     ioprio: u16,
+    /// exitall: when this job finishes, end others as exit_what says.
+    exitall: Option<ioscope_options::ExitWhat>,
 }
 
 fn run_phase(
@@ -497,9 +525,24 @@ fn run_phase(
     globals: &[(String, String)],
 ) -> Result<Vec<Finished>, RunError> {
     let barrier = Arc::new(Barrier::new(ready.len() + 1));
-    let mut running = Vec::new();
+    let mut running: Vec<Running> = Vec::new();
+    let mut ready = ready;
+    let names: Vec<(String, Arc<Shared>)> = ready
+        .iter()
+        .map(|r| (r.name.clone(), r.ctx.shared.clone()))
+        .collect();
+    for r in ready.iter_mut() {
+        if let Some(target) = r.ctx.opts.wait_for.clone() {
+            r.ctx.wait_for = names
+                .iter()
+                .filter(|(n, _)| *n == target)
+                .map(|(_, s)| s.clone())
+                .collect();
+        }
+    }
     for r in ready {
         let shared = r.ctx.shared.clone();
+        let exitall = r.ctx.opts.exitall.then_some(r.ctx.opts.exit_what);
         let b = barrier.clone();
         let bw_ms = r.ctx.opts.bwavgtime;
         let iops_ms = r.ctx.opts.iopsavgtime;
@@ -524,6 +567,7 @@ fn run_phase(
             start_ms: unix_ms(),
             group_reporting,
             ioprio,
+            exitall,
         });
     }
     barrier.wait();
@@ -667,6 +711,7 @@ fn monitor(
 ) {
     let mut last_progress = Instant::now();
     let mut last_status = Instant::now();
+    let mut seen_done = vec![false; running.len()];
     loop {
         let now = clock.now();
         let mut all_done = true;
@@ -676,6 +721,7 @@ fn monitor(
                 all_done = false;
             }
         }
+        apply_exitall(running, &mut seen_done);
         if all_done {
             break;
         }
@@ -694,6 +740,36 @@ fn monitor(
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// exitall: when a job that has it finishes, end the jobs exit_what names.
+fn apply_exitall(running: &[Running], seen_done: &mut [bool]) {
+    use ioscope_options::ExitWhat;
+    for i in 0..running.len() {
+        if seen_done[i] || running[i].shared.state.load(Relaxed) != STATE_DONE {
+            continue;
+        }
+        seen_done[i] = true;
+        let Some(what) = running[i].exitall else {
+            continue;
+        };
+        for r in running.iter() {
+            let hit = match what {
+                ExitWhat::Group => r.groupid == running[i].groupid,
+                ExitWhat::Stonewall => true,
+                ExitWhat::All => {
+                    EXIT_ALL.store(true, Relaxed);
+                    true
+                }
+            };
+            if hit {
+                r.shared.stop.store(true, Relaxed);
+            }
+        }
+    }
+}
+
+/// exit_what=all: later stonewall phases do not start either.
+static EXIT_ALL: AtomicBool = AtomicBool::new(false);
 
 /// Ask every running job for a snapshot and assemble them like a final report.
 fn interim_report(
