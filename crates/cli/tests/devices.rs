@@ -1,0 +1,155 @@
+//! Block-device behaviour on loop devices over /dev/shm (root only; skips otherwise):
+//! ioscheduler is switched for the run and restored; trims punch holes in files.
+
+mod common;
+use common::*;
+use std::os::unix::fs::MetadataExt;
+use std::process::Command;
+
+fn sh(cmd: &str) -> Option<String> {
+    let o = Command::new("sh").arg("-c").arg(cmd).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+struct Loop {
+    dev: String,
+    img: std::path::PathBuf,
+}
+
+impl Loop {
+    fn new(size: &str) -> Option<Loop> {
+        if !is_root() || !have("losetup") {
+            return None;
+        }
+        let img = std::path::PathBuf::from(format!(
+            "/dev/shm/ioscope-test-{}-{size}.img",
+            std::process::id()
+        ));
+        let dev = sh(&format!(
+            "truncate -s {size} {0} && losetup --direct-io=on --find --show {0}",
+            img.display()
+        ))?;
+        Some(Loop { dev, img })
+    }
+    fn sched_path(&self) -> String {
+        format!(
+            "/sys/block/{}/queue/scheduler",
+            self.dev.trim_start_matches("/dev/")
+        )
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = sh(&format!("losetup -d {}", self.dev));
+        let _ = std::fs::remove_file(&self.img);
+    }
+}
+
+#[test]
+fn ioscheduler_is_switched_for_the_run_and_restored() {
+    let Some(lp) = Loop::new("64M") else {
+        eprintln!("skipping: needs root and losetup");
+        return;
+    };
+    let before = std::fs::read_to_string(lp.sched_path()).unwrap_or_default();
+    let Some(target) = ["mq-deadline", "bfq", "none"].into_iter().find(|s| {
+        before.split_whitespace().any(|x| x == *s) && !before.contains(&format!("[{s}]"))
+    }) else {
+        eprintln!("skipping: no other scheduler to switch to ({before})");
+        return;
+    };
+    let d = tmpdir();
+    let child = Command::new(bin())
+        .args([
+            "--name=s",
+            &format!("--filename={}", lp.dev),
+            "--rw=randread",
+            "--direct=1",
+            "--time_based",
+            "--runtime=2",
+            &format!("--ioscheduler={target}"),
+            "--output-format=json",
+        ])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    let during = std::fs::read_to_string(lp.sched_path()).unwrap_or_default();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        during.contains(&format!("[{target}]")),
+        "during the run: {during}"
+    );
+    let after = std::fs::read_to_string(lp.sched_path()).unwrap_or_default();
+    assert_eq!(after, before, "restored after the run");
+    // A scheduler the device does not offer is a clear error.
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=s",
+            &format!("--filename={}", lp.dev),
+            "--rw=randread",
+            "--size=1m",
+            "--ioscheduler=nosuch",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("ioscheduler=nosuch"), "{}", r.stderr);
+}
+
+#[test]
+fn trims_punch_holes_in_files_and_discard_on_devices() {
+    let d = tmpdir();
+    let path = d.path().join("data");
+    std::fs::write(&path, vec![0xabu8; 4 << 20]).unwrap();
+    let before = std::fs::metadata(&path).unwrap().blocks();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=t",
+            "--filename=data",
+            "--size=4m",
+            "--bs=64k",
+            "--rw=trim",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(u(&job(&v, 0)["trim"]["io_bytes"]), 4 << 20);
+    assert_eq!(u(&job(&v, 0)["trim"]["total_ios"]), 64);
+    let after = std::fs::metadata(&path).unwrap().blocks();
+    assert!(
+        after < before / 10,
+        "holes punched: {before} -> {after} blocks"
+    );
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        4 << 20,
+        "size kept"
+    );
+    if let Some(lp) = Loop::new("16M") {
+        let (r, v) = run_json(
+            d.path(),
+            &[
+                "--name=t",
+                &format!("--filename={}", lp.dev),
+                "--bs=1m",
+                "--rw=randtrim",
+                "--ioengine=libaio",
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(u(&job(&v, 0)["trim"]["io_bytes"]), 16 << 20);
+    }
+}
