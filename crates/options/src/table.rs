@@ -120,7 +120,7 @@ option_table! {
     // ---- Job description, grouping, processes ----
     name: String { category: C::Job, help: "Name of the job (the section name in job files; --name starts a job on the command line)" }
     description: Option<String> { category: C::Job, help: "Free text describing the job, printed in reports" }
-    thread: bool { kind: SET, category: C::Job, help: "Run jobs as threads (ioscope always does; accepted for fio compatibility)" }
+    thread: bool { kind: SET, category: C::Job, help: "Run jobs as threads instead of processes", status: noop("ioscope always runs each job as a thread of one process") }
     numjobs: u32 { kind: INT, default: "1", min: Some(1), max: Some(65536), category: C::Job, help: "Number of clones of this job" }
     group_reporting: bool { kind: SET, category: C::Job, help: "Report each group as one job (exact merge of all its jobs)" }
     new_group: bool { kind: SET, category: C::Job, help: "Start a new reporting group with this job" }
@@ -136,7 +136,7 @@ option_table! {
     cpumask: Option<String> { kind: Kind::Special("CPU bit mask, e.g. 0x3"), category: C::Job, help: "CPU mask the job may run on" }
     cpus_allowed_policy: CpusPolicy { kind: Kind::Choice(CpusPolicy::CHOICES), default: "shared", category: C::Job, help: "How cpus_allowed is shared among jobs", status: NOT_YET }
     gtod_reduce: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Take no per-I/O timestamps: disables slat, clat, lat and bandwidth statistics" }
-    stats: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Collect statistics for this job" }
+    stats: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Include this job in the report (0: run it but leave it out)" }
     uid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this user id", status: NOT_YET }
     gid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this group id", status: NOT_YET }
     cgroup: Option<String> { category: C::Job, help: "Put the job in this cgroup", status: NOT_YET }
@@ -154,7 +154,7 @@ option_table! {
     filename_format: String { default: "$jobname.$jobnum.$filenum", category: C::Files, help: "Name pattern for generated files ($jobname, $jobnum, $filenum, $clientuid)" }
     unique_filename: bool { kind: BOOL, default: "1", category: C::Files, help: "Add the client name to generated file names in client/server mode", status: noop("client/server mode is not part of ioscope") }
     nrfiles: u32 { kind: INT, default: "1", aliases: &["nr_files"], min: Some(1), category: C::Files, help: "Number of files per job" }
-    openfiles: u32 { kind: INT, default: "0", category: C::Files, help: "Maximum files open at once (0 = all)" }
+    openfiles: u32 { kind: INT, default: "0", category: C::Files, help: "Maximum files open at once (0 = all; a limit below the number of files is not supported yet)" }
     file_service_type: FileService { kind: Kind::Choice(FileService::CHOICES), default: "roundrobin", category: C::Files, help: "How the next file is chosen" }
     size: Option<SizePct> { kind: Kind::SizePct, category: C::Files, help: "Total bytes per job (or % of the file/device); default: the whole file or device" }
     filesize: Option<Range> { kind: Kind::Special("size or size range lo-hi"), category: C::Files, help: "Size of each file (default: size / nrfiles)" }
@@ -211,7 +211,7 @@ option_table! {
     norandommap: bool { kind: SET, category: C::Random, help: "Do not track touched blocks: random offsets may repeat" }
     softrandommap: bool { kind: BOOL, default: "0", category: C::Random, help: "Continue without a random map if it cannot be allocated", status: noop("ioscope's random map always fits: it is one bit per block") }
     randrepeat: bool { kind: BOOL, default: "1", category: C::Random, help: "Seed the offset generator so runs repeat" }
-    allrandrepeat: bool { kind: BOOL, default: "0", category: C::Random, help: "Seed all random generators so runs repeat" }
+    allrandrepeat: bool { kind: BOOL, default: "0", category: C::Random, help: "Seed all random generators so runs repeat (as randrepeat; fio 3.35+ makes it an alias)" }
     randseed: u64 { kind: INT, default: "0x89", category: C::Random, help: "Seed for the random generators" }
 
     // ---- Engine ----
@@ -239,7 +239,7 @@ option_table! {
     iodepth_batch_complete_min: u32 { kind: INT, default: "1", aliases: &["iodepth_batch_complete"], category: C::Depth, help: "Minimum completions to wait for per call (0 = poll)" }
     iodepth_batch_complete_max: u32 { kind: INT, default: "0", category: C::Depth, help: "Maximum completions to reap per call (default: the minimum)" }
     iodepth_low: u32 { kind: INT, default: "0", category: C::Depth, help: "Refill the queue when it drains to this depth (default: iodepth)" }
-    io_submit_mode: SubmitMode { kind: Kind::Choice(SubmitMode::CHOICES), default: "inline", category: C::Depth, help: "Where I/O is submitted from" }
+    io_submit_mode: SubmitMode { kind: Kind::Choice(SubmitMode::CHOICES), default: "inline", category: C::Depth, help: "Where I/O is submitted from (offload is not supported yet)" }
     serialize_overlap: bool { kind: BOOL, default: "0", category: C::Depth, help: "Do not have overlapping I/Os in flight", status: NOT_YET }
 
     // ---- Time ----
@@ -276,11 +276,11 @@ option_table! {
     buffer_pattern: Option<String> { kind: Kind::Special("0xHEX | \"string\" | number"), category: C::Buffers, help: "Fill write buffers with this pattern" }
     buffer_compress_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Make write buffers compressible to this percentage" }
     buffer_compress_chunk: u64 { kind: SIZE, default: "512", category: C::Buffers, help: "Granularity of compressible regions" }
-    dedupe_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Percentage of write buffers that repeat earlier ones" }
+    dedupe_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Percentage of writes whose content repeats the previous write (implies refilled buffers)" }
     dedupe_mode: DedupeMode { kind: Kind::Choice(DedupeMode::CHOICES), default: "repeat", category: C::Buffers, help: "How duplicate buffers are chosen", status: NOT_YET }
     dedupe_working_set_percentage: u32 { kind: INT, default: "5", min: Some(0), max: Some(100), category: C::Buffers, help: "Working set for dedupe_mode=working_set", status: NOT_YET }
     dedupe_global: bool { kind: BOOL, default: "0", category: C::Buffers, help: "Deduplicate across jobs", status: NOT_YET }
-    mem: MemType { kind: Kind::Choice(MemType::CHOICES), default: "malloc", aliases: &["iomem"], category: C::Buffers, help: "Where I/O buffers are allocated (ioscope uses aligned anonymous memory for all but huge pages)" }
+    mem: MemType { kind: Kind::Choice(MemType::CHOICES), default: "malloc", aliases: &["iomem"], category: C::Buffers, help: "Where I/O buffers are allocated: ioscope uses aligned anonymous memory for malloc, shm, mmap and mmapshared; huge-page and CUDA memory are not supported yet" }
     iomem_align: u64 { kind: SIZE, default: "0", aliases: &["mem_align"], category: C::Buffers, help: "Align I/O buffers to this (at least the page size)" }
 
     // ---- Priority ----

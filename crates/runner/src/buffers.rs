@@ -22,6 +22,11 @@ pub struct Buffers {
     pub slot: usize,
     pub refresh: Refresh,
     compress_pct: u32,
+    compress_chunk: usize,
+    /// dedupe_percentage: this share of writes repeat the previous write's content.
+    dedupe_pct: u32,
+    last_seed: u64,
+    dedupe_rng: crate::rng::Taus88,
     seed: u64,
 }
 
@@ -43,7 +48,7 @@ impl Buffers {
         }
         let refresh = if o.zero_buffers || o.buffer_pattern.is_some() {
             Refresh::None
-        } else if o.refill_buffers {
+        } else if o.refill_buffers || o.dedupe_percentage > 0 {
             Refresh::Refill
         } else if o.scramble_buffers {
             Refresh::Scramble
@@ -56,6 +61,10 @@ impl Buffers {
             slot,
             refresh,
             compress_pct: o.buffer_compress_percentage,
+            compress_chunk: (o.buffer_compress_chunk as usize).clamp(64, 1 << 20),
+            dedupe_pct: o.dedupe_percentage,
+            last_seed: seed,
+            dedupe_rng: crate::rng::Taus88::new(seed ^ 0xDEDE),
             seed,
         };
         b.initial_fill(o)?;
@@ -87,8 +96,8 @@ impl Buffers {
             }
             return Ok(());
         }
-        let (seed, pct) = (self.seed, self.compress_pct);
-        fill_random(self.all(), seed, pct);
+        let (seed, pct, chunk) = (self.seed, self.compress_pct, self.compress_chunk);
+        fill_random(self.all(), seed, pct, chunk);
         Ok(())
     }
 
@@ -107,11 +116,19 @@ impl Buffers {
                 }
             }
             Refresh::Refill => {
-                self.seed = self.seed.wrapping_add(salt | 1);
-                let (seed, pct) = (self.seed, self.compress_pct);
+                use crate::rng::Rng;
+                // A duplicate repeats the previous write's content exactly.
+                let seed = if self.dedupe_rng.percent(self.dedupe_pct) {
+                    self.last_seed
+                } else {
+                    self.seed = self.seed.wrapping_add(salt | 1);
+                    self.seed
+                };
+                self.last_seed = seed;
+                let (pct, chunk) = (self.compress_pct, self.compress_chunk);
                 // SAFETY: len <= slot size; the slot is exclusively ours.
                 let s = unsafe { std::slice::from_raw_parts_mut(self.slot_ptr(i), len) };
-                fill_random(s, seed, pct);
+                fill_random(s, seed, pct, chunk);
             }
         }
     }
@@ -124,11 +141,12 @@ impl Drop for Buffers {
     }
 }
 
-/// Random bytes; with compress_pct > 0, that share of each 512-byte chunk is zeros.
-fn fill_random(buf: &mut [u8], seed: u64, compress_pct: u32) {
+/// Random bytes; with compress_pct > 0, that share of each `chunk`-byte piece is zeros
+/// (buffer_compress_percentage / buffer_compress_chunk).
+fn fill_random(buf: &mut [u8], seed: u64, compress_pct: u32, chunk: usize) {
     let mut st = seed;
-    let zero_from = 512 - (512 * compress_pct as usize / 100);
-    for chunk in buf.chunks_mut(512) {
+    let zero_from = chunk - (chunk * compress_pct as usize / 100);
+    for chunk in buf.chunks_mut(chunk) {
         for (i, w) in chunk.chunks_mut(8).enumerate() {
             if compress_pct > 0 && i * 8 >= zero_from {
                 w.fill(0);

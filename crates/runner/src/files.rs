@@ -132,6 +132,12 @@ fn region(
     name: &Path,
 ) -> Result<(u64, u64), RunError> {
     let per_file = match (o.filesize, o.size) {
+        // A range picks a size per file, repeatably (seeded by job, clone and name).
+        (Some(r), _) if r.hi > r.lo => {
+            let mut st = o.randseed ^ ((clone as u64) << 32) ^ name.as_os_str().len() as u64;
+            let pick = r.lo + crate::rng::splitmix(&mut st) % (r.hi - r.lo + 1);
+            (pick / 4096 * 4096).max(r.lo)
+        }
         (Some(r), _) => r.lo,
         (None, Some(SizePct::Bytes(b))) => b / nfiles.max(1),
         (None, Some(SizePct::Percent(p))) => match cur {

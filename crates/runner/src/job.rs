@@ -332,7 +332,8 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
         self.drain();
         let end = self.clock.now();
-        if self.ctx.opts.end_fsync {
+        // end_fsync and fsync_on_close both sync every file when the job ends.
+        if self.ctx.opts.end_fsync || self.ctx.opts.fsync_on_close {
             for f in &self.ctx.files {
                 // SAFETY: fsync on an fd the job owns.
                 unsafe { libc::fsync(f.file.as_raw_fd()) };

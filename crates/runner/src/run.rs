@@ -121,6 +121,7 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
                 )));
             }
         }
+        unsupported_values(j)?;
         if j.opts.verify != "0" && j.opts.verify != "none" {
             return Err(RunError::Unsupported(format!(
                 "job '{}': option verify is not supported yet",
@@ -131,6 +132,36 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
     debug_assert!(ioscope_options::OPTIONS
         .iter()
         .any(|d| d.status == Status::Supported));
+    Ok(())
+}
+
+/// Values of supported options that ioscope does not implement yet.
+fn unsupported_values(j: &JobSpec) -> Result<(), RunError> {
+    use ioscope_options::{MemType, SubmitMode};
+    let o = &j.opts;
+    let fail = |what: String| {
+        Err(RunError::Unsupported(format!(
+            "job '{}': {what} is not supported yet",
+            j.name
+        )))
+    };
+    let nfiles = o
+        .filename
+        .as_deref()
+        .map(|f| files::split_names(f).len() as u32)
+        .unwrap_or(o.nrfiles);
+    if o.openfiles > 0 && o.openfiles < nfiles {
+        return fail(format!("openfiles={} with {nfiles} files", o.openfiles));
+    }
+    if o.io_submit_mode == SubmitMode::Offload {
+        return fail("io_submit_mode=offload".into());
+    }
+    if matches!(
+        o.mem,
+        MemType::ShmHuge | MemType::MmapHuge | MemType::Cudamalloc
+    ) {
+        return fail(format!("mem={}", o.mem.name()));
+    }
     Ok(())
 }
 
@@ -259,7 +290,7 @@ struct Ready {
 }
 
 fn seed_for(o: &JobOptions, number: u32) -> u64 {
-    if o.randrepeat {
+    if o.randrepeat || o.allrandrepeat {
         o.randseed ^ (number as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     } else {
         let mut b = [0u8; 8];
@@ -514,6 +545,8 @@ struct Running {
     ioprio: u16,
     /// exitall: when this job finishes, end others as exit_what says.
     exitall: Option<ioscope_options::ExitWhat>,
+    /// stats=0: run the job but leave it out of the report.
+    stats: bool,
 }
 
 fn run_phase(
@@ -549,6 +582,7 @@ fn run_phase(
         let disabled = r.ctx.opts.disable_bw_measurement;
         let group_reporting = r.ctx.opts.group_reporting;
         let ioprio = r.ctx.ioprio;
+        let stats = r.ctx.opts.stats;
         let ctx = r.ctx;
         let handle = std::thread::Builder::new()
             .name(format!("ioscope-{}", r.name))
@@ -568,6 +602,7 @@ fn run_phase(
             group_reporting,
             ioprio,
             exitall,
+            stats,
         });
     }
     barrier.wait();
@@ -613,12 +648,14 @@ fn run_phase(
         res.start_unix_ms = r.start_ms;
         res.elapsed_s = run_start.elapsed().as_secs().max(1);
         res.info = r.info;
-        out.push(Finished {
-            result: res,
-            groupid: r.groupid,
-            grouped: r.group_reporting,
-            ioprio: r.ioprio,
-        });
+        if r.stats {
+            out.push(Finished {
+                result: res,
+                groupid: r.groupid,
+                grouped: r.group_reporting,
+                ioprio: r.ioprio,
+            });
+        }
     }
     Ok(out)
 }
