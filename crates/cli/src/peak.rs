@@ -171,7 +171,11 @@ fn job_args(a: &Args) -> Vec<String> {
             }
         }
     }
-    if !a.lat {
+    if a.lat {
+        // Like t/io_uring -t1: one latency per I/O (submission to completion).
+        v.push("--disable_lat=1".into());
+        v.push("--disable_slat=1".into());
+    } else {
         v.push("--gtod_reduce=1".into());
     }
     v

@@ -172,6 +172,15 @@ pub trait Engine {
     fn getevents(&mut self, min: u32, max: u32) -> io::Result<u32>;
     /// The i-th completion reaped by the last `getevents` (0 <= i < its return value).
     fn event(&mut self, i: u32) -> Completion;
+
+    /// Submit what is queued, then wait for at least `min` completions and reap at
+    /// most `max`: (submitted, reaped). The same as `commit` + `getevents`; engines
+    /// that can do both in one system call (io_uring) override it.
+    fn commit_and_getevents(&mut self, min: u32, max: u32) -> io::Result<(u32, u32)> {
+        let submitted = self.commit()?;
+        let reaped = self.getevents(min, max)?;
+        Ok((submitted, reaped))
+    }
 }
 
 /// Runs generic code with a concrete engine, so the job loop is monomorphised per

@@ -325,4 +325,22 @@ impl Engine for UringEngine {
     fn event(&mut self, i: u32) -> Completion {
         self.events[i as usize]
     }
+
+    /// One io_uring_enter both submits the queued SQEs and waits for completions.
+    fn commit_and_getevents(&mut self, min: u32, max: u32) -> io::Result<(u32, u32)> {
+        let before = self.inflight;
+        let max = (max as usize).min(self.events.len());
+        let min = (min as usize)
+            .min(max)
+            .min((self.inflight + self.pending) as usize);
+        let ready = self.ring.completion().len();
+        let must_poll = self.iopoll && ready == 0 && self.inflight + self.pending > 0;
+        if self.pending > 0 || ready < min || must_poll {
+            self.enter(if ready >= min && !must_poll { 0 } else { min })?;
+        }
+        let submitted = self.inflight - before;
+        let n = self.drain(max);
+        self.inflight = self.inflight.saturating_sub(n as u32);
+        Ok((submitted, n as u32))
+    }
 }
