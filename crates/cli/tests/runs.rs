@@ -462,3 +462,57 @@ fn wait_for_starts_after_the_named_job() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("wait_for=nosuch"), "{}", r.stderr);
 }
+
+#[test]
+fn steady_state_ends_the_job_when_attained() {
+    let d = tmpdir();
+    let t = std::time::Instant::now();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=ss",
+            "--ioengine=null",
+            "--size=1g",
+            "--rate_iops=5000",
+            "--time_based",
+            "--runtime=30",
+            "--ss=iops:5%",
+            "--ss_dur=3",
+            "--ss_ramp=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(10),
+        "stopped at steady state, not at runtime"
+    );
+    let ss = &job(&v, 0)["steadystate"];
+    assert_eq!(ss["ss"], "iops:5.000000%");
+    assert_eq!(ss["attained"], 1);
+    assert_eq!(ss["duration"], 3);
+    let iops = ss["data"]["iops"].as_array().unwrap();
+    assert_eq!(iops.len(), 3);
+    assert!(
+        iops.iter().all(|x| (4900..=5100).contains(&u(x))),
+        "{iops:?}"
+    );
+    assert!(u(&job(&v, 0)["read"]["runtime"]) >= 4000, "ramp + duration");
+    // A criterion that cannot hold runs to the end of runtime, not attained.
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=ss",
+            "--ioengine=null",
+            "--size=1g",
+            "--rate_iops=5000",
+            "--time_based",
+            "--runtime=3",
+            "--ss=iops_slope:0%",
+            "--ss_dur=2",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(job(&v, 0)["steadystate"]["attained"], 0);
+}

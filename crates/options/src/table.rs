@@ -330,10 +330,10 @@ option_table! {
     read_iolog: Option<String> { category: C::Logging, help: "Replay an I/O pattern file", status: NOT_YET }
 
     // ---- Steady state ----
-    steadystate: Option<String> { kind: Kind::Special("iops|iops_slope|bw|bw_slope:limit[%]"), aliases: &["ss"], category: C::SteadyState, help: "Stop when this criterion holds over steadystate_duration", status: NOT_YET }
-    steadystate_duration: u64 { kind: SECS, default: "0", aliases: &["ss_dur"], category: C::SteadyState, help: "Window for the steady-state criterion", status: NOT_YET }
-    steadystate_ramp_time: u64 { kind: SECS, default: "0", aliases: &["ss_ramp"], category: C::SteadyState, help: "Wait this long before collecting steady-state data", status: NOT_YET }
-    steadystate_check_interval: u64 { kind: SECS, default: "1", aliases: &["ss_interval"], category: C::SteadyState, help: "Steady-state sampling interval", status: NOT_YET }
+    steadystate: SteadySpec { kind: Kind::Special("iops|iops_slope|bw|bw_slope:limit[%]"), default: "iops_slope:0.01%", aliases: &["ss"], category: C::SteadyState, help: "Criterion that ends the job once it holds over steadystate_duration (a maximum deviation from the mean, or a least-squares slope)" }
+    steadystate_duration: u64 { kind: SECS, default: "0", aliases: &["ss_dur"], category: C::SteadyState, help: "Window over which the criterion must hold (0 = no steady-state detection)" }
+    steadystate_ramp_time: u64 { kind: SECS, default: "0", aliases: &["ss_ramp"], category: C::SteadyState, help: "Wait this long before collecting steady-state data" }
+    steadystate_check_interval: u64 { kind: SECS, default: "1", aliases: &["ss_interval"], category: C::SteadyState, help: "Steady-state sampling interval" }
 
     // ---- Errors ----
     continue_on_error: ContinueOnError { kind: Kind::Choice(ContinueOnError::CHOICES), default: "none", category: C::Errors, help: "Which errors do not end the job" }

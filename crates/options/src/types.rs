@@ -641,6 +641,74 @@ fn parse_zones<T: Clone>(
     })
 }
 
+/// `steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%]` (fio's ss=).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct SteadySpec {
+    /// iops or bw.
+    pub bw: bool,
+    /// Least-squares slope instead of maximum deviation from the mean.
+    pub slope: bool,
+    /// Limit in IOPS, bytes/s, or percent of the mean.
+    pub limit: f64,
+    pub pct: bool,
+}
+
+impl SteadySpec {
+    pub fn metric(&self) -> &'static str {
+        match (self.bw, self.slope) {
+            (false, false) => "iops",
+            (false, true) => "iops_slope",
+            (true, false) => "bw",
+            (true, true) => "bw_slope",
+        }
+    }
+}
+
+impl OptValue for SteadySpec {
+    fn parse(raw: &str, cx: &ValueCx, _: &Self) -> Result<Self, String> {
+        let (crit, limit) = raw.split_once(':').ok_or_else(|| {
+            format!("'{raw}' is not of the form iops|iops_slope|bw|bw_slope:LIMIT[%]")
+        })?;
+        let (bw, slope) =
+            match crit.trim().to_ascii_lowercase().as_str() {
+                "iops" => (false, false),
+                "iops_slope" => (false, true),
+                "bw" => (true, false),
+                "bw_slope" => (true, true),
+                other => return Err(format!(
+                    "'{other}' is not a steady-state criterion (iops, iops_slope, bw, bw_slope)"
+                )),
+            };
+        let limit = limit.trim();
+        let (limit, pct) = match limit.strip_suffix('%') {
+            Some(p) => (
+                p.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("'{limit}' is not a percentage"))?,
+                true,
+            ),
+            None if bw => (parse_size(limit, cx.kb_base)? as f64, false),
+            None => (
+                limit
+                    .parse::<f64>()
+                    .map_err(|_| format!("'{limit}' is not a number"))?,
+                false,
+            ),
+        };
+        if !(limit.is_finite() && limit >= 0.0) {
+            return Err(format!(
+                "steady-state limit '{limit}' must be a non-negative number"
+            ));
+        }
+        Ok(SteadySpec {
+            bw,
+            slope,
+            limit,
+            pct,
+        })
+    }
+}
+
 /// `percentile_list=1:5:99.9` (at most 20 values).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct FloatList(pub Vec<f64>);

@@ -180,6 +180,38 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     if let Some(desc) = info.description.as_deref().filter(|d| !d.is_empty()) {
         m.insert("desc".into(), desc.into());
     }
+    if let Some(ss) = &job.steadystate {
+        m.insert("steadystate".into(), steadystate_obj(ss));
+    }
+    Value::Object(m)
+}
+
+/// fio's "steadystate" object (data oldest first, bw in bytes/s).
+fn steadystate_obj(ss: &ioscope_stats::SteadyState) -> Value {
+    let mut m = obj();
+    m.insert("ss".into(), ss.ss.clone().into());
+    m.insert("duration".into(), ss.duration_s.into());
+    m.insert("attained".into(), u8::from(ss.attained).into());
+    let crit = if ss.pct {
+        format!("{:.6}%", ss.criterion)
+    } else {
+        format!("{:.6}", ss.criterion)
+    };
+    m.insert("criterion".into(), crit.into());
+    m.insert("max_deviation".into(), float(ss.max_deviation));
+    m.insert("slope".into(), float(ss.slope));
+    let mut data = obj();
+    data.insert("bw_mean".into(), ss.bw_mean.into());
+    data.insert("iops_mean".into(), ss.iops_mean.into());
+    data.insert(
+        "iops".into(),
+        Value::Array(ss.iops.iter().map(|&v| v.into()).collect()),
+    );
+    data.insert(
+        "bw".into(),
+        Value::Array(ss.bw.iter().map(|&v| v.into()).collect()),
+    );
+    m.insert("data".into(), Value::Object(data));
     Value::Object(m)
 }
 

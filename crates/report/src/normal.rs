@@ -183,6 +183,32 @@ fn write_job(run: &RunResult, job: &JobResult, when: &str, out: &mut String) {
         "     latency   : target=0, window=0, percentile=100.00%, depth={}\n",
         info.iodepth
     ));
+    if let Some(ss) = &job.steadystate {
+        out.push_str(&steadystate_line(job, ss));
+    }
+}
+
+/// `  steadystate  : attained=yes, bw=19.5MiB/s (20.0MB/s), iops=5001, iops mean dev=0.013%`
+fn steadystate_line(job: &JobResult, ss: &ioscope_stats::SteadyState) -> String {
+    let info = &job.info;
+    let sig = num::sig_figs(info.significant_figures);
+    let (bw, bw2) = num::bw_pair(ss.bw_mean, sig, info.kb_base, info.unit_base);
+    let what = match ss.metric.as_str() {
+        "iops" => "iops mean dev",
+        "bw" => "bw mean dev",
+        "iops_slope" => "iops slope",
+        _ => "bw slope",
+    };
+    let value = if ss.pct {
+        format!("{:.3}%", ss.criterion)
+    } else {
+        format!("{:.3}", ss.criterion)
+    };
+    format!(
+        "  steadystate  : attained={}, bw={bw} ({bw2}), iops={}, {what}={value}\n",
+        if ss.attained { "yes" } else { "no" },
+        ss.iops_mean
+    )
 }
 
 fn write_dir(run: &RunResult, job: &JobResult, kind: DirKind, d: &DirStats, out: &mut String) {

@@ -21,6 +21,7 @@ pub mod rate;
 pub mod rng;
 pub mod run;
 pub mod safety;
+pub mod steady;
 pub mod workload;
 
 pub use error::RunError;

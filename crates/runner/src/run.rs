@@ -9,6 +9,7 @@ use crate::files::{self, Access, JobFile};
 use crate::iolog::JobLogs;
 use crate::job::{JobCtx, JobRun, Shared, STATE_DONE, STATE_RUNNING};
 use crate::prio::{self, CmdPrio};
+use crate::steady::SteadyTracker;
 use crate::workload::Workload;
 use ioscope_engine::{EngineConfig, EngineOptions, IMPLEMENTED};
 use ioscope_options::{JobOptions, JobSet, JobSpec, Status};
@@ -547,6 +548,8 @@ struct Running {
     exitall: Option<ioscope_options::ExitWhat>,
     /// stats=0: run the job but leave it out of the report.
     stats: bool,
+    /// Steady-state detection settings: (criterion, duration, ramp, interval), µs.
+    steady: Option<(ioscope_options::SteadySpec, u64, u64, u64)>,
 }
 
 fn run_phase(
@@ -583,6 +586,15 @@ fn run_phase(
         let group_reporting = r.ctx.opts.group_reporting;
         let ioprio = r.ctx.ioprio;
         let stats = r.ctx.opts.stats;
+        let o = &r.ctx.opts;
+        let steady = (o.steadystate_duration > 0).then(|| {
+            (
+                o.steadystate.clone(),
+                o.steadystate_duration,
+                o.steadystate_ramp_time,
+                o.steadystate_check_interval,
+            )
+        });
         let ctx = r.ctx;
         let handle = std::thread::Builder::new()
             .name(format!("ioscope-{}", r.name))
@@ -603,19 +615,28 @@ fn run_phase(
             ioprio,
             exitall,
             stats,
+            steady,
         });
     }
     barrier.wait();
+    let mut trackers = steady_trackers(&running);
     monitor(
         &mut running,
+        &mut trackers,
         clock,
         run_start,
         obs,
         status_interval,
         globals,
     );
+    let mut steady: Vec<Option<ioscope_stats::SteadyState>> = vec![None; running.len()];
+    for t in &trackers {
+        for &i in &t.members {
+            steady[i] = Some(t.result());
+        }
+    }
     let mut out = Vec::new();
-    for mut r in running {
+    for (mut r, ss) in running.into_iter().zip(steady) {
         let joined = r
             .handle
             .join()
@@ -648,6 +669,7 @@ fn run_phase(
         res.start_unix_ms = r.start_ms;
         res.elapsed_s = run_start.elapsed().as_secs().max(1);
         res.info = r.info;
+        res.steadystate = ss;
         if r.stats {
             out.push(Finished {
                 result: res,
@@ -738,8 +760,30 @@ impl Sampler {
     fn finish(&mut self, _s: &Shared, _now: Ticks, _clock: &Clock, _dirs: &[bool; 3]) {}
 }
 
+/// One tracker per job asking for steady state, or per group with group_reporting.
+fn steady_trackers(running: &[Running]) -> Vec<SteadyTracker> {
+    let mut out = Vec::new();
+    let mut groups: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+    for (i, r) in running.iter().enumerate() {
+        match &r.steady {
+            Some(_) if r.group_reporting => groups.entry(r.groupid).or_default().push(i),
+            Some((spec, dur, ramp, iv)) => {
+                out.push(SteadyTracker::new(spec.clone(), *dur, *ramp, *iv, vec![i]))
+            }
+            None => {}
+        }
+    }
+    for members in groups.into_values() {
+        if let Some((spec, dur, ramp, iv)) = &running[members[0]].steady {
+            out.push(SteadyTracker::new(spec.clone(), *dur, *ramp, *iv, members));
+        }
+    }
+    out
+}
+
 fn monitor(
     running: &mut [Running],
+    trackers: &mut [SteadyTracker],
     clock: &'static Clock,
     run_start: Instant,
     obs: &mut dyn Observer,
@@ -759,6 +803,10 @@ fn monitor(
             }
         }
         apply_exitall(running, &mut seen_done);
+        for t in trackers.iter_mut() {
+            let shared: Vec<&Arc<Shared>> = t.members.iter().map(|&i| &running[i].shared).collect();
+            t.tick(now, &shared);
+        }
         if all_done {
             break;
         }

@@ -157,6 +157,30 @@ pub struct JobResult {
     /// Counts of reap calls by completions bucket (same buckets as submit).
     pub complete: [u64; 7],
     pub info: JobInfo,
+    /// Steady-state detection (steadystate / ss_dur), when the job asked for it.
+    pub steadystate: Option<SteadyState>,
+}
+
+/// What steady-state detection saw (fio's JSON "steadystate" object).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct SteadyState {
+    /// The criterion as fio prints it, e.g. "iops:5.000000%".
+    pub ss: String,
+    /// Criterion name: iops, iops_slope, bw or bw_slope.
+    pub metric: String,
+    pub duration_s: u64,
+    pub attained: bool,
+    /// The criterion's value over the last window (percent of the mean if `pct`).
+    pub criterion: f64,
+    pub pct: bool,
+    pub max_deviation: f64,
+    pub slope: f64,
+    pub iops_mean: u64,
+    /// Bytes per second.
+    pub bw_mean: u64,
+    /// The window's samples, oldest first: IOPS and bytes/s.
+    pub iops: Vec<u64>,
+    pub bw: Vec<u64>,
 }
 
 impl JobResult {
