@@ -185,7 +185,6 @@ fn job_args(a: &Args) -> Vec<String> {
 struct PerSecond {
     json: bool,
     last: Option<(Instant, u64, u64, u64, u64)>,
-    bs: u64,
     samples: Vec<f64>,
 }
 
@@ -227,7 +226,6 @@ impl Observer for PerSecond {
                 per(reaps, r0)
             );
         }
-        let _ = self.bs;
         self.last = Some((now, ios, bytes, subs, reaps));
     }
 }
@@ -246,7 +244,6 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     let mut obs = PerSecond {
         json: a.json,
         last: None,
-        bs,
         samples: Vec::new(),
     };
     let r = ioscope_runner::run(&set, &ro, &mut obs)?;
@@ -262,14 +259,6 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
         99.95, 99.99,
     ];
-    let pct: Vec<(f64, u64)> = match &d.lat.hist {
-        Some(h) => list
-            .iter()
-            .copied()
-            .zip(h.percentiles(&list).into_iter().map(|v| v.unwrap_or(0)))
-            .collect(),
-        None => Vec::new(),
-    };
     let clat_pct: Vec<(f64, u64)> = match &d.clat.hist {
         Some(h) => list
             .iter()
@@ -293,7 +282,6 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
             "iops_per_second": obs.samples,
             "usr_cpu_s": j.cpu.usr_s, "sys_cpu_s": j.cpu.sys_s,
             "clock": r.meta.clock, "tsc_hz": r.meta.tsc_hz,
-            "lat_ns": {"mean": d.lat.stat.mean(), "min": d.lat.stat.min(), "max": d.lat.stat.max, "N": d.lat.stat.n, "percentile": pmap(&pct)},
             "clat_ns": {"mean": d.clat.stat.mean(), "N": d.clat.stat.n, "percentile": pmap(&clat_pct)},
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);

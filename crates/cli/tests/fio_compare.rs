@@ -13,9 +13,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The fio release these comparisons were written against.
-const FIO_VERSION: &str = "fio-3.33";
-
 /// Skip (with the message the suite uses) when fio is not on PATH or is another release.
 macro_rules! require_fio {
     () => {
@@ -23,23 +20,6 @@ macro_rules! require_fio {
             return;
         }
     };
-}
-
-fn fio_usable() -> bool {
-    if !have("fio") {
-        eprintln!("skipping: fio not installed");
-        return false;
-    }
-    let v = Command::new("fio")
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    if v != FIO_VERSION {
-        eprintln!("skipping: fio is {v:?}, these comparisons are written for {FIO_VERSION}");
-        return false;
-    }
-    true
 }
 
 // ---------------------------------------------------------------------------------------

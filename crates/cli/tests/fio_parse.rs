@@ -24,10 +24,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// The fio release the comparisons were written against.
-const FIO_VERSION: &str = "fio-3.33";
 
 /// The options crate's example test: the list of example files and the fio-tests template
 /// job are read from it, so that both tests always cover the same files.
@@ -202,45 +198,6 @@ fn env_for(text: &str) -> Vec<(String, String)> {
         env.push((var.to_string(), val.to_string()));
     }
     env
-}
-
-fn fio_usable() -> bool {
-    if !have("fio") {
-        eprintln!("skipping: fio not installed");
-        return false;
-    }
-    let v = Command::new("fio")
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    if v != FIO_VERSION {
-        eprintln!("skipping: fio is {v:?}, these comparisons are written for {FIO_VERSION}");
-        return false;
-    }
-    true
-}
-
-fn run_tool(cmd: &Path, dir: &Path, args: &[&str], env: &[(String, String)]) -> Run {
-    let out = Command::new(cmd)
-        .args(args)
-        .current_dir(dir)
-        .env("IOSCOPE_TEST", "1")
-        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", cmd.display()));
-    let r = Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
-    assert!(
-        !r.stderr.contains("panicked"),
-        "{} panicked: {}",
-        cmd.display(),
-        r.stderr
-    );
-    r
 }
 
 // ---------------------------------------------------------------------------------------

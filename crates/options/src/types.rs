@@ -669,16 +669,17 @@ impl OptValue for SteadySpec {
         let (crit, limit) = raw.split_once(':').ok_or_else(|| {
             format!("'{raw}' is not of the form iops|iops_slope|bw|bw_slope:LIMIT[%]")
         })?;
-        let (bw, slope) =
-            match crit.trim().to_ascii_lowercase().as_str() {
-                "iops" => (false, false),
-                "iops_slope" => (false, true),
-                "bw" => (true, false),
-                "bw_slope" => (true, true),
-                other => return Err(format!(
+        let (bw, slope) = match crit.trim().to_ascii_lowercase().as_str() {
+            "iops" => (false, false),
+            "iops_slope" => (false, true),
+            "bw" => (true, false),
+            "bw_slope" => (true, true),
+            other => {
+                return Err(format!(
                     "'{other}' is not a steady-state criterion (iops, iops_slope, bw, bw_slope)"
-                )),
-            };
+                ))
+            }
+        };
         let limit = limit.trim();
         let (limit, pct) = match limit.strip_suffix('%') {
             Some(p) => (

@@ -607,6 +607,14 @@ impl<'a, E: Engine> Loop<'a, E> {
             }
         };
         self.mark_issued(s as usize, t_issue);
+        self.take_events(n);
+        if self.inflight > self.depth_low && n > 0 && self.pending.is_empty() {
+            self.reap(true);
+        }
+    }
+
+    /// Record the `n` completions the engine just reaped (one timestamp for all).
+    fn take_events(&mut self, n: u32) {
         let t = self.stamp();
         for i in 0..n {
             let c = self.eng.event(i);
@@ -616,9 +624,6 @@ impl<'a, E: Engine> Loop<'a, E> {
         self.live.complete[batch_bucket(n)] += 1;
         self.reap_calls += 1;
         self.ctx.shared.reap_calls.store(self.reap_calls, Relaxed);
-        if self.inflight > self.depth_low && n > 0 && self.pending.is_empty() {
-            self.reap(true);
-        }
     }
 
     /// Reap completions as fio does: when the queue is full, at least
@@ -647,15 +652,7 @@ impl<'a, E: Engine> Loop<'a, E> {
                     return;
                 }
             };
-            let t = self.stamp();
-            for i in 0..n {
-                let c = self.eng.event(i);
-                self.inflight = self.inflight.saturating_sub(1);
-                self.complete(c, t);
-            }
-            self.live.complete[batch_bucket(n)] += 1;
-            self.reap_calls += 1;
-            self.ctx.shared.reap_calls.store(self.reap_calls, Relaxed);
+            self.take_events(n);
             if !(full && self.inflight > self.depth_low && n > 0) {
                 break;
             }

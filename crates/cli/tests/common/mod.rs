@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ioscope"))
@@ -15,12 +15,18 @@ pub struct Run {
 }
 
 pub fn run_in(dir: &Path, args: &[&str]) -> Run {
-    let out: Output = Command::new(bin())
+    run_tool(&bin(), dir, args, &[])
+}
+
+/// Run a program (ioscope or fio) in `dir` with extra environment variables.
+pub fn run_tool(cmd: &Path, dir: &Path, args: &[&str], env: &[(String, String)]) -> Run {
+    let out = Command::new(cmd)
         .args(args)
         .current_dir(dir)
         .env("IOSCOPE_TEST", "1")
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .output()
-        .expect("run ioscope");
+        .unwrap_or_else(|e| panic!("run {}: {e}", cmd.display()));
     let r = Run {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -28,10 +34,32 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Run {
     };
     assert!(
         !r.stderr.contains("panicked"),
-        "ioscope panicked: {}",
+        "{} panicked: {}",
+        cmd.display(),
         r.stderr
     );
     r
+}
+
+/// The fio the comparison tests are written against.
+pub const FIO_VERSION: &str = "fio-3.33";
+
+/// fio 3.33 is installed (tests that compare with it skip with a message otherwise).
+pub fn fio_usable() -> bool {
+    if !have("fio") {
+        eprintln!("skipping: fio not installed");
+        return false;
+    }
+    let v = Command::new("fio")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    if v != FIO_VERSION {
+        eprintln!("skipping: fio is {v:?}, these comparisons are written for {FIO_VERSION}");
+        return false;
+    }
+    true
 }
 
 pub fn run(args: &[&str]) -> Run {
