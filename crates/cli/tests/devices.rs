@@ -153,3 +153,42 @@ fn trims_punch_holes_in_files_and_discard_on_devices() {
         assert_eq!(u(&job(&v, 0)["trim"]["io_bytes"]), 16 << 20);
     }
 }
+
+#[test]
+fn fill_device_writes_until_the_filesystem_is_full() {
+    if !is_root() {
+        eprintln!("skipping: needs root to mount a small tmpfs");
+        return;
+    }
+    let d = tmpdir();
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    if sh(&format!(
+        "mount -t tmpfs -o size=8m tmpfs {}",
+        mnt.display()
+    ))
+    .is_none()
+    {
+        eprintln!("skipping: cannot mount tmpfs here");
+        return;
+    }
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=f",
+            "--directory=mnt",
+            "--rw=write",
+            "--bs=64k",
+            "--fill_device=1",
+            "--output-format=json",
+        ],
+    );
+    let _ = sh(&format!("umount {}", mnt.display()));
+    assert_eq!(r.code, 0, "ENOSPC ends the job without error: {}", r.stderr);
+    assert_eq!(job(&v, 0)["error"], 0);
+    let written = u(&job(&v, 0)["write"]["io_bytes"]);
+    assert!(
+        written >= 7 << 20 && written <= 8 << 20,
+        "wrote {written} bytes into an 8 MiB filesystem"
+    );
+}

@@ -516,3 +516,72 @@ fn steady_state_ends_the_job_when_attained() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(job(&v, 0)["steadystate"]["attained"], 0);
 }
+
+#[test]
+fn rate_min_fails_a_slow_job() {
+    let d = tmpdir();
+    let t = std::time::Instant::now();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=r",
+            "--ioengine=null",
+            "--size=1g",
+            "--rate_iops=1000",
+            "--rate_iops_min=2000",
+            "--time_based",
+            "--runtime=20",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 1, "a job that misses rate_iops_min fails");
+    assert_eq!(job(&v, 0)["error"], libc::EIO);
+    assert!(
+        r.stderr.contains("min rate 2000 IOPS not met"),
+        "{}",
+        r.stderr
+    );
+    assert!(t.elapsed() < std::time::Duration::from_secs(5));
+    let (r, _) = run_json(
+        d.path(),
+        &[
+            "--name=r",
+            "--ioengine=null",
+            "--size=1g",
+            "--rate_iops=1000",
+            "--rate_iops_min=500",
+            "--time_based",
+            "--runtime=2",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn ignore_error_tolerates_listed_errors() {
+    let d = tmpdir();
+    std::fs::write(d.path().join("data"), vec![1u8; 64 << 10]).unwrap();
+    // An O_DIRECT read of 1000 bytes fails with EINVAL at I/O time.
+    let args = [
+        "--name=e",
+        "--filename=data",
+        "--size=64k",
+        "--bs=1000",
+        "--direct=1",
+        "--rw=read",
+        "--output-format=json",
+    ];
+    let (r, v) = run_json(d.path(), &args);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(job(&v, 0)["error"], libc::EINVAL);
+    let mut tolerant = args.to_vec();
+    tolerant.push("--ignore_error=EINVAL");
+    let (r, v) = run_json(d.path(), &tolerant);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(job(&v, 0)["error"], 0);
+    let mut other = args.to_vec();
+    other.push("--ignore_error=EIO:ENOSPC");
+    let (r, _) = run_json(d.path(), &other);
+    assert_eq!(r.code, 1, "EINVAL is not in the list");
+}

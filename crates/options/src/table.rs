@@ -183,7 +183,7 @@ option_table! {
     create_only: bool { kind: BOOL, default: "0", category: C::Files, help: "Only lay out files, do no I/O", status: NOT_YET }
     allow_file_create: bool { kind: BOOL, default: "1", category: C::Files, help: "Allow creating files that do not exist" }
     allow_mounted_write: bool { kind: BOOL, default: "0", category: C::Files, help: "Allow writes to block devices that are mounted or carry a filesystem, partition table, LVM, RAID or swap signature" }
-    fill_device: bool { kind: BOOL, default: "0", aliases: &["fill_fs"], category: C::Files, help: "Write until the device or filesystem is full (ENOSPC ends the job without error)", status: NOT_YET }
+    fill_device: bool { kind: BOOL, default: "0", aliases: &["fill_fs"], category: C::Files, help: "Write until the device or filesystem is full (ENOSPC ends the job without error)" }
     unlink: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the job's files when done" }
     unlink_each_loop: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the files after each loop", status: NOT_YET }
     pre_read: bool { kind: BOOL, default: "0", category: C::Files, help: "Read files into the page cache before the run", status: NOT_YET }
@@ -252,11 +252,11 @@ option_table! {
 
     // ---- Rate and think time ----
     rate: PerDir<u64> { kind: SIZES, default: "0", category: C::Rate, help: "Cap bandwidth at this many bytes/s, per direction" }
-    rate_min: PerDir<u64> { kind: SIZES, default: "0", aliases: &["ratemin"], category: C::Rate, help: "Fail the job if bandwidth drops below this", status: NOT_YET }
+    rate_min: PerDir<u64> { kind: SIZES, default: "0", aliases: &["ratemin"], category: C::Rate, help: "Fail the job if bandwidth drops below this over a rate_cycle" }
     rate_iops: PerDir<u64> { kind: INTS, default: "0", category: C::Rate, help: "Cap IOPS at this, per direction" }
-    rate_iops_min: PerDir<u64> { kind: INTS, default: "0", category: C::Rate, help: "Fail the job if IOPS drop below this", status: NOT_YET }
+    rate_iops_min: PerDir<u64> { kind: INTS, default: "0", category: C::Rate, help: "Fail the job if IOPS drop below this over a rate_cycle" }
     rate_process: RateProcess { kind: Kind::Choice(RateProcess::CHOICES), default: "linear", category: C::Rate, help: "How rate-limited I/Os are spaced" }
-    rate_cycle: u64 { kind: INT, default: "1000", category: C::Rate, help: "Window (ms) for rate_min checks", status: NOT_YET }
+    rate_cycle: u64 { kind: INT, default: "1000", category: C::Rate, help: "Window (ms) for rate_min and rate_iops_min checks" }
     rate_ignore_thinktime: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep the rate schedule through think time", status: NOT_YET }
     thinktime: u64 { kind: USECS, default: "0", category: C::Rate, help: "Pause this long after thinktime_blocks I/Os" }
     thinktime_spin: u64 { kind: USECS, default: "0", category: C::Rate, help: "Busy-spin this part of thinktime" }
@@ -337,7 +337,7 @@ option_table! {
 
     // ---- Errors ----
     continue_on_error: ContinueOnError { kind: Kind::Choice(ContinueOnError::CHOICES), default: "none", category: C::Errors, help: "Which errors do not end the job" }
-    ignore_error: Option<String> { kind: Kind::Special("READ_ERRS,WRITE_ERRS,VERIFY_ERRS (':' lists of names or numbers)"), category: C::Errors, help: "Errors that do not end the job", status: NOT_YET }
+    ignore_error: IgnoreErrors { kind: Kind::Special("READ_ERRS,WRITE_ERRS,VERIFY_ERRS (':' lists of names or numbers)"), category: C::Errors, help: "Errors that do not end the job, per direction (counted like continue_on_error)" }
     error_dump: bool { kind: BOOL, default: "0", category: C::Errors, help: "Print every error", status: NOT_YET }
 
     // ---- Reporting ----

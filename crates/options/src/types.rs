@@ -641,6 +641,82 @@ fn parse_zones<T: Clone>(
     })
 }
 
+/// `ignore_error=READ_ERRS,WRITE_ERRS,VERIFY_ERRS`: per direction, `:`-separated errno
+/// names (EIO, ENOSPC, ...) or numbers that do not end the job.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct IgnoreErrors(pub [Vec<i32>; 3]);
+
+const ERRNO_NAMES: &[(&str, i32)] = &[
+    ("EPERM", libc::EPERM),
+    ("ENOENT", libc::ENOENT),
+    ("EINTR", libc::EINTR),
+    ("EIO", libc::EIO),
+    ("ENXIO", libc::ENXIO),
+    ("EBADF", libc::EBADF),
+    ("EAGAIN", libc::EAGAIN),
+    ("ENOMEM", libc::ENOMEM),
+    ("EACCES", libc::EACCES),
+    ("EFAULT", libc::EFAULT),
+    ("EBUSY", libc::EBUSY),
+    ("EEXIST", libc::EEXIST),
+    ("ENODEV", libc::ENODEV),
+    ("EINVAL", libc::EINVAL),
+    ("EFBIG", libc::EFBIG),
+    ("ENOSPC", libc::ENOSPC),
+    ("ESPIPE", libc::ESPIPE),
+    ("EROFS", libc::EROFS),
+    ("ERANGE", libc::ERANGE),
+    ("ENODATA", libc::ENODATA),
+    ("ETIMEDOUT", libc::ETIMEDOUT),
+    ("EOPNOTSUPP", libc::EOPNOTSUPP),
+    ("EILSEQ", libc::EILSEQ),
+    ("EDQUOT", libc::EDQUOT),
+    ("ECANCELED", libc::ECANCELED),
+    ("EMEDIUMTYPE", libc::EMEDIUMTYPE),
+    ("ENOMEDIUM", libc::ENOMEDIUM),
+    ("EREMOTEIO", libc::EREMOTEIO),
+    ("ENOLINK", libc::ENOLINK),
+    ("EISDIR", libc::EISDIR),
+    ("ENOTDIR", libc::ENOTDIR),
+    ("EMFILE", libc::EMFILE),
+    ("ENFILE", libc::ENFILE),
+    ("ENOTTY", libc::ENOTTY),
+    ("ETXTBSY", libc::ETXTBSY),
+    ("EXDEV", libc::EXDEV),
+    ("ENOSYS", libc::ENOSYS),
+    ("ESTALE", libc::ESTALE),
+    ("EBADMSG", libc::EBADMSG),
+    ("EOVERFLOW", libc::EOVERFLOW),
+];
+
+impl OptValue for IgnoreErrors {
+    fn parse(raw: &str, _: &ValueCx, prev: &Self) -> Result<Self, String> {
+        let parts: Vec<&str> = raw.split(',').collect();
+        if parts.len() > 3 {
+            return Err(format!(
+                "'{raw}' has more than three lists (read,write,verify)"
+            ));
+        }
+        let mut out = prev.clone();
+        for (d, part) in parts.iter().enumerate() {
+            let mut list = Vec::new();
+            for name in part.split(':').map(str::trim).filter(|n| !n.is_empty()) {
+                let code = match name.parse::<i32>() {
+                    Ok(n) if n > 0 => n,
+                    _ => ERRNO_NAMES
+                        .iter()
+                        .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                        .map(|(_, c)| *c)
+                        .ok_or_else(|| format!("'{name}' is not an error name or number"))?,
+                };
+                list.push(code);
+            }
+            out.0[d] = list;
+        }
+        Ok(out)
+    }
+}
+
 /// `steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%]` (fio's ss=).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SteadySpec {

@@ -149,6 +149,7 @@ fn region(
                 )))
             }
         },
+        (None, None) if o.fill_device => cur.unwrap_or(0),
         (None, None) => match cur {
             Some(c) if c > 0 => c,
             _ => {
@@ -198,7 +199,13 @@ pub fn prepare(
     let mut layout_bytes = 0u64;
     for p in &paths {
         let ex = probe(p);
-        let (start, len) = region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?;
+        let (start, mut len) = region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?;
+        // fill_device on a file: everything the filesystem has left; ENOSPC ends the job.
+        let fill = o.fill_device && access.writes && !ex.as_ref().is_some_and(|e| e.is_block);
+        if fill {
+            let have = ex.as_ref().map_or(0, |e| e.size.saturating_sub(start));
+            len = have + fs_free(dir_of(p)).unwrap_or(0) / nfiles;
+        }
         if let Some(e) = &ex {
             if e.is_block
                 && (access.writes || access.trims)
@@ -220,6 +227,7 @@ pub fn prepare(
             }
         }
         let needs_layout = !o.create_on_open
+            && !fill
             && ex
                 .as_ref()
                 .map_or(true, |e| !e.is_block && e.size < start + len);
@@ -271,22 +279,32 @@ fn no_files(o: &JobOptions, paths: &[PathBuf], clone: u32) -> Result<Vec<JobFile
         .collect()
 }
 
-/// Refuse a layout that would fill the filesystem.
-fn check_space(path: &Path, need: u64) -> Result<(), RunError> {
-    let dir = match path.parent() {
+/// The directory a file is (or will be) in.
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
-    };
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
-        return Ok(());
-    };
+    }
+}
+
+/// Bytes available to us on the filesystem holding `dir`.
+fn fs_free(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
     // SAFETY: zeroed statvfs is a valid out-parameter; c is NUL-terminated.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: valid pointers.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Ok(());
+        return None;
     }
-    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    Some(st.f_bavail as u64 * st.f_frsize as u64)
+}
+
+/// Refuse a layout that would fill the filesystem.
+fn check_space(path: &Path, need: u64) -> Result<(), RunError> {
+    let dir = dir_of(path);
+    let Some(free) = fs_free(dir) else {
+        return Ok(());
+    };
     if need > free {
         return Err(RunError::Setup(format!(
             "{}: laying out {} MiB needs more than the {} MiB free on {}",

@@ -43,6 +43,8 @@ pub struct Shared {
     /// putting a copy of its results in `snapshot` (outside the per-I/O path).
     pub snapshot_request: AtomicU64,
     pub snapshot: std::sync::Mutex<Option<JobResult>>,
+    /// Set by the monitor when the job must fail (errno, message), e.g. rate_min.
+    pub failure: std::sync::Mutex<Option<(i32, String)>>,
 }
 
 /// Everything the job thread needs.
@@ -720,12 +722,25 @@ impl<'a, E: Engine> Loop<'a, E> {
     }
 
     fn io_error(&mut self, ddir: Ddir, offset: u64, len: u32, errno: i32) {
-        let tolerated = match self.continue_on {
-            ContinueOnError::All | ContinueOnError::Io => true,
-            ContinueOnError::Read => ddir == Ddir::Read,
-            ContinueOnError::Write => ddir == Ddir::Write,
-            _ => false,
-        };
+        // fill_device: a full device or filesystem is the end of the job, not an error.
+        if self.ctx.opts.fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT) {
+            self.stop_issuing = true;
+            return;
+        }
+        let ignored = self
+            .ctx
+            .opts
+            .ignore_error
+            .0
+            .get(ddir.index())
+            .is_some_and(|l| l.contains(&errno));
+        let tolerated = ignored
+            || match self.continue_on {
+                ContinueOnError::All | ContinueOnError::Io => true,
+                ContinueOnError::Read => ddir == Ddir::Read,
+                ContinueOnError::Write => ddir == Ddir::Write,
+                _ => false,
+            };
         if tolerated {
             self.live.total_err += 1;
             if self.live.first_error == 0 {
@@ -798,8 +813,23 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
     }
 
-    fn finish(self, end: Ticks, usage: crate::cpu::Usage) -> JobResult {
+    fn finish(mut self, end: Ticks, usage: crate::cpu::Usage) -> JobResult {
         let runtime_ms = self.clock.delta_ns(self.measure_start, end) / 1_000_000;
+        // A failure found by the monitor (rate_min not met).
+        let failure = self
+            .ctx
+            .shared
+            .failure
+            .lock()
+            .ok()
+            .and_then(|mut f| f.take());
+        if let Some((errno, text)) = failure {
+            if self.error == 0 {
+                eprintln!("ioscope: job '{}': {text}", self.ctx.opts.name);
+                self.error = errno;
+                self.error_text = Some(text);
+            }
+        }
         result_of(self.live, runtime_ms, usage, self.error, self.error_text)
     }
 

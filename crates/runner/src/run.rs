@@ -550,6 +550,70 @@ struct Running {
     stats: bool,
     /// Steady-state detection settings: (criterion, duration, ramp, interval), µs.
     steady: Option<(ioscope_options::SteadySpec, u64, u64, u64)>,
+    /// rate_min / rate_iops_min checks.
+    min_rate: Option<MinRate>,
+}
+
+/// rate_min / rate_iops_min: every rate_cycle, the job must have done at least this
+/// much per second in each direction it uses, or it fails (EIO, as fio).
+struct MinRate {
+    bytes: [u64; 3],
+    ios: [u64; 3],
+    cycle: Ticks,
+    last: Option<(Ticks, [u64; 3], [u64; 3])>,
+}
+
+impl MinRate {
+    fn new(o: &JobOptions) -> Option<MinRate> {
+        let any = o
+            .rate_min
+            .0
+            .iter()
+            .chain(o.rate_iops_min.0.iter())
+            .any(|&r| r > 0);
+        any.then(|| MinRate {
+            bytes: o.rate_min.0,
+            ios: o.rate_iops_min.0,
+            cycle: Clock::get().ticks(Duration::from_millis(o.rate_cycle.max(1))),
+            last: None,
+        })
+    }
+
+    /// A message when the last cycle was too slow.
+    fn check(&mut self, s: &Shared, now: Ticks, dirs: &[bool; 3]) -> Option<String> {
+        if s.state.load(Relaxed) != STATE_RUNNING {
+            return None;
+        }
+        let bytes: [u64; 3] = std::array::from_fn(|d| s.bytes[d].load(Relaxed));
+        let ios: [u64; 3] = std::array::from_fn(|d| s.ios[d].load(Relaxed));
+        let Some((t0, b0, i0)) = self.last else {
+            self.last = Some((now, bytes, ios));
+            return None;
+        };
+        if now < t0 + self.cycle {
+            return None;
+        }
+        self.last = Some((now, bytes, ios));
+        let secs = Clock::get().delta_ns(t0, now) as f64 / 1e9;
+        let names = ["read", "write", "trim"];
+        for d in (0..3).filter(|&d| dirs[d]) {
+            let bw = bytes[d].saturating_sub(b0[d]) as f64 / secs;
+            if self.bytes[d] > 0 && bw < self.bytes[d] as f64 {
+                return Some(format!(
+                    "min rate {} B/s not met for {}: got {bw:.0} B/s",
+                    self.bytes[d], names[d]
+                ));
+            }
+            let iops = ios[d].saturating_sub(i0[d]) as f64 / secs;
+            if self.ios[d] > 0 && iops < self.ios[d] as f64 {
+                return Some(format!(
+                    "min rate {} IOPS not met for {}: got {iops:.0} IOPS",
+                    self.ios[d], names[d]
+                ));
+            }
+        }
+        None
+    }
 }
 
 fn run_phase(
@@ -587,6 +651,7 @@ fn run_phase(
         let ioprio = r.ctx.ioprio;
         let stats = r.ctx.opts.stats;
         let o = &r.ctx.opts;
+        let min_rate = MinRate::new(o);
         let steady = (o.steadystate_duration > 0).then(|| {
             (
                 o.steadystate.clone(),
@@ -616,6 +681,7 @@ fn run_phase(
             exitall,
             stats,
             steady,
+            min_rate,
         });
     }
     barrier.wait();
@@ -803,6 +869,16 @@ fn monitor(
             }
         }
         apply_exitall(running, &mut seen_done);
+        for r in running.iter_mut() {
+            let dirs = r.sample_dirs;
+            let Some(m) = &mut r.min_rate else { continue };
+            if let Some(msg) = m.check(&r.shared, now, &dirs) {
+                if let Ok(mut f) = r.shared.failure.lock() {
+                    f.get_or_insert((libc::EIO, msg));
+                }
+                r.shared.stop.store(true, Relaxed);
+            }
+        }
         for t in trackers.iter_mut() {
             let shared: Vec<&Arc<Shared>> = t.members.iter().map(|&i| &running[i].shared).collect();
             t.tick(now, &shared);
