@@ -188,7 +188,7 @@ fn fill_device_writes_until_the_filesystem_is_full() {
     assert_eq!(job(&v, 0)["error"], 0);
     let written = u(&job(&v, 0)["write"]["io_bytes"]);
     assert!(
-        written >= 7 << 20 && written <= 8 << 20,
+        ((7 << 20)..=(8 << 20)).contains(&written),
         "wrote {written} bytes into an 8 MiB filesystem"
     );
 }
