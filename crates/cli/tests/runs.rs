@@ -585,3 +585,82 @@ fn ignore_error_tolerates_listed_errors() {
     let (r, _) = run_json(d.path(), &other);
     assert_eq!(r.code, 1, "EINVAL is not in the list");
 }
+
+#[test]
+fn exec_hooks_create_only_pre_read_max_latency() {
+    let d = tmpdir();
+    let (r, _) = run_json(
+        d.path(),
+        &[
+            "--name=h",
+            "--ioengine=null",
+            "--size=1m",
+            "--exec_prerun=echo before",
+            "--exec_postrun=echo after",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("h.prerun.txt")).unwrap(),
+        "before\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("h.postrun.txt")).unwrap(),
+        "after\n"
+    );
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=h",
+            "--ioengine=null",
+            "--size=1m",
+            "--exec_prerun=exit 3",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("exec_prerun"), "{}", r.stderr);
+    // create_only lays the file out and does no I/O.
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=c",
+            "--filename=made",
+            "--size=2m",
+            "--create_only=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::metadata(d.path().join("made")).unwrap().len(),
+        2 << 20
+    );
+    assert_eq!(u(&job(&v, 0)["read"]["total_ios"]), 0);
+    // pre_read: the reads then come from the page cache.
+    let (r, _) = run_json(
+        d.path(),
+        &[
+            "--name=p",
+            "--filename=made",
+            "--size=2m",
+            "--pre_read=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // max_latency: an impossible bound fails the job with ETIMEDOUT.
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=m",
+            "--filename=made",
+            "--size=2m",
+            "--direct=1",
+            "--max_latency=1us",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(job(&v, 0)["error"], libc::ETIMEDOUT);
+}

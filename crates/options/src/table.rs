@@ -134,14 +134,14 @@ option_table! {
     nice: i32 { kind: INT, default: "0", min: Some(-20), max: Some(19), category: C::Job, help: "Run the job at this nice value" }
     cpus_allowed: Option<String> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Job, help: "CPUs the job may run on" }
     cpumask: Option<String> { kind: Kind::Special("CPU bit mask, e.g. 0x3"), category: C::Job, help: "CPU mask the job may run on" }
-    cpus_allowed_policy: CpusPolicy { kind: Kind::Choice(CpusPolicy::CHOICES), default: "shared", category: C::Job, help: "How cpus_allowed is shared among jobs", status: NOT_YET }
+    cpus_allowed_policy: CpusPolicy { kind: Kind::Choice(CpusPolicy::CHOICES), default: "shared", category: C::Job, help: "How cpus_allowed is shared among a job's clones: all of the set, or one CPU each" }
     gtod_reduce: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Take no per-I/O timestamps: disables slat, clat, lat and bandwidth statistics" }
     stats: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Include this job in the report (0: run it but leave it out)" }
     uid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this user id", status: NOT_YET }
     gid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this group id", status: NOT_YET }
     cgroup: Option<String> { category: C::Job, help: "Put the job in this cgroup", status: NOT_YET }
-    exec_prerun: Option<String> { category: C::Job, help: "Run this command before the job", status: NOT_YET }
-    exec_postrun: Option<String> { category: C::Job, help: "Run this command after the job", status: NOT_YET }
+    exec_prerun: Option<String> { category: C::Job, help: "Run this shell command before the job (output in NAME.prerun.txt); failure fails the job" }
+    exec_postrun: Option<String> { category: C::Job, help: "Run this shell command after the job (output in NAME.postrun.txt)" }
     numa_cpu_nodes: Option<String> { category: C::Job, help: "NUMA nodes to run on", status: NOT_YET }
     numa_mem_policy: Option<String> { category: C::Job, help: "NUMA memory policy", status: NOT_YET }
     flow: i32 { kind: INT, default: "0", category: C::Rate, help: "Weight in token-based flow control between jobs", status: NOT_YET }
@@ -160,7 +160,7 @@ option_table! {
     filesize: Option<Range> { kind: Kind::Special("size or size range lo-hi"), category: C::Files, help: "Size of each file (default: size / nrfiles)" }
     io_size: Option<SizePct> { kind: Kind::SizePct, aliases: &["io_limit"], category: C::Files, help: "Total bytes of I/O to issue (wraps around size)" }
     offset: SizePct { kind: Kind::SizePct, default: "0", aliases: &["fileoffset"], category: C::Files, help: "Start I/O at this offset (or % of the file)" }
-    offset_align: u64 { kind: SIZE, default: "0", category: C::Files, help: "Align a percentage offset to this", status: NOT_YET }
+    offset_align: u64 { kind: SIZE, default: "0", category: C::Files, help: "Align a percentage offset up to this (default: the minimum block size)" }
     offset_increment: SizePct { kind: Kind::SizePct, default: "0", category: C::Files, help: "Each clone (numjobs) starts this much further (offset + N*increment)" }
     number_ios: u64 { kind: INT, default: "0", category: C::Files, help: "Stop after this many I/Os (0 = no limit)" }
     direct: bool { kind: BOOL, default: "0", category: C::Io, help: "Use O_DIRECT (bypass the page cache)" }
@@ -174,19 +174,19 @@ option_table! {
     end_fsync: bool { kind: BOOL, default: "0", category: C::Io, help: "fsync(2) the files when the job ends" }
     fsync_on_close: bool { kind: BOOL, default: "0", category: C::Io, help: "fsync(2) a file when closing it" }
     fallocate: Fallocate { kind: Kind::Choice(Fallocate::CHOICES), default: "native", category: C::Files, help: "How to preallocate files being laid out" }
-    fadvise_hint: Option<String> { category: C::Io, help: "posix_fadvise(2) hint", status: NOT_YET }
+    fadvise_hint: String { kind: Kind::Choice(&[("1", "Hint by workload: random or sequential"), ("0", "No hint"), ("sequential", "POSIX_FADV_SEQUENTIAL"), ("random", "POSIX_FADV_RANDOM"), ("normal", "POSIX_FADV_NORMAL")]), default: "1", category: C::Io, help: "posix_fadvise(2) hint for buffered I/O" }
     invalidate: bool { kind: BOOL, default: "1", category: C::Io, help: "Drop the page cache of the files before the run" }
     overwrite: bool { kind: BOOL, default: "0", category: C::Files, help: "Lay out write files fully before writing (overwrite existing data)" }
     create_on_open: bool { kind: BOOL, default: "0", category: C::Files, help: "Create files when first opened for I/O rather than before the run" }
     create_serialize: bool { kind: BOOL, default: "1", category: C::Files, help: "Lay out job files one job at a time", status: noop("ioscope always lays out files one at a time") }
     create_fsync: bool { kind: BOOL, default: "1", category: C::Files, help: "fsync files after laying them out" }
-    create_only: bool { kind: BOOL, default: "0", category: C::Files, help: "Only lay out files, do no I/O", status: NOT_YET }
+    create_only: bool { kind: BOOL, default: "0", category: C::Files, help: "Only lay out files, do no I/O" }
     allow_file_create: bool { kind: BOOL, default: "1", category: C::Files, help: "Allow creating files that do not exist" }
     allow_mounted_write: bool { kind: BOOL, default: "0", category: C::Files, help: "Allow writes to block devices that are mounted or carry a filesystem, partition table, LVM, RAID or swap signature" }
     fill_device: bool { kind: BOOL, default: "0", aliases: &["fill_fs"], category: C::Files, help: "Write until the device or filesystem is full (ENOSPC ends the job without error)" }
     unlink: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the job's files when done" }
     unlink_each_loop: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the files after each loop", status: NOT_YET }
-    pre_read: bool { kind: BOOL, default: "0", category: C::Files, help: "Read files into the page cache before the run", status: NOT_YET }
+    pre_read: bool { kind: BOOL, default: "0", category: C::Files, help: "Read files into the page cache before the run (instead of invalidating it)" }
     lockfile: Option<String> { category: C::Files, help: "File locking mode", status: NOT_YET }
     file_append: bool { kind: BOOL, default: "0", category: C::Files, help: "Do I/O after the end of the file", status: NOT_YET }
 
@@ -267,7 +267,7 @@ option_table! {
     latency_window: u64 { kind: USECS, default: "0", category: C::Rate, help: "Window for latency_target", status: NOT_YET }
     latency_percentile: f64 { kind: Kind::Float, default: "100", min: Some(0), max: Some(100), category: C::Rate, help: "Share of I/Os that must meet latency_target", status: NOT_YET }
     latency_run: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep adjusting depth for latency_target", status: NOT_YET }
-    max_latency: u64 { kind: USECS, default: "0", category: C::Rate, help: "Fail the job if an I/O takes longer", status: NOT_YET }
+    max_latency: u64 { kind: USECS, default: "0", category: C::Rate, help: "Fail the job (ETIMEDOUT) if an I/O's total latency exceeds this" }
 
     // ---- Buffers ----
     refill_buffers: bool { kind: SET, category: C::Buffers, help: "Refill write buffers with new data before every write" }

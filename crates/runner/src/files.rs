@@ -161,7 +161,17 @@ fn region(
         },
     };
     let base = match o.offset {
-        SizePct::Percent(p) => cur.map(|c| ((c as f64) * p / 100.0) as u64).unwrap_or(0),
+        // A percentage offset is aligned up to offset_align (default: the smallest bs).
+        SizePct::Percent(p) => {
+            let raw = cur.map(|c| ((c as f64) * p / 100.0) as u64).unwrap_or(0);
+            let align = if o.offset_align > 0 {
+                o.offset_align
+            } else {
+                o.bs.0.iter().copied().min().unwrap_or(1)
+            }
+            .max(1);
+            raw.div_ceil(align) * align
+        }
         SizePct::Bytes(b) => b,
     };
     let inc = o.offset_increment.resolve(cur.unwrap_or(per_file)) * clone as u64;
@@ -369,8 +379,13 @@ fn open_one(
         md.len()
     };
     let devnum = if is_block { md.rdev() } else { md.dev() };
-    if o.invalidate {
+    if o.pre_read && !o.direct && !is_block {
+        pre_read(&file, start, len);
+    } else if o.invalidate {
         invalidate(&file, start, len);
+    }
+    if !o.direct {
+        fadvise(o, &file, start, len);
     }
     Ok(JobFile {
         path: path.to_path_buf(),
@@ -433,6 +448,31 @@ fn preallocate(o: &JobOptions, f: &File, cur: u64, size: u64) {
     };
     // SAFETY: plain syscall on a valid fd; failure (unsupported) is harmless here.
     unsafe { libc::fallocate(f.as_raw_fd(), mode, cur as i64, (size - cur) as i64) };
+}
+
+/// pre_read: pull the region into the page cache.
+fn pre_read(f: &File, start: u64, len: u64) {
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = start;
+    while off < start + len {
+        match std::os::unix::fs::FileExt::read_at(f, &mut buf, off) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => off += n as u64,
+        }
+    }
+}
+
+/// fadvise_hint: tell the kernel the access pattern (fio's default hints by workload).
+fn fadvise(o: &JobOptions, f: &File, start: u64, len: u64) {
+    let advice = match o.fadvise_hint.as_str() {
+        "1" if o.rw.mode.is_random() => libc::POSIX_FADV_RANDOM,
+        "1" | "sequential" => libc::POSIX_FADV_SEQUENTIAL,
+        "random" => libc::POSIX_FADV_RANDOM,
+        "normal" => libc::POSIX_FADV_NORMAL,
+        _ => return,
+    };
+    // SAFETY: advisory call on a valid fd.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), start as i64, len as i64, advice) };
 }
 
 /// Drop cached pages of the region so reads come from the device.

@@ -60,6 +60,8 @@ pub struct JobCtx {
     pub nop: bool,
     /// wait_for: jobs (all clones of the named job) that must finish first.
     pub wait_for: Vec<Arc<Shared>>,
+    /// Which clone (numjobs) this is: cpus_allowed_policy=split picks its CPU by it.
+    pub clone: u32,
 }
 
 /// Per-direction live statistics.
@@ -199,6 +201,8 @@ struct Loop<'a, E: Engine> {
     reap_calls: u64,
     /// Per-I/O timestamps are needed (see `stamp`).
     timed: bool,
+    /// max_latency in ns (u64::MAX when unset).
+    max_latency_ns: u64,
     untimed_calls: u64,
     coarse_now: Ticks,
     usage_start: crate::cpu::Usage,
@@ -264,13 +268,19 @@ impl<'a, E: Engine> Loop<'a, E> {
             now_hint: None,
             submit_calls: 0,
             reap_calls: 0,
-            timed: !o.disable_clat
+            timed: o.max_latency > 0
+                || !o.disable_clat
                 || !o.disable_lat
                 || (!o.disable_slat && !sync_engine)
                 || run.ctx.logs.is_some()
                 || o.thinktime > 0
                 || o.rate.0.iter().chain(o.rate_iops.0.iter()).any(|&r| r > 0),
             untimed_calls: 0,
+            max_latency_ns: if o.max_latency > 0 {
+                o.max_latency * 1000
+            } else {
+                u64::MAX
+            },
             coarse_now: start,
             usage_start: Default::default(),
             snapshot_seen: 0,
@@ -703,6 +713,14 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
         let clat = self.clock.delta_ns(issue, t);
         let lat = self.clock.delta_ns(start, t);
+        if lat > self.max_latency_ns {
+            let max = self.max_latency_ns;
+            self.fail(
+                libc::ETIMEDOUT,
+                &format!("latency {lat} ns exceeds max_latency {max} ns"),
+            );
+            return;
+        }
         if self.track_clat {
             dir.clat.add(clat);
         }

@@ -307,6 +307,9 @@ fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<R
     let mut say = |s: String| obs.message(&s);
     let diskless = o.ioengine == "null" || ro.nop;
     let files = files::prepare(&o, p.clone, a, ro.allow_destructive, diskless, &mut say)?;
+    if let Some(cmd) = &o.exec_prerun {
+        exec_hook(&o.name, "prerun", cmd)?;
+    }
     let ioprio = prio::job_ioprio(&o);
     let info = job_info(p.spec, &files);
     let logs = JobLogs::open(&o, p.number, info.sync_engine)
@@ -327,6 +330,7 @@ fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<R
             logs,
             nop: ro.nop,
             wait_for: Vec::new(),
+            clone: p.clone,
         },
         info,
         name: p.spec.name.clone(),
@@ -344,7 +348,7 @@ fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<ThreadOut, RunErro
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() } as u32;
     let o = ctx.opts.clone();
-    apply_thread_settings(&o, ctx.ioprio)?;
+    apply_thread_settings(&o, ctx.ioprio, ctx.clone)?;
     let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
     let workload = Workload::new(&o, &regions, ctx.seed);
     let buffers = Buffers::new(&o, o.iodepth as usize, workload.max_bs() as usize, ctx.seed)
@@ -367,6 +371,12 @@ fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<ThreadOut, RunErro
         opts: engine_options(&o, ctx.nop),
     };
     start.wait();
+    if o.create_only {
+        // Files are laid out; no I/O.
+        ctx.shared.state.store(STATE_DONE, Relaxed);
+        return Ok((JobResult::default(), tid, ctx.logs.take()));
+    }
+
     // wait_for: start once the named job's clones have all finished.
     while ctx
         .wait_for
@@ -399,7 +409,29 @@ fn job_thread(mut ctx: JobCtx, start: Arc<Barrier>) -> Result<ThreadOut, RunErro
     Ok((result, tid, ctx.logs.take()))
 }
 
-fn apply_thread_settings(o: &JobOptions, ioprio: u16) -> Result<(), RunError> {
+/// exec_prerun / exec_postrun: run `sh -c CMD`, output in NAME.WHAT.txt.
+fn exec_hook(name: &str, what: &str, cmd: &str) -> Result<(), RunError> {
+    let out = std::fs::File::create(format!("{name}.{what}.txt"))
+        .map_err(|e| RunError::Setup(format!("job '{name}': exec_{what}: {e}")))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| RunError::Setup(format!("job '{name}': exec_{what}: {e}")))?;
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .map_err(|e| RunError::Setup(format!("job '{name}': exec_{what} '{cmd}': {e}")))?;
+    if !status.success() {
+        return Err(RunError::Setup(format!(
+            "job '{name}': exec_{what} '{cmd}' failed ({status}); see {name}.{what}.txt"
+        )));
+    }
+    Ok(())
+}
+
+fn apply_thread_settings(o: &JobOptions, ioprio: u16, clone: u32) -> Result<(), RunError> {
     if ioprio != 0 {
         prio::set_thread_ioprio(ioprio).map_err(|e| {
             RunError::Setup(format!(
@@ -428,7 +460,11 @@ fn apply_thread_settings(o: &JobOptions, ioprio: u16) -> Result<(), RunError> {
         .map(parse_cpu_list)
         .or_else(|| o.cpumask.as_deref().map(parse_cpu_mask))
     {
-        let cpus = cpus.map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+        let mut cpus = cpus.map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+        // cpus_allowed_policy=split: each clone gets one CPU of the set.
+        if o.cpus_allowed_policy == ioscope_options::CpusPolicy::Split && !cpus.is_empty() {
+            cpus = vec![cpus[clone as usize % cpus.len()]];
+        }
         // SAFETY: a zeroed cpu_set_t is empty; CPU_SET/sched_setaffinity take valid pointers.
         unsafe {
             let mut set: libc::cpu_set_t = std::mem::zeroed();
@@ -552,6 +588,8 @@ struct Running {
     steady: Option<(ioscope_options::SteadySpec, u64, u64, u64)>,
     /// rate_min / rate_iops_min checks.
     min_rate: Option<MinRate>,
+    /// exec_postrun command.
+    postrun: Option<String>,
 }
 
 /// rate_min / rate_iops_min: every rate_cycle, the job must have done at least this
@@ -652,6 +690,7 @@ fn run_phase(
         let stats = r.ctx.opts.stats;
         let o = &r.ctx.opts;
         let min_rate = MinRate::new(o);
+        let postrun = o.exec_postrun.clone();
         let steady = (o.steadystate_duration > 0).then(|| {
             (
                 o.steadystate.clone(),
@@ -682,6 +721,7 @@ fn run_phase(
             stats,
             steady,
             min_rate,
+            postrun,
         });
     }
     barrier.wait();
@@ -708,6 +748,11 @@ fn run_phase(
             .join()
             .map_err(|_| RunError::Setup(format!("job '{}' panicked", r.name)))?;
         let (mut res, tid, logs) = joined?;
+        if let Some(cmd) = &r.postrun {
+            if let Err(e) = exec_hook(&r.name, "postrun", cmd) {
+                obs.message(&format!("warning: {e}"));
+            }
+        }
         if let Some(l) = logs {
             let (paths, dropped) = l.close(clock.now());
             if dropped > 0 {
