@@ -197,6 +197,7 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
         allow_destructive: c.has("allow-destructive"),
         readonly: c.has("readonly"),
         nop: false,
+        combine_submit_wait: false,
         status_interval: seconds_flag(c, "status-interval")?,
         max_jobs: c
             .flag("max-jobs")

@@ -237,6 +237,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     let bs = set.jobs[0].opts.bs.read();
     let ro = RunOptions {
         nop: a.nop,
+        combine_submit_wait: true,
         ..Default::default()
     };
     ioscope_runner::validate(&set, &ro)?;

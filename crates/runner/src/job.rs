@@ -62,6 +62,10 @@ pub struct JobCtx {
     pub wait_for: Vec<Arc<Shared>>,
     /// Which clone (numjobs) this is: cpus_allowed_policy=split picks its CPU by it.
     pub clone: u32,
+    /// Submit the batch that fills the queue in the same call that waits for
+    /// completions (`ioscope peak`). Its issue time is then taken before that call,
+    /// as t/io_uring does; fio-compatible runs keep fio's definition (after submit).
+    pub combine_submit_wait: bool,
 }
 
 /// Per-direction live statistics.
@@ -348,7 +352,7 @@ impl<'a, E: Engine> Loop<'a, E> {
                 continue;
             }
             let full = self.inflight + self.pending.len() as u32 >= self.depth;
-            if full && !self.pending.is_empty() {
+            if full && !self.pending.is_empty() && self.ctx.combine_submit_wait {
                 self.commit_reap();
                 continue;
             }
@@ -441,10 +445,11 @@ impl<'a, E: Engine> Loop<'a, E> {
             match self.eng.queue(idx, unit) {
                 Ok(Queued::Queued) => {
                     self.pending.push(idx);
-                    // The batch that fills the queue is submitted together with the
-                    // wait for completions that must follow (one call on io_uring).
+                    // With combine_submit_wait, the batch that fills the queue goes in
+                    // with the wait for completions that must follow (one call on io_uring).
                     let full = self.inflight + self.pending.len() as u32 >= self.depth;
-                    if self.pending.len() as u32 >= self.batch_submit && !full {
+                    let defer = full && self.ctx.combine_submit_wait;
+                    if self.pending.len() as u32 >= self.batch_submit && !defer {
                         self.commit();
                         now = self.clock.now();
                     }

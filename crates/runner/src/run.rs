@@ -37,6 +37,8 @@ pub struct RunOptions {
     pub nop: bool,
     /// Print a full interim report this often (fio's --status-interval).
     pub status_interval: Option<Duration>,
+    /// Submit and wait in one call when the queue is full (`ioscope peak`).
+    pub combine_submit_wait: bool,
 }
 
 /// Progress of one job, for status lines.
@@ -331,6 +333,7 @@ fn prepare_job(p: &Planned, ro: &RunOptions, obs: &mut dyn Observer) -> Result<R
             nop: ro.nop,
             wait_for: Vec::new(),
             clone: p.clone,
+            combine_submit_wait: ro.combine_submit_wait,
         },
         info,
         name: p.spec.name.clone(),

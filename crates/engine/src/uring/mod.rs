@@ -73,6 +73,9 @@ macro_rules! rw_sqe {
     }};
 }
 
+/// io_uring_enter flag: reap completions (and run deferred completion work).
+const IORING_ENTER_GETEVENTS: u32 = 1;
+
 pub(crate) struct UringEngine {
     ring: IoUring,
     files: Box<[FileInfo]>,
@@ -103,6 +106,8 @@ pub(crate) struct UringEngine {
     events: Box<[Completion]>,
     /// NOP mode: the length each unit asked for, reported as its result.
     nop_len: Option<Box<[u32]>>,
+    /// DEFER_TASKRUN ring: completions appear only after an enter with GETEVENTS.
+    defer: bool,
 }
 
 impl UringEngine {
@@ -110,7 +115,7 @@ impl UringEngine {
         let opts = &cfg.opts;
         let depth = cfg.depth.max(1);
         let units = ops::unit_capacity(cfg);
-        let mut ring = setup::build_ring(depth, opts)?;
+        let (mut ring, defer) = setup::build_ring(depth, opts)?;
         if opts.registerfiles {
             setup::register_files(&ring, cfg.files)?;
         }
@@ -150,6 +155,7 @@ impl UringEngine {
             inflight: 0,
             events: vec![Completion { unit: 0, result: 0 }; depth as usize].into_boxed_slice(),
             nop_len: opts.nop.then(|| vec![0u32; units].into_boxed_slice()),
+            defer,
         })
     }
 
@@ -213,7 +219,22 @@ impl UringEngine {
     /// errors: the caller reaps and comes back.
     fn enter(&mut self, want: usize) -> io::Result<()> {
         loop {
-            match self.ring.submit_and_wait(want) {
+            let r = if want == 0 && self.defer && self.inflight > 0 {
+                // Submit and run deferred completion work without waiting.
+                let to_submit = self.ring.submission().len() as u32;
+                // SAFETY: no argument is passed; the flags are valid for this ring.
+                unsafe {
+                    self.ring.submitter().enter::<libc::sigset_t>(
+                        to_submit,
+                        0,
+                        IORING_ENTER_GETEVENTS,
+                        None,
+                    )
+                }
+            } else {
+                self.ring.submit_and_wait(want)
+            };
+            match r {
                 Ok(n) => {
                     self.account_submitted(n as u32);
                     return Ok(());
@@ -312,7 +333,8 @@ impl Engine for UringEngine {
         let min = (min as usize).min(max).min(self.inflight as usize);
         let ready = self.ring.completion().len();
         // IOPOLL completions only appear when someone polls, even for min == 0.
-        let must_poll = self.iopoll && ready == 0 && self.inflight > 0;
+        // IOPOLL and deferred-completion rings only post completions when entered.
+        let must_poll = (self.iopoll || self.defer) && ready == 0 && self.inflight > 0;
         if ready < min || must_poll {
             self.enter(min)?;
         }

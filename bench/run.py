@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""ioscope vs fio, side by side: one table of ratios from one invocation.
+
+Sections (see bench/README.md):
+  1. null engine IOPS, 4k randread, QD1/QD32, 1/2 jobs, full latency stats and gtod_reduce=1
+  2. instructions per I/O under callgrind (difference of a --size=S and a --size=2S run)
+  3. io_uring CPU per I/O on a shm-backed loop device and on a real file in /tmp
+  4. latency-tracking overhead at QD1 (null engine) for each tool
+  5. `ioscope peak`: NOP ring with and without latency tracking, and on the loop device
+
+Runs alternate the tools (fio, ioscope, fio, ...) within each case; each figure is the
+median of --reps repetitions.  Python 3 standard library only; installs and builds nothing.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+
+sys.dont_write_bytecode = True  # leave no __pycache__ in bench/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _benchlib as bl  # noqa: E402
+
+GiB = 1 << 30
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    bl.add_common_args(ap, default_runtime=3)
+    ap.add_argument("--skip", default="",
+                    help="comma-separated sections to skip: null,callgrind,uring,disk,overhead,peak")
+    args = ap.parse_args()
+    reps = args.reps or (1 if args.quick else 3)
+    rt = int(args.runtime or (1 if args.quick else 3))
+    skip = set(s for s in args.skip.split(",") if s)
+    b = bl.Bench(args, "ioscope vs fio benchmark (bench/run.py)")
+    rows = []
+    try:
+        run_all(b, reps, rt, skip, rows)
+    except KeyboardInterrupt:
+        b.note("interrupted: the table is partial")
+    finally:
+        b.cleanup()
+    rows = [[c.replace("n/a io/fio", "n/a").replace("n/a fio/io", "n/a") for c in r] for r in rows]
+    body = [
+        "Runs of %d s, %d repetition(s) per case, tools alternating within each case (fio, ioscope, ...); "
+        "figures are medians." % (rt, reps),
+        "",
+    ] + bl.table(["case", "metric", "fio", "ioscope", "ratio", "goal"], rows)
+    print()
+    print("\n".join(body))
+    if b.notes:
+        print("\nNotes:\n" + "\n".join("- " + n for n in b.notes))
+    path = b.write_results("run", body)
+    print("\nwritten to %s" % path)
+
+
+def null_args(qd, jobs, stats_off, rt, extra=()):
+    a = ["--name=null", "--ioengine=null", "--rw=randread", "--bs=4k", "--size=1g", "--norandommap",
+         "--iodepth=%d" % qd, "--thread", "--runtime=%d" % rt, "--time_based"]
+    if jobs > 1:
+        a += ["--numjobs=%d" % jobs, "--group_reporting"]
+    if stats_off:
+        a += ["--gtod_reduce=1"]
+    return a + list(extra)
+
+
+def alternate(b, label, variants, reps, rt, wrap=None):
+    """variants: list of (key, tool, args).  Runs every variant once per repetition, in order.
+    Returns {key: [result, ...]}."""
+    out = {k: [] for k, _, _ in variants}
+    for rep in range(reps):
+        for key, tool, a in variants:
+            b.progress("%s: %s rep %d/%d" % (label, key, rep + 1, reps))
+            res = b.job(tool, a, rt, wrap=wrap)
+            b.record("%s [%s]" % (label, key), tool, rep + 1, res)
+            out[key].append(res)
+    return out
+
+
+def med(results, field):
+    return bl.median([r.get(field) for r in results])
+
+
+def run_all(b, reps, rt, skip, rows):
+    tools = b.tools()
+    goal4 = "≥ 4× (IOPS/core, full stats)"
+
+    # ---------------------------------------------------------------- 1. null engine IOPS
+    if "null" not in skip:
+        for qd in (1, 32):
+            for jobs in (1, 2):
+                for off in (False, True):
+                    label = "null QD%d %d job%s %s" % (qd, jobs, "s" if jobs > 1 else "",
+                                                       "gtod_reduce=1" if off else "full stats")
+                    res = alternate(b, label, [(t, t, null_args(qd, jobs, off, rt)) for t in tools], reps, rt)
+                    f = med(res.get("fio", []), "iops")
+                    i = med(res["ioscope"], "iops")
+                    fc = med(res.get("fio", []), "cpu_us_per_io")
+                    ic = med(res["ioscope"], "cpu_us_per_io")
+                    rows.append([label, "IOPS", bl.fmt_num(f), bl.fmt_num(i), bl.fmt_ratio(bl.ratio(i, f)) + " io/fio",
+                                 "" if off else goal4])
+                    rows.append([label, "IOPS per CPU-second", bl.fmt_num(1e6 / fc if fc else None),
+                                 bl.fmt_num(1e6 / ic if ic else None),
+                                 bl.fmt_ratio(bl.ratio(fc, ic)) + " io/fio", "" if off else goal4])
+
+    # ---------------------------------------------------------------- 2. callgrind instructions per I/O
+    if "callgrind" not in skip:
+        if shutil.which("valgrind") is None:
+            b.note("valgrind not found: the instructions-per-I/O rows are skipped")
+        else:
+            size = (128 << 20) if b.args.quick else GiB
+            ios_diff = size // 4096
+            for off in (False, True):
+                for qd in (1, 32):
+                    label = "null QD%d %s, callgrind" % (qd, "gtod_reduce=1" if off else "full stats")
+                    per_io = {}
+                    for tool in tools:
+                        irs = []
+                        for mult in (1, 2):
+                            s = size * mult
+                            outf = os.path.join(b.tmp, "callgrind.%s.%d.%d.%d" % (tool, qd, int(off), mult))
+                            wrap = ["valgrind", "--tool=callgrind", "--callgrind-out-file=%s" % outf]
+                            a = ["--name=cg", "--ioengine=null", "--rw=randread", "--bs=4k", "--size=%dm" % (s >> 20),
+                                 "--norandommap", "--iodepth=%d" % qd, "--thread"]
+                            if off:
+                                a.append("--gtod_reduce=1")
+                            b.progress("%s: %s --size=%dm" % (label, tool, s >> 20))
+                            res = b.job(tool, a, 0, wrap=wrap, extra_timeout=3600)
+                            ir = callgrind_total(outf)
+                            res["Ir"] = ir
+                            if res.get("total_ios") not in (None, s // 4096):
+                                b.note("%s %s --size=%dm did %s I/Os, expected %d" %
+                                       (label, tool, s >> 20, res.get("total_ios"), s // 4096))
+                            b.record(label + " [size %dm]" % (s >> 20), tool, 1, res)
+                            irs.append(ir)
+                        per_io[tool] = ((irs[1] - irs[0]) / ios_diff) if None not in irs else None
+                    f, i = per_io.get("fio"), per_io.get("ioscope")
+                    rows.append([label, "instructions per I/O", bl.fmt_num(f), bl.fmt_num(i),
+                                 bl.fmt_ratio(bl.ratio(f, i)) + " fio/io", ""])
+
+    # ---------------------------------------------------------------- 3. io_uring CPU per I/O
+    uring_fio_best = None
+    target = None
+    if not ({"uring", "peak"} <= skip):
+        target = b.fast_target(GiB)
+    if "uring" not in skip:
+        for qd in (1, 32):
+            for reg in (False, True):
+                label = "io_uring shm-loop QD%d%s" % (qd, " +fixedbufs+registerfiles" if reg else "")
+                a = uring_args(target["path"], target["direct"], qd, reg, rt)
+                res = alternate(b, label, [(t, t, a) for t in tools], reps, rt)
+                add_uring_rows(rows, label, res)
+                if qd == 32:
+                    f = med(res.get("fio", []), "iops")
+                    if f and (uring_fio_best is None or f > uring_fio_best):
+                        uring_fio_best = f
+    if "disk" not in skip:
+        size = (256 << 20) if b.args.quick else GiB
+        b.progress("writing the %d MiB real-disk test file in %s" % (size >> 20, b.args.tmpdir))
+        path = b.disk_file(b.args.tmpdir, size)
+        for reg in (False, True):
+            label = "io_uring ext4 file in %s QD32%s" % (b.args.tmpdir, " +fixedbufs+registerfiles" if reg else "")
+            a = uring_args(path, 1, 32, reg, rt)
+            res = alternate(b, label, [(t, t, a) for t in tools], reps, rt)
+            add_uring_rows(rows, label, res)
+
+    # ---------------------------------------------------------------- 4. latency-tracking overhead
+    if "overhead" not in skip:
+        variants = []
+        if b.have_fio():
+            variants += [("fio on", "fio", null_args(1, 1, False, rt)),
+                         ("fio off", "fio", null_args(1, 1, True, rt))]
+        variants += [("ioscope on", "ioscope", null_args(1, 1, False, rt)),
+                     ("ioscope off", "ioscope",
+                      null_args(1, 1, False, rt, ["--disable_clat=1", "--disable_lat=1", "--disable_slat=1"]))]
+        res = alternate(b, "null QD1 tracking on/off", variants, reps, rt)
+        lost = {}
+        for t in tools:
+            on, off_ = med(res[t + " on"], "iops"), med(res[t + " off"], "iops")
+            lost[t] = (100.0 * (off_ - on) / off_) if on and off_ else None
+        rows.append(["null QD1, tracking on vs off (fio off = gtod_reduce=1; ioscope off = disable_clat/lat/slat)",
+                     "% IOPS lost to latency tracking",
+                     bl.fmt_pct(lost.get("fio")), bl.fmt_pct(lost.get("ioscope")), "", "ioscope ≤ 1%"])
+        rows.append(["null QD1, tracking off (as above)", "IOPS",
+                     bl.fmt_num(med(res.get("fio off", []), "iops")), bl.fmt_num(med(res["ioscope off"], "iops")),
+                     bl.fmt_ratio(bl.ratio(med(res["ioscope off"], "iops"), med(res.get("fio off", []), "iops")))
+                     + " io/fio", ""])
+
+    # ---------------------------------------------------------------- 5. ioscope peak
+    if "peak" not in skip:
+        out = {"lat": [], "nolat": []}
+        base = ["--nop", "--depth=32", "--batch=8"]
+        for rep in range(reps):
+            for key, extra in (("lat", []), ("nolat", ["--no-lat"])):
+                b.progress("peak nop %s rep %d/%d" % (key, rep + 1, reps))
+                res = b.peak(base + extra, rt)
+                b.record("peak --nop --depth=32 --batch=8 [%s]" % key, "ioscope", rep + 1, res)
+                out[key].append(res)
+        with_lat, without = med(out["lat"], "iops"), med(out["nolat"], "iops")
+        rows.append(["ioscope peak --nop --depth=32 --batch=8", "IOPS with latency tracking", "", bl.fmt_num(with_lat),
+                     "", ""])
+        rows.append(["ioscope peak --nop --depth=32 --batch=8 --no-lat", "IOPS without latency tracking", "",
+                     bl.fmt_num(without), "", ""])
+        lost = (100.0 * (without - with_lat) / without) if with_lat and without else None
+        rows.append(["ioscope peak NOP", "% IOPS lost to latency tracking at peak", "", bl.fmt_pct(lost), "",
+                     "≤ 1% (t/io_uring -t1: ≤ 1.4%)"])
+        pk = []
+        pargs = ["--depth=32", "--batch=8", "--fixedbufs", "--registerfiles"] + target["peak_args"] + [target["path"]]
+        for rep in range(reps):
+            b.progress("peak on %s rep %d/%d" % (target["path"], rep + 1, reps))
+            res = b.peak(pargs, rt)
+            b.record("peak shm-loop", "ioscope", rep + 1, res)
+            pk.append(res)
+        pi = med(pk, "iops")
+        rows.append(["ioscope peak %s on shm-loop" % " ".join(pargs[:-1]), "IOPS (fio column: best fio io_uring QD32 "
+                     "on the same device, section 3)", bl.fmt_num(uring_fio_best), bl.fmt_num(pi),
+                     bl.fmt_ratio(bl.ratio(pi, uring_fio_best)) + " io/fio", ""])
+        rows.append(["ioscope peak on shm-loop", "CPU µs per I/O", "", "%.2f" % med(pk, "cpu_us_per_io")
+                     if med(pk, "cpu_us_per_io") else "n/a", "", ""])
+
+    if target:
+        b.notes.append("fast target: " + target["desc"])
+
+
+def uring_args(path, direct, qd, reg, rt):
+    a = ["--name=uring", "--filename=%s" % path, "--ioengine=io_uring", "--direct=%d" % direct, "--rw=randread",
+         "--bs=4k", "--iodepth=%d" % qd, "--thread", "--runtime=%d" % rt, "--time_based"]
+    if reg:
+        a += ["--registerfiles=1", "--fixedbufs=1"]
+    return a
+
+
+def add_uring_rows(rows, label, res):
+    f, i = med(res.get("fio", []), "iops"), med(res["ioscope"], "iops")
+    fc, ic = med(res.get("fio", []), "cpu_us_per_io"), med(res["ioscope"], "cpu_us_per_io")
+    rows.append([label, "IOPS", bl.fmt_num(f), bl.fmt_num(i), bl.fmt_ratio(bl.ratio(i, f)) + " io/fio", ""])
+    rows.append([label, "CPU µs per I/O (at the IOPS above)", "%.2f" % fc if fc else "n/a",
+                 "%.2f" % ic if ic else "n/a", bl.fmt_ratio(bl.ratio(ic, fc)) + " io/fio", "≤ 0.7×"])
+
+
+def callgrind_total(path):
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("summary:") or line.startswith("totals:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+if __name__ == "__main__":
+    main()
