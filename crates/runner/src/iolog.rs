@@ -120,7 +120,7 @@ impl Stream {
             }
             return;
         }
-                // The writer is behind: drop, and look for a returned chunk only now and then
+        // The writer is behind: drop, and look for a returned chunk only now and then
         // (polling the channel on every I/O would slow the I/O thread down).
         self.dropped += 1;
         if self.dropped % 256 == 1 {
