@@ -82,11 +82,16 @@ fn file_mode_issues_the_io_it_claims() {
         return;
     };
     let name = dev.trim_start_matches("/dev/").to_string();
-        // Reads completed plus reads merged into others: the requests the device was sent.
+    // Reads completed plus reads merged into others: the requests the device was sent.
     let reads = || -> u64 {
         std::fs::read_to_string(format!("/sys/block/{name}/stat"))
             .ok()
-            .map(|s| s.split_whitespace().take(2).filter_map(|x| x.parse::<u64>().ok()).sum())
+            .map(|s| {
+                s.split_whitespace()
+                    .take(2)
+                    .filter_map(|x| x.parse::<u64>().ok())
+                    .sum()
+            })
             .unwrap_or(0)
     };
     let d = tmpdir();
@@ -107,7 +112,7 @@ fn file_mode_issues_the_io_it_claims() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ios = u(&v["ios"]);
     assert!(ios > 1000, "{v}");
-        // The kernel saw exactly the reads peak reports.
+    // The kernel saw exactly the reads peak reports.
     let kernel = after - before;
     assert!(
         kernel >= ios && kernel <= ios + 16,
