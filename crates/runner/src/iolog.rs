@@ -188,6 +188,10 @@ fn write_loop(
         let p = libc::sched_param { sched_priority: 0 };
         libc::sched_setscheduler(0, libc::SCHED_IDLE, &p);
     }
+    // Nor disk time from measured I/O when the logs sit on the device under test:
+    // the idle I/O priority class (no privilege needed either). Failure only means
+    // the writer keeps the default priority.
+    let _ = crate::prio::set_thread_ioprio(crate::prio::ioprio_value(3, 0));
     let mut outs: Vec<Option<BufWriter<File>>> = outputs
         .into_iter()
         .map(|f| f.map(|f| BufWriter::with_capacity(1 << 20, f)))
