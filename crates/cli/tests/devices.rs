@@ -6,13 +6,6 @@ use common::*;
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
 
-fn sh(cmd: &str) -> Option<String> {
-    let o = Command::new("sh").arg("-c").arg(cmd).output().ok()?;
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
-}
-
 struct Loop {
     dev: String,
     img: std::path::PathBuf,

@@ -6,47 +6,19 @@
 //! O_DIRECT works), each in its own subdirectory so that each has its own files. Every test
 //! skips when fio is not installed.
 
+#[macro_use]
 mod common;
 use common::*;
 use serde_json::Value;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-/// Skip (with the message the suite uses) when fio is not on PATH or is another release.
-macro_rules! require_fio {
-    () => {
-        if !fio_usable() {
-            return;
-        }
-    };
-}
 
 // ---------------------------------------------------------------------------------------
 // Running both tools
 // ---------------------------------------------------------------------------------------
 
-/// One temporary directory with a subdirectory per tool.
-struct Pair {
-    _dir: tempfile::TempDir,
-    fio_dir: PathBuf,
-    ioscope_dir: PathBuf,
-}
-
 impl Pair {
-    fn new() -> Pair {
-        let dir = tmpdir();
-        let fio_dir = dir.path().join("fio");
-        let ioscope_dir = dir.path().join("ioscope");
-        fs::create_dir(&fio_dir).unwrap();
-        fs::create_dir(&ioscope_dir).unwrap();
-        Pair {
-            _dir: dir,
-            fio_dir,
-            ioscope_dir,
-        }
-    }
-
     /// Write the same file into both tools' directories.
     fn write(&self, name: &str, text: &str) {
         fs::write(self.fio_dir.join(name), text).unwrap();

@@ -12,58 +12,30 @@
 //! own subdirectory. Tests that need fio skip when fio 3.33 is not installed; the
 //! ioscope-only checks (log_window_value=both) run without it.
 
+#[macro_use]
 mod common;
 use common::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Averaging window of the windowed-log runs, in ms.
 const WINDOW_MS: u64 = 100;
 
-/// Skip (with the message the suite uses) when fio is not on PATH or is another release.
-macro_rules! require_fio {
-    () => {
-        if !fio_usable() {
-            return;
-        }
-    };
-}
-
 // ---------------------------------------------------------------------------------------
 // Running the tools
 // ---------------------------------------------------------------------------------------
 
-/// One temporary directory with a subdirectory per tool.
-struct Pair {
-    _dir: tempfile::TempDir,
-    fio_dir: PathBuf,
-    io_dir: PathBuf,
-}
-
 impl Pair {
-    fn new() -> Pair {
-        let dir = tmpdir();
-        let fio_dir = dir.path().join("fio");
-        let io_dir = dir.path().join("ioscope");
-        fs::create_dir(&fio_dir).unwrap();
-        fs::create_dir(&io_dir).unwrap();
-        Pair {
-            _dir: dir,
-            fio_dir,
-            io_dir,
-        }
-    }
-
     fn fio(&self, args: &[&str]) -> Value {
         fio_json(&self.fio_dir, args)
     }
 
     fn ioscope(&self, args: &[&str]) -> Value {
-        ioscope_json(&self.io_dir, args)
+        ioscope_json(&self.ioscope_dir, args)
     }
 }
 
@@ -383,13 +355,13 @@ impl Combo {
             self.check_counts(&pair.fio_dir, &fv, "fio");
         }
         let iv = pair.ioscope(&args);
-        let names = log_files(&pair.io_dir, "L_");
+        let names = log_files(&pair.ioscope_dir, "L_");
         assert_eq!(names, self.files(), "ioscope's files for {self:?}");
         if fio_ok {
             // Column counts: the first line of each file, side by side.
             for n in &names {
                 let f = lines(&pair.fio_dir.join(n));
-                let i = lines(&pair.io_dir.join(n));
+                let i = lines(&pair.ioscope_dir.join(n));
                 if let (Some(f), Some(i)) = (f.first(), i.first()) {
                     assert_eq!(
                         cols(f).len(),
@@ -400,19 +372,19 @@ impl Combo {
             }
         }
         for n in &names {
-            let path = pair.io_dir.join(n);
+            let path = pair.ioscope_dir.join(n);
             shape.check_file(&path, "ioscope");
             self.check_values(&path, n, &iv, "ioscope");
         }
-        self.check_counts(&pair.io_dir, &iv, "ioscope");
+        self.check_counts(&pair.ioscope_dir, &iv, "ioscope");
         if !self.windowed {
-            self.check_per_io_bw(&pair.io_dir, true);
+            self.check_per_io_bw(&pair.ioscope_dir, true);
             if fio_ok {
                 self.check_per_io_bw(&pair.fio_dir, false);
             }
         } else {
-            self.check_window_stamps(&pair.io_dir);
-            self.check_window_bw_iops(&pair.io_dir, "ioscope");
+            self.check_window_stamps(&pair.ioscope_dir);
+            self.check_window_bw_iops(&pair.ioscope_dir, "ioscope");
             if fio_ok {
                 self.check_window_bw_iops(&pair.fio_dir, "fio");
             }
@@ -600,7 +572,10 @@ fn log_max_value_bool_like_fio_3_33() {
     let fv = pair.fio(&args);
     let iv = pair.ioscope(&args);
     let shape = Shape(vec![P::Num, P::Num, DDIR_RW, P::Lit("0"), P::Lit("0")]);
-    for (dir, v, who) in [(&pair.fio_dir, &fv, "fio"), (&pair.io_dir, &iv, "ioscope")] {
+    for (dir, v, who) in [
+        (&pair.fio_dir, &fv, "fio"),
+        (&pair.ioscope_dir, &iv, "ioscope"),
+    ] {
         let path = dir.join("L_clat.1.log");
         shape.check_file(&path, who);
         let max = u(&job(v, 0)["read"]["clat_ns"]["max"]);
@@ -620,11 +595,11 @@ fn bare_log_options_in_job_file_use_job_name() {
     let text = "[myjob]\nrw=read\nsize=1m\nbs=4k\nioengine=psync\n\
                 write_bw_log\nwrite_iops_log\nwrite_lat_log\n";
     fs::write(pair.fio_dir.join("j.fio"), text).unwrap();
-    fs::write(pair.io_dir.join("j.fio"), text).unwrap();
+    fs::write(pair.ioscope_dir.join("j.fio"), text).unwrap();
     pair.fio(&["j.fio"]);
     pair.ioscope(&["j.fio"]);
     let f = log_files(&pair.fio_dir, "myjob_");
-    let i = log_files(&pair.io_dir, "myjob_");
+    let i = log_files(&pair.ioscope_dir, "myjob_");
     assert_eq!(f.len(), 5, "{f:?}");
     assert_eq!(f, i);
 }
@@ -665,7 +640,7 @@ fn offsets_both(rw: &str) -> (Option<Vec<u64>>, Vec<u64>, Value) {
         offsets_of(&pair.fio_dir)
     });
     let iv = pair.ioscope(&args);
-    (f, offsets_of(&pair.io_dir), iv)
+    (f, offsets_of(&pair.ioscope_dir), iv)
 }
 
 #[test]
@@ -708,7 +683,7 @@ fn log_offset_random_map_libaio_depth4() {
         "--log_offset=1",
     ];
     pair.ioscope(&args);
-    let mut i = offsets_of(&pair.io_dir);
+    let mut i = offsets_of(&pair.ioscope_dir);
     i.sort_unstable();
     let want: Vec<u64> = (0..256).map(|k| k * 4096).collect();
     assert_eq!(i, want, "ioscope: every block once");
@@ -758,7 +733,7 @@ fn prio_values(log_prio: &str) -> Vec<(String, BTreeMap<String, usize>)> {
         dirs.push(("fio", &pair.fio_dir));
     }
     pair.ioscope(&args);
-    dirs.push(("ioscope", &pair.io_dir));
+    dirs.push(("ioscope", &pair.ioscope_dir));
     let mut out = Vec::new();
     for (who, dir) in dirs {
         for kind in ["lat", "slat", "clat"] {
@@ -825,8 +800,11 @@ fn hist_check(coarseness: u32) {
         runs.push(("fio", pair.fio_dir.clone(), fv));
     }
     let iv = pair.ioscope(&args);
-    assert_eq!(log_files(&pair.io_dir, "H_"), BTreeSet::from([name.into()]));
-    runs.push(("ioscope", pair.io_dir.clone(), iv));
+    assert_eq!(
+        log_files(&pair.ioscope_dir, "H_"),
+        BTreeSet::from([name.into()])
+    );
+    runs.push(("ioscope", pair.ioscope_dir.clone(), iv));
     for (who, dir, v) in &runs {
         let path = dir.join(name);
         shape.check_file(&path, who);
@@ -906,7 +884,7 @@ fn per_job_logs_0_one_file_for_both_jobs() {
         runs.push(("fio", pair.fio_dir.clone(), fv));
     }
     let iv = pair.ioscope(&args);
-    runs.push(("ioscope", pair.io_dir.clone(), iv));
+    runs.push(("ioscope", pair.ioscope_dir.clone(), iv));
     let shape = Shape(vec![
         P::Num,
         P::Num,
@@ -951,7 +929,7 @@ fn per_job_logs_0_appends_across_runs_like_fio() {
     }
     pair.ioscope(&args);
     pair.ioscope(&args);
-    dirs.push(("ioscope", &pair.io_dir));
+    dirs.push(("ioscope", &pair.ioscope_dir));
     for (who, dir) in dirs {
         assert_eq!(lines(&dir.join("L_clat.log")).len(), 1024, "{who}");
     }
@@ -973,7 +951,7 @@ fn numjobs_2_per_job_logs_numbered() {
     }
     pair.ioscope(&NUMJOBS2);
     let iv = pair.ioscope(&NUMJOBS2);
-    runs.push(("ioscope", pair.io_dir.clone(), iv));
+    runs.push(("ioscope", pair.ioscope_dir.clone(), iv));
     for (who, dir, v) in &runs {
         assert_eq!(log_files(dir, "L_"), want, "{who}");
         for j in 0..2 {
@@ -1015,7 +993,7 @@ fn ramp_time_resets_log_epoch_and_skips_ramp_ios() {
         runs.push(("fio", pair.fio_dir.clone(), fv));
     }
     let iv = pair.ioscope(&args);
-    runs.push(("ioscope", pair.io_dir.clone(), iv));
+    runs.push(("ioscope", pair.ioscope_dir.clone(), iv));
     for (who, dir, v) in &runs {
         for kind in ["lat", "clat"] {
             let rows = parse_rows(&dir.join(format!("L_{kind}.1.log")), false, false);
@@ -1064,7 +1042,7 @@ fn log_unix_epoch_stamps_are_unix_ms() {
         }
         let before = unix_ms();
         pair.ioscope(&args);
-        runs.push(("ioscope", pair.io_dir.clone(), before, unix_ms()));
+        runs.push(("ioscope", pair.ioscope_dir.clone(), before, unix_ms()));
         for (who, dir, before, after) in &runs {
             for kind in ["lat", "clat", "bw"] {
                 let rows = parse_rows(&dir.join(format!("L_{kind}.1.log")), false, false);
@@ -1107,7 +1085,7 @@ fn windowed_bw_iops_rows_are_rates() {
         dirs.push(("fio", &pair.fio_dir));
     }
     pair.ioscope(&args);
-    dirs.push(("ioscope", &pair.io_dir));
+    dirs.push(("ioscope", &pair.ioscope_dir));
     for (who, dir) in dirs {
         for (kind, want) in [("iops", 2000u64), ("bw", 8000)] {
             let rows = parse_rows(&dir.join(format!("L_{kind}.1.log")), false, false);

@@ -3,14 +3,6 @@
 
 mod common;
 use common::*;
-use std::process::Command;
-
-fn sh(cmd: &str) -> Option<String> {
-    let o = Command::new("sh").arg("-c").arg(cmd).output().ok()?;
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
-}
 
 fn percentiles(v: &serde_json::Value) -> Vec<(f64, u64)> {
     let mut p: Vec<(f64, u64)> = v["clat_ns"]["percentile"]

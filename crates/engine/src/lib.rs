@@ -8,6 +8,28 @@
 use std::io;
 use std::os::fd::RawFd;
 
+/// The `commit`, `getevents` and `event` of a synchronous engine: every I/O completes
+/// inside `queue`, so there is never anything to submit or reap.
+macro_rules! no_completions {
+    () => {
+        fn commit(&mut self) -> std::io::Result<u32> {
+            Ok(0)
+        }
+
+        fn getevents(&mut self, _min: u32, _max: u32) -> std::io::Result<u32> {
+            Ok(0)
+        }
+
+        /// Never called: a sync engine has no completions to reap.
+        fn event(&mut self, _i: u32) -> $crate::Completion {
+            $crate::Completion {
+                unit: u32::MAX,
+                result: -(libc::EINVAL as i64),
+            }
+        }
+    };
+}
+
 mod libaio;
 mod mmap;
 mod null;

@@ -7,7 +7,7 @@ use std::io;
 use std::ptr;
 
 use crate::ops;
-use crate::{Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
+use crate::{Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
 
 const NAME: &str = "mmap";
 
@@ -155,19 +155,5 @@ impl Engine for MmapEngine {
         Ok(Queued::Done)
     }
 
-    fn commit(&mut self) -> io::Result<u32> {
-        Ok(0)
-    }
-
-    fn getevents(&mut self, _min: u32, _max: u32) -> io::Result<u32> {
-        Ok(0)
-    }
-
-    /// Never called: a sync engine has no completions to reap.
-    fn event(&mut self, _i: u32) -> Completion {
-        Completion {
-            unit: u32::MAX,
-            result: -(libc::EINVAL as i64),
-        }
-    }
+    no_completions!();
 }

@@ -7,7 +7,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 use crate::ops;
-use crate::{Completion, Ddir, Engine, EngineConfig, FileInfo, IoUnit, Queued};
+use crate::{Ddir, Engine, EngineConfig, FileInfo, IoUnit, Queued};
 
 /// How one synchronous engine transfers data. Both calls return the raw syscall
 /// result (-1 with errno set on failure); EINTR retries are done by the caller.
@@ -67,21 +67,7 @@ impl<O: SyncIo> Engine for SyncEngine<O> {
         Ok(Queued::Done)
     }
 
-    fn commit(&mut self) -> io::Result<u32> {
-        Ok(0)
-    }
-
-    fn getevents(&mut self, _min: u32, _max: u32) -> io::Result<u32> {
-        Ok(0)
-    }
-
-    /// Never called: a sync engine has no completions to reap.
-    fn event(&mut self, _i: u32) -> Completion {
-        Completion {
-            unit: u32::MAX,
-            result: -(libc::EINVAL as i64),
-        }
-    }
+    no_completions!();
 }
 
 /// One iovec over a unit's buffer, for the vectored engines.

@@ -1,5 +1,5 @@
 //! Helpers for tests that run the ioscope binary.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -106,4 +106,43 @@ pub fn job(v: &serde_json::Value, i: usize) -> &serde_json::Value {
 
 pub fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
+}
+
+/// Skip the test (with a message) when fio 3.33 is not installed.
+macro_rules! require_fio {
+    () => {
+        if !fio_usable() {
+            return;
+        }
+    };
+}
+
+/// One temporary directory with a subdirectory per tool, for side-by-side runs.
+pub struct Pair {
+    _dir: tempfile::TempDir,
+    pub fio_dir: PathBuf,
+    pub ioscope_dir: PathBuf,
+}
+
+impl Pair {
+    pub fn new() -> Pair {
+        let dir = tmpdir();
+        let fio_dir = dir.path().join("fio");
+        let ioscope_dir = dir.path().join("ioscope");
+        std::fs::create_dir(&fio_dir).expect("create fio dir");
+        std::fs::create_dir(&ioscope_dir).expect("create ioscope dir");
+        Pair {
+            _dir: dir,
+            fio_dir,
+            ioscope_dir,
+        }
+    }
+}
+
+/// Run a shell command; its trimmed stdout if it succeeded.
+pub fn sh(cmd: &str) -> Option<String> {
+    let o = Command::new("sh").arg("-c").arg(cmd).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
