@@ -22,72 +22,73 @@ pub const MAX_REL_ERROR: f64 = 1.0 / (2 * SUB) as f64;
 pub const FIO_BITS: u32 = 6;
 pub const FIO_BUCKETS: usize = 29 << FIO_BITS; // 1856
 
+/// Index of `v` in a log-linear geometry with 2^bits linear buckets per power of two
+/// (values below 2^(bits+1) are exact). `bits` is a constant at every call site, so
+/// this folds to a leading-zero count, a shift and a mask.
+#[inline(always)]
+const fn index_in(v: u64, bits: u32) -> usize {
+    let sub = 1u64 << bits;
+    if v < 2 * sub {
+        return v as usize;
+    }
+    let shift = 63 - v.leading_zeros() - bits;
+    (((shift + 1) as u64) * sub + ((v >> shift) & (sub - 1))) as usize
+}
+
+/// Lowest value of bucket `idx` in the same geometry.
+const fn lower_bound_in(idx: usize, bits: u32) -> u64 {
+    let sub = 1u64 << bits;
+    let idx = idx as u64;
+    if idx < 2 * sub {
+        return idx;
+    }
+    let shift = idx / sub - 1;
+    (1u64 << (shift + bits as u64)) + ((idx % sub) << shift)
+}
+
+/// Midpoint of bucket `idx` (exact in the linear region), rounded down as fio does.
+const fn value_in(idx: usize, bits: u32) -> u64 {
+    let lo = lower_bound_in(idx, bits);
+    if (idx as u64) < 2 << bits {
+        return lo;
+    }
+    lo + ((1u64 << (idx as u64 / (1 << bits) - 1)) >> 1)
+}
+
 /// Bucket index of a value.
 #[inline(always)]
 pub fn index(v: u64) -> usize {
-    if v < 2 * SUB {
-        return v as usize;
-    }
-    let msb = 63 - v.leading_zeros();
-    let shift = msb - SUB_BITS;
-    (((shift + 1) as u64) * SUB + ((v >> shift) & (SUB - 1))) as usize
+    index_in(v, SUB_BITS)
 }
 
 /// Lowest value of a bucket.
 pub fn lower_bound(idx: usize) -> u64 {
-    let idx = idx as u64;
-    if idx < 2 * SUB {
-        return idx;
-    }
-    let shift = idx / SUB - 1;
-    (1u64 << (shift + SUB_BITS as u64)) + ((idx % SUB) << shift)
+    lower_bound_in(idx, SUB_BITS)
 }
 
 /// Value reported for a bucket: exact in the linear region, else the midpoint.
 pub fn value(idx: usize) -> u64 {
-    let lo = lower_bound(idx);
-    if (idx as u64) < 2 * SUB {
-        return lo;
-    }
-    let width = 1u64 << (idx as u64 / SUB - 1);
-    lo + width / 2
+    value_in(idx, SUB_BITS)
 }
 
 /// fio's bucket index for a value (plat_val_to_idx semantics, clamped to its last bucket).
 pub fn fio_index(v: u64) -> usize {
-    let sub = 1u64 << FIO_BITS;
-    let idx = if v < 2 * sub {
-        v as usize
+    let idx = index_in(v, FIO_BITS);
+    if idx < FIO_BUCKETS {
+        idx
     } else {
-        let msb = 63 - v.leading_zeros();
-        let shift = msb - FIO_BITS;
-        (((shift + 1) as u64) * sub + ((v >> shift) & (sub - 1))) as usize
-    };
-    idx.min(FIO_BUCKETS - 1)
+        FIO_BUCKETS - 1
+    }
 }
 
 /// Lowest value of one of fio's buckets.
 pub fn fio_lower_bound(idx: usize) -> u64 {
-    let sub = 1u64 << FIO_BITS;
-    let idx = idx as u64;
-    if idx < 2 * sub {
-        return idx;
-    }
-    let err = idx / sub - 1;
-    (1u64 << (err + FIO_BITS as u64)) + ((idx % sub) << err)
+    lower_bound_in(idx, FIO_BITS)
 }
 
 /// fio's reported value for one of its buckets (plat_idx_to_val: the midpoint).
 pub fn fio_value(idx: usize) -> u64 {
-    let sub = 1u64 << FIO_BITS;
-    let idx = idx as u64;
-    if idx < 2 * sub {
-        return idx;
-    }
-    let err = idx / sub - 1;
-    let base = 1u64 << (err + FIO_BITS as u64);
-    // base + (idx % 64 + 0.5) * 2^err, computed in integers as fio's double rounds down.
-    base + (((idx % sub) << err) + ((1u64 << err) >> 1))
+    value_in(idx, FIO_BITS)
 }
 
 /// A latency histogram in nanoseconds.
