@@ -144,10 +144,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(v) = c.flag("enghelp") {
-        print!(
-            "{}",
-            help::engine_help(v, ioscope_engine::IMPLEMENTED).map_err(|e| anyhow!(e))?
-        );
+        print!("{}", help::engine_help(v).map_err(|e| anyhow!(e))?);
         return Ok(ExitCode::SUCCESS);
     }
     if c.has("showcmd") {
@@ -251,10 +248,10 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
 /// Job lines, version and "Starting N threads", as fio prints them before a run.
 fn headers(set: &JobSet) -> String {
     let mut s = String::new();
-    let groups = ioscope_runner::run::group_ids(set);
+    let groups = ioscope_runner::plan::group_ids(set);
     let mut total = 0;
     for (j, gid) in set.jobs.iter().zip(groups) {
-        let info = ioscope_runner::run::job_info(j, &[]);
+        let info = ioscope_runner::prepare::job_info(j, &[]);
         s.push_str(&ioscope_report::normal::job_header_line(
             &info, &j.name, gid,
         ));

@@ -1,8 +1,9 @@
 //! Help text and the option reference, generated from the option table.
 
 use crate::def::{Category, Kind, OptionDef, Status};
+use crate::engines;
 use crate::suggest::did_you_mean;
-use crate::table::{self, ENGINES, OPTIONS};
+use crate::table::{self, OPTIONS};
 use std::fmt::Write;
 
 fn status_text(s: Status) -> String {
@@ -69,17 +70,17 @@ pub fn all_options_help() -> String {
 }
 
 /// `--enghelp` lists engines; `--enghelp=ENGINE` lists that engine's options.
-pub fn engine_help(engine: Option<&str>, implemented: &[&str]) -> Result<String, String> {
+pub fn engine_help(engine: Option<&str>) -> Result<String, String> {
     let mut s = String::new();
     match engine {
         None | Some("") => {
             let _ = writeln!(s, "Available IO engines:");
-            for name in implemented {
+            for name in engines::implemented() {
                 let _ = writeln!(s, "\t{name}");
             }
         }
         Some(e) => {
-            if !ENGINES.iter().any(|(n, _)| *n == e) {
+            if engines::find(e).is_none() {
                 return Err(format!("no I/O engine '{e}'"));
             }
             let opts: Vec<&OptionDef> = OPTIONS.iter().filter(|d| d.engines.contains(&e)).collect();

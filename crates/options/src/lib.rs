@@ -6,6 +6,7 @@
 
 pub mod cli;
 pub mod def;
+pub mod engines;
 pub mod error;
 pub mod help;
 pub mod jobfile;

@@ -240,12 +240,7 @@ fn build_job(
     check_engine_options(&b)?;
     check_conflicts(&b)?;
     let fixups = apply_fixups(&mut b, notes);
-    let not_yet = b
-        .explicit
-        .iter()
-        .filter(|(n, _, _)| table::find(n).is_some_and(|d| d.status == Status::NotYet))
-        .map(|(n, _, l)| (n.clone(), l.clone()))
-        .collect();
+    let not_yet = not_yet(&b);
     let mut job_options: Vec<(String, String)> = Vec::new();
     if src.from_cli {
         job_options.push(("name".into(), src.name.clone()));
@@ -263,6 +258,35 @@ fn build_job(
         fixups,
         not_yet,
     })
+}
+
+/// Options, and values of options, that ioscope accepts but does not implement yet,
+/// each with where it was set: `verify`, `mem=shmhuge`, `ioengine=posixaio`.
+fn not_yet(b: &Builder) -> Vec<(String, Loc)> {
+    let loc_of = |name: &str| {
+        b.explicit
+            .iter()
+            .rev()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, _, l)| l.clone())
+    };
+    let mut out: Vec<(String, Loc)> = b
+        .explicit
+        .iter()
+        .filter(|(n, _, _)| table::find(n).is_some_and(|d| d.status == Status::NotYet))
+        .map(|(n, _, l)| (n.clone(), l.clone()))
+        .collect();
+    for (name, value) in b.opts.unsupported_values() {
+        if let Some(l) = loc_of(name) {
+            out.push((format!("{name}={value}"), l));
+        }
+    }
+    let engine = &b.opts.ioengine;
+    if crate::engines::find(engine).is_some_and(|e| !e.implemented) {
+        let l = loc_of("ioengine").unwrap_or_else(|| Loc::cli(0));
+        out.push((format!("ioengine={engine}"), l));
+    }
+    out
 }
 
 /// Engine-specific options are only valid with their engines (fio rejects them too).
@@ -337,8 +361,6 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
     Ok(())
 }
 
-const SYNC_ENGINES: &[&str] = &["psync", "sync", "vsync", "pvsync", "pvsync2", "mmap"];
-
 /// fio's derived defaults and clamps, each one visible here and recorded.
 fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
     let mut done = Vec::new();
@@ -408,7 +430,9 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
         o.disable_bw_measurement = true;
         note("gtod_reduce disables lat, clat, slat and bandwidth statistics".into());
     }
-    if SYNC_ENGINES.contains(&o.ioengine.as_str()) && o.iodepth > 1 {
+    let sync_engine = crate::engines::find(&o.ioengine)
+        .is_some_and(|e| e.completion == crate::engines::Completion::Sync);
+    if sync_engine && o.iodepth > 1 {
         notes.push(
             "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1"
                 .into(),

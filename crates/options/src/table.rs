@@ -25,65 +25,6 @@ const URING: &[&str] = &["io_uring"];
 const HIPRI_ENGINES: &[&str] = &["pvsync2", "io_uring"];
 const NOWAIT_ENGINES: &[&str] = &["pvsync2", "libaio", "io_uring"];
 
-/// Every fio 3.33 I/O engine name; the ones ioscope implements are listed in the
-/// runner. Accepting the others lets `--parse-only` check such job files.
-pub const ENGINES: &[(&str, &str)] = &[
-    ("psync", "pread(2)/pwrite(2) (default)"),
-    ("sync", "read(2)/write(2) with lseek(2)"),
-    ("vsync", "readv(2)/writev(2) with lseek(2)"),
-    ("pvsync", "preadv(2)/pwritev(2)"),
-    (
-        "pvsync2",
-        "preadv2(2)/pwritev2(2) with RWF_HIPRI/RWF_NOWAIT",
-    ),
-    ("libaio", "Linux native asynchronous I/O (io_submit)"),
-    ("io_uring", "Linux io_uring"),
-    (
-        "null",
-        "Completes every I/O at once: measures the tool itself",
-    ),
-    ("mmap", "mmap(2) the file and memcpy"),
-    ("posixaio", "POSIX aio_read/aio_write"),
-    ("io_uring_cmd", "io_uring passthrough commands"),
-    ("sg", "SCSI generic"),
-    ("splice", "splice(2) and vmsplice(2)"),
-    ("net", "Network transfer"),
-    ("netsplice", "Network transfer with splice"),
-    ("cpuio", "CPU burner"),
-    ("rdma", "RDMA"),
-    ("falloc", "fallocate(2) as I/O"),
-    ("e4defrag", "ext4 defragmentation"),
-    ("rbd", "Ceph RBD"),
-    ("http", "HTTP/S3/Swift"),
-    ("gfapi", "GlusterFS"),
-    ("libhdfs", "HDFS"),
-    ("mtd", "MTD devices"),
-    ("dev-dax", "Device DAX"),
-    ("libpmem", "libpmem"),
-    ("pmemblk", "libpmemblk"),
-    ("libiscsi", "iSCSI"),
-    ("nbd", "Network block device"),
-    ("nfs", "libnfs"),
-    ("filecreate", "File creation as I/O"),
-    ("filestat", "stat(2) as I/O"),
-    ("filedelete", "unlink(2) as I/O"),
-    ("exec", "Run a program"),
-    ("ftruncate", "ftruncate(2) as I/O"),
-    ("xnvme", "xNVMe"),
-    ("libcufile", "NVIDIA cuFile"),
-    ("dfs", "DAOS"),
-    ("ime", "DDN IME"),
-    ("librpma_apm_client", "librpma"),
-    ("librpma_apm_server", "librpma"),
-    ("librpma_gpspm_client", "librpma"),
-    ("librpma_gpspm_server", "librpma"),
-    ("rados", "Ceph RADOS"),
-    ("windowsaio", "Windows"),
-    ("solarisaio", "Solaris"),
-    ("guasi", "GUASI"),
-    ("external", "External engine"),
-];
-
 const DIST_SYNTAX: &str =
     "random | zipf:theta[:center] | pareto:h[:center] | normal:dev[:center] | zoned:pct/pct_range:... | zoned_abs:pct/size:...";
 
@@ -106,6 +47,14 @@ macro_rules! option_table {
                     _ => return Err(format!("no field for option '{name}'")),
                 }
                 Ok(())
+            }
+
+            /// Options whose value ioscope accepts but does not implement yet, as
+            /// (option, value): the support status of each choice value.
+            pub fn unsupported_values(&self) -> Vec<(&'static str, &'static str)> {
+                let mut out = Vec::new();
+                $( if let Some(v) = OptValue::not_yet(&self.$field) { out.push((stringify!($field), v)); } )*
+                out
             }
 
             /// All fields at their zero value; defaults are then parsed from the table.
@@ -215,7 +164,7 @@ option_table! {
     randseed: u64 { kind: INT, default: "0x89", category: C::Random, help: "Seed for the random generators" }
 
     // ---- Engine ----
-    ioengine: String { kind: Kind::Choice(ENGINES), default: "psync", category: C::Engine, help: "How I/O is issued" }
+    ioengine: String { kind: Kind::Choice(crate::engines::ENGINE_CHOICES), default: "psync", category: C::Engine, help: "How I/O is issued" }
     hipri: bool { kind: SET, engines: HIPRI_ENGINES, category: C::Engine, help: "Polled I/O: RWF_HIPRI (pvsync2) or IORING_SETUP_IOPOLL (io_uring)" }
     hipri_percentage: u32 { kind: INT, default: "100", min: Some(0), max: Some(100), engines: &["pvsync2"], category: C::Engine, help: "Percentage of I/Os issued with RWF_HIPRI" }
     uncached: u32 { kind: INT, default: "0", engines: &["pvsync2", "io_uring"], category: C::Engine, help: "Buffered I/O that drops pages after the I/O (RWF_UNCACHED)" }

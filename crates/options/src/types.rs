@@ -52,6 +52,12 @@ pub trait OptValue: Sized {
     /// Parse `raw`; `prev` is the value in effect before (per-direction lists keep
     /// the entries the text leaves empty).
     fn parse(raw: &str, cx: &ValueCx, prev: &Self) -> Result<Self, String>;
+
+    /// The value's spelling when ioscope accepts it but does not implement it yet
+    /// (support status per value, e.g. `mem=shmhuge`); None when it is supported.
+    fn not_yet(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 impl OptValue for bool {
@@ -140,6 +146,10 @@ impl<T: OptValue + Default> OptValue for Option<T> {
         }
         let base = T::default();
         T::parse(raw, cx, prev.as_ref().unwrap_or(&base)).map(Some)
+    }
+
+    fn not_yet(&self) -> Option<&'static str> {
+        self.as_ref().and_then(T::not_yet)
     }
 }
 
@@ -813,7 +823,7 @@ impl OptValue for FloatList {
 /// Declare an enum option: variants, their job-file spellings and meanings.
 /// The same list serves parsing and help (`Kind::Choice(Enum::CHOICES)`).
 macro_rules! choice_enum {
-    ($(#[$m:meta])* $name:ident { $($var:ident = [$($spelling:literal),+] : $help:literal),+ $(,)? }) => {
+    ($(#[$m:meta])* $name:ident { $($var:ident = [$($spelling:literal),+] : $help:literal $(; $status:ident)?),+ $(,)? }) => {
         $(#[$m])*
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
         pub enum $name { #[default] $($var),+ }
@@ -829,7 +839,20 @@ macro_rules! choice_enum {
                 $( if [$($spelling),+].contains(&v.as_str()) { return Ok($name::$var); } )+
                 Err(bad_choice(raw, Self::CHOICES))
             }
+            fn not_yet(&self) -> Option<&'static str> {
+                match self { $($name::$var => choice_status!($($status)?, self.name())),+ }
+            }
         }
+    };
+}
+
+/// A choice value's support: unmarked values are supported, `not_yet` ones are not.
+macro_rules! choice_status {
+    (, $n:expr) => {
+        None
+    };
+    (not_yet, $n:expr) => {
+        Some($n)
     };
 }
 
@@ -931,11 +954,11 @@ choice_enum!(
     MemType {
         Malloc = ["malloc"]: "Heap memory",
         Shm = ["shm"]: "SysV shared memory",
-        ShmHuge = ["shmhuge"]: "SysV shared memory on huge pages",
+        ShmHuge = ["shmhuge"]: "SysV shared memory on huge pages"; not_yet,
         Mmap = ["mmap"]: "Anonymous mmap",
-        MmapHuge = ["mmaphuge"]: "mmap of a hugetlbfs file",
+        MmapHuge = ["mmaphuge"]: "mmap of a hugetlbfs file"; not_yet,
         MmapShared = ["mmapshared"]: "Shared anonymous mmap",
-        Cudamalloc = ["cudamalloc"]: "CUDA memory",
+        Cudamalloc = ["cudamalloc"]: "CUDA memory"; not_yet,
     }
 );
 
@@ -960,7 +983,7 @@ choice_enum!(
     /// `io_submit_mode=`
     SubmitMode {
         Inline = ["inline"]: "Submit from the job thread",
-        Offload = ["offload"]: "Submit from a pool of offload threads",
+        Offload = ["offload"]: "Submit from a pool of offload threads"; not_yet,
     }
 );
 

@@ -4,16 +4,31 @@
 //! with a multiply and shift, calibrated against CLOCK_MONOTONIC at start — no rate to
 //! pass by hand. Elsewhere we fall back to clock_gettime(CLOCK_MONOTONIC). Differences
 //! saturate at zero, so small cross-CPU TSC skew can never give a negative latency.
+//!
+//! `IOSCOPE_CLOCK=monotonic` forces clock_gettime. A *manual* clock (see
+//! [`Clock::manual`]) is the test seam: its time moves only when code advances it, and
+//! waiting on it (`sleep_until`) jumps to the deadline instead of sleeping, so runner
+//! behaviour that depends on time is tested deterministically in microseconds.
 
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::Duration;
 
 /// Clock ticks (TSC cycles or ns, depending on the source).
 pub type Ticks = u64;
 
+/// Where ticks come from.
+#[derive(Clone, Copy, Debug)]
+enum Source {
+    Tsc,
+    Monotonic,
+    /// Nanoseconds held in a counter that tests (and scripted engines) advance.
+    Manual(&'static AtomicU64),
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
-    tsc: bool,
+    source: Source,
     /// ns = ticks * mult >> SHIFT
     mult: u64,
     /// Ticks per second.
@@ -63,7 +78,7 @@ impl Clock {
             if let Some(hz) = Self::measure_tsc_hz() {
                 let mult = ((1_000_000_000u128 << SHIFT) / hz as u128) as u64;
                 return Clock {
-                    tsc: true,
+                    source: Source::Tsc,
                     mult,
                     hz,
                 };
@@ -74,9 +89,72 @@ impl Clock {
 
     fn monotonic() -> Clock {
         Clock {
-            tsc: false,
+            source: Source::Monotonic,
             mult: 1 << SHIFT,
             hz: 1_000_000_000,
+        }
+    }
+
+    /// A new manual clock at `start_ns` (ticks are ns). It lives for the rest of the
+    /// process, as the real clock does; tests make one each.
+    pub fn manual(start_ns: u64) -> &'static Clock {
+        let t: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(start_ns)));
+        Box::leak(Box::new(Clock {
+            source: Source::Manual(t),
+            mult: 1 << SHIFT,
+            hz: 1_000_000_000,
+        }))
+    }
+
+    /// True for a manual (test) clock.
+    pub fn is_manual(&self) -> bool {
+        matches!(self.source, Source::Manual(_))
+    }
+
+    /// Move a manual clock forward by `ns` (no effect on a real clock).
+    pub fn advance(&self, ns: u64) {
+        if let Source::Manual(t) = self.source {
+            t.fetch_add(ns, Relaxed);
+        }
+    }
+
+    /// Move a manual clock forward to `ticks` if it is earlier (no effect on a real clock).
+    pub fn advance_to(&self, ticks: Ticks) {
+        if let Source::Manual(t) = self.source {
+            t.fetch_max(ticks, Relaxed);
+        }
+    }
+
+    /// Wait until `until` unless `stop` is set: sleep, then spin the last stretch. A
+    /// manual clock jumps to `until` at once.
+    pub fn sleep_until(&self, until: Ticks, stop: &AtomicBool) {
+        if self.is_manual() {
+            if !stop.load(Relaxed) {
+                self.advance_to(until);
+            }
+            return;
+        }
+        loop {
+            let now = self.now();
+            if now >= until || stop.load(Relaxed) {
+                return;
+            }
+            let left_ns = self.delta_ns(now, until);
+            if left_ns > 200_000 {
+                std::thread::sleep(Duration::from_nanos((left_ns - 100_000).min(50_000_000)));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// Busy-wait until `until` (thinktime_spin) unless `stop` is set; a manual clock jumps.
+    pub fn spin_until(&self, until: Ticks, stop: &AtomicBool) {
+        if self.is_manual() {
+            return self.sleep_until(until, stop);
+        }
+        while self.now() < until && !stop.load(Relaxed) {
+            std::hint::spin_loop();
         }
     }
 
@@ -101,20 +179,21 @@ impl Clock {
     }
 
     pub fn source(&self) -> &'static str {
-        if self.tsc {
-            "tsc"
-        } else {
-            "clock_gettime"
+        match self.source {
+            Source::Tsc => "tsc",
+            Source::Monotonic => "clock_gettime",
+            Source::Manual(_) => "manual",
         }
     }
 
     #[inline(always)]
     pub fn now(&self) -> Ticks {
-        #[cfg(target_arch = "x86_64")]
-        if self.tsc {
-            return rdtsc();
+        match self.source {
+            #[cfg(target_arch = "x86_64")]
+            Source::Tsc => rdtsc(),
+            Source::Manual(t) => t.load(Relaxed),
+            _ => monotonic_ns(),
         }
-        monotonic_ns()
     }
 
     /// Ticks to ns.
@@ -161,5 +240,23 @@ mod tests {
             c.source()
         );
         assert_eq!(c.delta_ns(t1, t0), 0);
+    }
+
+    #[test]
+    fn manual_clock_moves_only_when_told() {
+        let c = Clock::manual(1_000);
+        assert_eq!(c.now(), 1_000);
+        c.advance(500);
+        assert_eq!(c.now(), 1_500);
+        c.advance_to(1_200);
+        assert_eq!(c.now(), 1_500, "advance_to never goes back");
+        let stop = AtomicBool::new(false);
+        c.sleep_until(5_000_000_000, &stop);
+        assert_eq!(c.now(), 5_000_000_000);
+        stop.store(true, Relaxed);
+        c.sleep_until(9_000_000_000, &stop);
+        assert_eq!(c.now(), 5_000_000_000, "a stopped wait does not move time");
+        assert_eq!(c.ticks(Duration::from_millis(2)), 2_000_000);
+        assert_eq!(c.source(), "manual");
     }
 }

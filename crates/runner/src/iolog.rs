@@ -328,6 +328,7 @@ impl JobLogs {
         o: &JobOptions,
         number: u32,
         sync_engine: bool,
+        clock: &'static Clock,
     ) -> std::io::Result<Option<JobLogs>> {
         let fmt = Format {
             offset: o.log_offset,
@@ -387,7 +388,6 @@ impl JobLogs {
                 std::array::from_fn(|_| vec![0; bins]),
             )
         });
-        let clock = Clock::get();
         let every = if o.log_hist_msec > 0 {
             o.log_hist_msec
         } else {

@@ -1,10 +1,15 @@
 //! ioscope runner: turns job specifications into real I/O and results.
 //!
-//! - [`run::run`] orchestrates jobs (numjobs, groups, stonewall, threads, sampling).
-//! - [`job`] is the per-job I/O loop (fio's queue/commit/reap), [`workload`] decides
-//!   each I/O, [`files`] prepares files and devices, [`clock`] times everything,
-//!   [`iolog`] streams logs, [`safety`] refuses destructive writes.
+//! Data flows one way: [`run::Runner`] → [`plan`] (validate; clones, groups, phases)
+//! → per phase [`prepare`] (files, hooks, logs) → [`thread`] (one per job) running the
+//! I/O loop in [`job`] with a [`workload`] and an engine, recording into [`record`]
+//! → [`monitor`] (samples, steady state, exitall, status) → [`assemble`] → `RunResult`.
+//!
+//! Where things live: time in [`clock`], offsets and sizes in [`workload`], pacing in
+//! [`rate`], latency recording in [`record`], log files in [`iolog`], files and devices
+//! in [`files`] and [`safety`], the test seam in [`testing`].
 
+pub mod assemble;
 pub mod blockmap;
 pub mod buffers;
 pub mod clock;
@@ -16,13 +21,27 @@ pub mod files;
 pub mod iolog;
 pub mod job;
 pub mod meta;
+pub mod monitor;
+pub mod phase;
+pub mod plan;
+pub mod prepare;
 pub mod prio;
 pub mod rate;
+pub mod record;
 pub mod rng;
 pub mod run;
 pub mod safety;
+pub mod sampling;
 pub mod steady;
+pub mod testing;
+pub mod thread;
 pub mod workload;
 
+#[cfg(test)]
+mod tests;
+
 pub use error::RunError;
-pub use run::{request_stop, run, validate, JobProgress, Observer, RunOptions, STOP};
+pub use plan::{Plan, Planned};
+pub use run::{
+    request_stop, run, validate, EngineSource, JobProgress, Observer, RunOptions, Runner, STOP,
+};

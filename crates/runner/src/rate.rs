@@ -5,24 +5,8 @@ use crate::clock::{Clock, Ticks};
 use crate::rng::{Rng, Taus88};
 use ioscope_engine::Ddir;
 use ioscope_options::{JobOptions, RateProcess};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
-
-/// Sleep (or spin for the last stretch) until `until`, unless the run is stopped.
-pub fn wait_until(clock: &Clock, until: Ticks, stop: &AtomicBool) {
-    loop {
-        let now = clock.now();
-        if now >= until || stop.load(Relaxed) {
-            return;
-        }
-        let left_ns = clock.delta_ns(now, until);
-        if left_ns > 200_000 {
-            std::thread::sleep(Duration::from_nanos((left_ns - 100_000).min(50_000_000)));
-        } else {
-            std::hint::spin_loop();
-        }
-    }
-}
 
 /// Decides when each I/O may be issued.
 pub struct Pacer {
@@ -136,12 +120,14 @@ impl Think {
     /// Spin thinktime_spin, then sleep the rest of thinktime.
     pub fn pause(&mut self, clock: &Clock, stop: &AtomicBool) {
         let start = clock.now();
-        let spin_end = start + clock.ticks(Duration::from_micros(self.spin_us));
-        while clock.now() < spin_end && !stop.load(Relaxed) {
-            std::hint::spin_loop();
-        }
-        let end = start + clock.ticks(Duration::from_micros(self.think_us));
-        wait_until(clock, end, stop);
+        clock.spin_until(
+            start + clock.ticks(Duration::from_micros(self.spin_us)),
+            stop,
+        );
+        clock.sleep_until(
+            start + clock.ticks(Duration::from_micros(self.think_us)),
+            stop,
+        );
         self.done = 0;
     }
 }

@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub struct SteadyTracker {
+    clock: &'static Clock,
     spec: SteadySpec,
     duration_s: u64,
     window: usize,
@@ -41,10 +42,11 @@ impl SteadyTracker {
         ramp_us: u64,
         interval_us: u64,
         members: Vec<usize>,
+        c: &'static Clock,
     ) -> Self {
-        let c = Clock::get();
         let interval_us = interval_us.max(100_000);
         SteadyTracker {
+            clock: c,
             spec,
             duration_s: duration_us / 1_000_000,
             window: (duration_us / interval_us).max(1) as usize,
@@ -93,7 +95,7 @@ impl SteadyTracker {
             return;
         }
         let (ios, bytes) = totals();
-        let secs = Clock::get().delta_ns(t0, now) as f64 / 1e9;
+        let secs = self.clock.delta_ns(t0, now) as f64 / 1e9;
         self.iops
             .push_back((ios.saturating_sub(ios0) as f64 / secs).round() as u64);
         self.bw
@@ -195,7 +197,7 @@ mod tests {
             &SteadySpec::default(),
         )
         .unwrap();
-        SteadyTracker::new(spec, 3_000_000, 0, 1_000_000, vec![0])
+        SteadyTracker::new(spec, 3_000_000, 0, 1_000_000, vec![0], Clock::get())
     }
 
     #[test]

@@ -383,7 +383,10 @@ fn zero_depth_is_invalid() {
 #[test]
 fn implemented_engines_all_set_up() {
     let job = Job::new(4, vec![buffered()]);
-    for name in crate::IMPLEMENTED {
+    let names = [
+        "psync", "sync", "vsync", "pvsync", "pvsync2", "libaio", "io_uring", "null", "mmap",
+    ];
+    for name in names {
         job.run_ok(name, &[]);
     }
 }

@@ -1,0 +1,168 @@
+//! Preparing a job clone: its files, hooks, logs, seed and what reports need to know
+//! about it. Everything here happens before the job's thread starts.
+
+use crate::clock::unix_ms;
+use crate::error::RunError;
+use crate::files::{self, JobFile};
+use crate::iolog::JobLogs;
+use crate::job::{JobCtx, Shared};
+use crate::plan::{access, Planned};
+use crate::prio;
+use crate::run::{Env, Observer};
+use crate::workload::Workload;
+use ioscope_engine::EngineOptions;
+use ioscope_options::{engines, JobOptions, JobSpec};
+use ioscope_stats::JobInfo;
+use std::sync::Arc;
+
+/// Engine options of a job.
+pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
+    EngineOptions {
+        hipri: o.hipri,
+        hipri_percentage: o.hipri_percentage,
+        uncached: o.uncached,
+        nowait: o.nowait,
+        userspace_reap: o.userspace_reap,
+        fixedbufs: o.fixedbufs,
+        registerfiles: o.registerfiles,
+        sqthread_poll: o.sqthread_poll,
+        sqthread_poll_cpu: o.sqthread_poll_cpu,
+        nonvectored: o.nonvectored,
+        force_async: o.force_async,
+        nop,
+    }
+}
+
+/// What reports need to know about a job.
+pub fn job_info(spec: &JobSpec, files: &[JobFile]) -> JobInfo {
+    let o = &spec.opts;
+    let bs = std::array::from_fn(|d| {
+        if let Some(s) = o.bssplit.as_ref().filter(|s| !s.0[d].is_empty()) {
+            let lo = s.0[d].iter().map(|e| e.bs).min().unwrap_or(o.bs.0[d]);
+            let hi = s.0[d].iter().map(|e| e.bs).max().unwrap_or(o.bs.0[d]);
+            (lo, hi)
+        } else if let Some(r) = &o.bsrange {
+            (r.0 .0[d].lo, r.0 .0[d].hi)
+        } else {
+            (o.bs.0[d], o.bs.0[d])
+        }
+    });
+    let sync_engine = engines::is_sync(&o.ioengine, o.iodepth);
+    JobInfo {
+        rw: o.rw.mode.name().to_string(),
+        bs,
+        ioengine: o.ioengine.clone(),
+        iodepth: o.iodepth,
+        sync_engine,
+        slat_enabled: !o.disable_slat && !sync_engine,
+        clat_enabled: !o.disable_clat,
+        lat_enabled: !o.disable_lat,
+        clat_percentiles: o.clat_percentiles && !o.disable_clat,
+        lat_percentiles: o.lat_percentiles && !o.disable_lat,
+        slat_percentiles: o.slat_percentiles && !o.disable_slat && !sync_engine,
+        percentile_list: o.percentile_list.0.clone(),
+        kb_base: o.kb_base,
+        unit_base: match o.unit_base {
+            ioscope_options::UnitBase::Auto => 0,
+            ioscope_options::UnitBase::Bytes => 8,
+            ioscope_options::UnitBase::Bits => 1,
+        },
+        significant_figures: o.significant_figures,
+        unified_rw_reporting: o.unified_rw_reporting as u32,
+        continue_on_error: o.continue_on_error != ioscope_options::ContinueOnError::None,
+        options: spec.job_options.clone(),
+        description: o.description.clone(),
+        files: files.iter().map(|f| f.path.display().to_string()).collect(),
+    }
+}
+
+/// A job ready to start in its thread.
+pub(crate) struct Ready {
+    pub ctx: JobCtx,
+    pub info: JobInfo,
+    pub name: String,
+    pub groupid: u32,
+    pub sample_dirs: [bool; 3],
+    pub planned: Option<u64>,
+    pub runtime_s: Option<f64>,
+}
+
+fn seed_for(o: &JobOptions, number: u32) -> u64 {
+    if o.randrepeat || o.allrandrepeat {
+        o.randseed ^ (number as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    } else {
+        let mut b = [0u8; 8];
+        // SAFETY: getrandom writes at most 8 bytes into b.
+        unsafe { libc::getrandom(b.as_mut_ptr().cast(), 8, 0) };
+        u64::from_ne_bytes(b) ^ unix_ms()
+    }
+}
+
+/// Lay out or open the job's files, run exec_prerun, open its logs.
+pub(crate) fn prepare_job(
+    p: &Planned,
+    env: &Env,
+    obs: &mut dyn Observer,
+) -> Result<Ready, RunError> {
+    let ro = env.opts;
+    let o = p.spec.opts.clone();
+    let a = access(&o);
+    let mut say = |s: String| obs.message(&s);
+    let diskless = o.ioengine == "null" || ro.nop;
+    let files = files::prepare(&o, p.clone, a, ro.allow_destructive, diskless, &mut say)?;
+    if let Some(cmd) = &o.exec_prerun {
+        exec_hook(&o.name, "prerun", cmd)?;
+    }
+    let ioprio = prio::job_ioprio(&o);
+    let info = job_info(p.spec, &files);
+    let logs = JobLogs::open(&o, p.number, info.sync_engine, env.clock)
+        .map_err(|e| RunError::Setup(format!("job '{}': cannot open log: {e}", o.name)))?;
+    let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
+    let seed = seed_for(&o, p.number);
+    let planned = Workload::new(&o, &regions, seed).planned_bytes();
+    let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);
+    Ok(Ready {
+        sample_dirs: [a.reads, a.writes, a.trims],
+        ctx: JobCtx {
+            seed,
+            opts: o,
+            files,
+            shared: Arc::new(Shared::default()),
+            stop_all: env.stop,
+            clock: env.clock,
+            ioprio,
+            logs,
+            nop: ro.nop,
+            wait_for: Vec::new(),
+            clone: p.clone,
+            combine_submit_wait: ro.combine_submit_wait,
+        },
+        info,
+        name: p.spec.name.clone(),
+        groupid: p.groupid,
+        planned,
+        runtime_s,
+    })
+}
+
+/// exec_prerun / exec_postrun: run `sh -c CMD`, output in NAME.WHAT.txt.
+pub(crate) fn exec_hook(name: &str, what: &str, cmd: &str) -> Result<(), RunError> {
+    let out = std::fs::File::create(format!("{name}.{what}.txt"))
+        .map_err(|e| RunError::Setup(format!("job '{name}': exec_{what}: {e}")))?;
+    let err = out
+        .try_clone()
+        .map_err(|e| RunError::Setup(format!("job '{name}': exec_{what}: {e}")))?;
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .stdout(out)
+        .stderr(err)
+        .status()
+        .map_err(|e| RunError::Setup(format!("job '{name}': exec_{what} '{cmd}': {e}")))?;
+    if !status.success() {
+        return Err(RunError::Setup(format!(
+            "job '{name}': exec_{what} '{cmd}' failed ({status}); see {name}.{what}.txt"
+        )));
+    }
+    Ok(())
+}

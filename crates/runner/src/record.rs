@@ -1,0 +1,308 @@
+//! Where latency is recorded: the [`Recorder`] turns each issued and completed I/O into
+//! the job's statistics (slat/clat/lat histograms, per-priority stats, depth and batch
+//! distributions, error counts), its I/O logs, and the counters the monitor samples.
+//!
+//! The job loop decides *when* things happen; the recorder decides *what is kept*.
+//! Per I/O it does a few adds and stores: no allocation, lock or syscall.
+
+use crate::clock::{Clock, Ticks};
+use crate::iolog::JobLogs;
+use crate::job::{Shared, STATE_RUNNING};
+use ioscope_engine::IoUnit;
+use ioscope_options::JobOptions;
+use ioscope_stats::{DirStats, Histogram, JobResult, LatTrack, PrioStat, SyncStats};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+
+/// fio's io_depth buckets: 1, 2, 4, 8, 16, 32, >=64 (index 0 is "0 in flight").
+fn depth_bucket(d: u32) -> usize {
+    if d == 0 {
+        0
+    } else {
+        (31 - d.leading_zeros() as usize).min(6)
+    }
+}
+
+/// fio's submit/complete batch buckets: 0, 1-4, 5-8, 9-16, 17-32, 33-64, >64.
+fn batch_bucket(n: u32) -> usize {
+    match n {
+        0 => 0,
+        1..=4 => 1,
+        _ => ((32 - (n - 1).leading_zeros()) as usize - 1).min(6),
+    }
+}
+
+/// Per-direction live statistics.
+#[derive(Clone)]
+struct Live {
+    dirs: [DirStats; 3],
+    sync: SyncStats,
+    io_depth: [u64; 7],
+    submit: [u64; 7],
+    complete: [u64; 7],
+    total_err: u64,
+    first_error: i32,
+}
+
+impl Live {
+    fn new(o: &JobOptions, prio_slots: &[u16], track_slat: bool) -> Live {
+        let dir = |_| {
+            let mut d = DirStats {
+                slat: LatTrack::new(track_slat && o.slat_percentiles),
+                clat: LatTrack::new(!o.disable_clat && o.clat_percentiles),
+                lat: LatTrack::new(!o.disable_lat && o.lat_percentiles),
+                ..Default::default()
+            };
+            d.prios = prio_slots
+                .iter()
+                .map(|&p| PrioStat {
+                    ioprio: p,
+                    stat: Default::default(),
+                    hist: Histogram::new(),
+                })
+                .collect();
+            d
+        };
+        Live {
+            dirs: std::array::from_fn(dir),
+            sync: SyncStats {
+                total_ios: 0,
+                lat: LatTrack::new(true),
+            },
+            io_depth: [0; 7],
+            submit: [0; 7],
+            complete: [0; 7],
+            total_err: 0,
+            first_error: 0,
+        }
+    }
+
+    /// Forget what the ramp did (errors stay counted, as in fio).
+    fn reset(&mut self) {
+        for d in &mut self.dirs {
+            d.io_bytes = 0;
+            d.total_ios = 0;
+            d.short_ios = 0;
+            d.drop_ios = 0;
+            d.slat.reset();
+            d.clat.reset();
+            d.lat.reset();
+            for p in &mut d.prios {
+                p.stat = Default::default();
+                p.hist.clear();
+            }
+        }
+        self.sync = SyncStats {
+            total_ios: 0,
+            lat: LatTrack::new(true),
+        };
+        self.io_depth = [0; 7];
+        self.submit = [0; 7];
+        self.complete = [0; 7];
+    }
+}
+
+/// Records one job's I/Os into statistics, logs and the monitor's counters.
+pub struct Recorder {
+    live: Live,
+    logs: Option<JobLogs>,
+    shared: Arc<Shared>,
+    clock: &'static Clock,
+    /// During ramp_time I/Os are counted (for the status line) but not recorded.
+    in_ramp: bool,
+    track_slat: bool,
+    track_clat: bool,
+    track_lat: bool,
+    /// Per-priority stats follow lat (lat_percentiles) rather than clat.
+    prio_uses_lat: bool,
+    /// max_latency in ns (u64::MAX when unset).
+    max_latency_ns: u64,
+}
+
+impl Recorder {
+    pub fn new(
+        o: &JobOptions,
+        sync_engine: bool,
+        prio_slots: &[u16],
+        logs: Option<JobLogs>,
+        shared: Arc<Shared>,
+        clock: &'static Clock,
+    ) -> Recorder {
+        let track_slat = !o.disable_slat && !sync_engine;
+        Recorder {
+            live: Live::new(o, prio_slots, track_slat),
+            logs,
+            shared,
+            clock,
+            in_ramp: o.ramp_time > 0,
+            track_slat,
+            track_clat: !o.disable_clat,
+            track_lat: !o.disable_lat,
+            prio_uses_lat: o.lat_percentiles,
+            max_latency_ns: if o.max_latency > 0 {
+                o.max_latency * 1000
+            } else {
+                u64::MAX
+            },
+        }
+    }
+
+    /// Whether any per-I/O time is needed (statistics or logs).
+    pub fn needs_times(&self) -> bool {
+        self.track_slat || self.track_clat || self.track_lat || self.logs.is_some()
+    }
+
+    pub fn in_ramp(&self) -> bool {
+        self.in_ramp
+    }
+
+    /// The ramp is over at `now`: start measuring afresh.
+    pub fn end_ramp(&mut self, now: Ticks) {
+        self.in_ramp = false;
+        self.live.reset();
+        for d in 0..3 {
+            self.shared.bytes[d].store(0, Relaxed);
+            self.shared.ios[d].store(0, Relaxed);
+        }
+        if let Some(l) = &mut self.logs {
+            l.restart(now);
+        }
+        self.shared.measure_start.store(now, Relaxed);
+        self.shared.state.store(STATE_RUNNING, Relaxed);
+    }
+
+    /// `units` (the first `n` pending) entered the kernel at `t`, with `inflight`
+    /// I/Os in flight afterwards.
+    #[inline]
+    pub fn issued<'u>(&mut self, units: impl Iterator<Item = &'u IoUnit>, n: u32, inflight: u32) {
+        if self.track_slat && !self.in_ramp {
+            for u in units {
+                let slat = self.clock.delta_ns(u.start, u.issue);
+                self.live.dirs[u.ddir.index()].slat.add(slat);
+            }
+        }
+        self.live.submit[batch_bucket(n)] += 1;
+        self.live.io_depth[depth_bucket(inflight)] += n as u64;
+    }
+
+    /// One I/O issued and completed inside one call (a synchronous engine), with
+    /// `inflight` others in flight.
+    #[inline]
+    pub fn issued_sync(&mut self, inflight: u32) {
+        self.live.submit[1] += 1;
+        self.live.io_depth[depth_bucket(inflight)] += 1;
+    }
+
+    /// A reap call returned `n` completions.
+    #[inline]
+    pub fn reaped(&mut self, n: u32) {
+        self.live.complete[batch_bucket(n)] += 1;
+    }
+
+    /// A unit completed at `t`, moving `bytes`. Returns the I/O's total latency when
+    /// it exceeds max_latency (the job then fails; the I/O is counted, not timed).
+    #[inline]
+    pub fn completed(&mut self, u: &IoUnit, bytes: u64, t: Ticks) -> Result<(), u64> {
+        let d = u.ddir.index();
+        let dir = &mut self.live.dirs[d];
+        dir.io_bytes += bytes;
+        dir.total_ios += 1;
+        if bytes < u.len as u64 {
+            dir.short_ios += 1;
+        }
+        self.shared.bytes[d].store(dir.io_bytes, Relaxed);
+        self.shared.ios[d].store(dir.total_ios, Relaxed);
+        if self.in_ramp {
+            return Ok(());
+        }
+        let clat = self.clock.delta_ns(u.issue, t);
+        let lat = self.clock.delta_ns(u.start, t);
+        if lat > self.max_latency_ns {
+            return Err(lat);
+        }
+        if self.track_clat {
+            dir.clat.add(clat);
+        }
+        if self.track_lat {
+            dir.lat.add(lat);
+        }
+        if let Some(p) = dir.prios.get_mut((u.flags >> 16) as usize) {
+            let v = if self.prio_uses_lat { lat } else { clat };
+            p.stat.add(v);
+            p.hist.add(v);
+        }
+        if let Some(l) = &mut self.logs {
+            let slat = self
+                .track_slat
+                .then(|| self.clock.delta_ns(u.start, u.issue));
+            l.completion(t, u, slat, clat, lat, bytes);
+        }
+        Ok(())
+    }
+
+    /// An error the job tolerates (continue_on_error, ignore_error).
+    pub fn tolerated_error(&mut self, errno: i32) {
+        self.live.total_err += 1;
+        if self.live.first_error == 0 {
+            self.live.first_error = errno;
+        }
+    }
+
+    /// An fsync/fdatasync that took `ns`.
+    pub fn synced(&mut self, ns: u64) {
+        if !self.in_ramp {
+            self.live.sync.total_ios += 1;
+            self.live.sync.lat.add(ns);
+        }
+    }
+
+    /// The job's results: `runtime_ms` of measurement, CPU `usage`, and its error.
+    pub fn result(
+        &self,
+        runtime_ms: u64,
+        usage: crate::cpu::Usage,
+        error: i32,
+        error_text: Option<String>,
+    ) -> JobResult {
+        let mut live = self.live.clone();
+        for d in &mut live.dirs {
+            d.runtime_ms = runtime_ms;
+        }
+        JobResult {
+            error,
+            error_text,
+            total_err: live.total_err,
+            first_error: live.first_error,
+            runtime_ms,
+            dirs: live.dirs,
+            sync: live.sync,
+            cpu: usage.into(),
+            io_depth: live.io_depth,
+            submit: live.submit,
+            complete: live.complete,
+            ..Default::default()
+        }
+    }
+
+    /// Hand the logs back for closing when the job ends.
+    pub fn take_logs(&mut self) -> Option<JobLogs> {
+        self.logs.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_match_fio() {
+        assert_eq!(
+            [0, 1, 2, 3, 4, 7, 8, 63, 64, 1000].map(depth_bucket),
+            [0, 0, 1, 1, 2, 2, 3, 5, 6, 6]
+        );
+        assert_eq!(
+            [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65].map(batch_bucket),
+            [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]
+        );
+    }
+}

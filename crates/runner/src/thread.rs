@@ -1,0 +1,206 @@
+//! A job's thread: thread settings (ioprio, nice, CPU affinity), buffers and the
+//! engine, the common start, wait_for and startdelay, then the I/O loop.
+
+use crate::buffers::Buffers;
+use crate::error::RunError;
+use crate::iolog::JobLogs;
+use crate::job::{JobCtx, JobRun, STATE_DONE};
+use crate::prepare::engine_options;
+use crate::prio::{self, CmdPrio};
+use crate::run::EngineSource;
+use crate::workload::Workload;
+use ioscope_engine::{EngineConfig, EngineUser};
+use ioscope_options::JobOptions;
+use ioscope_stats::JobResult;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+/// A job thread's result, thread id and logs to close.
+pub(crate) type ThreadOut = (JobResult, u32, Option<JobLogs>);
+
+/// Body of a job thread: set up the thread, buffers and engine, wait for the common
+/// start, then run. Setup errors are returned only after the start barrier, so the
+/// other jobs and the monitor never wait for a thread that is gone.
+pub(crate) fn job_thread(
+    mut ctx: JobCtx,
+    start: Arc<Barrier>,
+    engine: EngineSource,
+) -> Result<ThreadOut, RunError> {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() } as u32;
+    let setup = set_up(&ctx);
+    start.wait();
+    let (workload, buffers, cmdprio) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            ctx.shared.state.store(STATE_DONE, Relaxed);
+            return Err(e);
+        }
+    };
+    if ctx.opts.create_only {
+        // Files are laid out; no I/O.
+        ctx.shared.state.store(STATE_DONE, Relaxed);
+        return Ok((JobResult::default(), tid, ctx.logs.take()));
+    }
+    wait_to_start(&ctx);
+    let result = run_engine(&mut ctx, workload, buffers, cmdprio, &engine);
+    ctx.shared.state.store(STATE_DONE, Relaxed);
+    Ok((result?, tid, ctx.logs.take()))
+}
+
+type Setup = (Workload, Buffers, Option<CmdPrio>);
+
+/// Thread settings (ioprio, nice, CPUs), the workload, buffers and cmdprio.
+fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
+    let o = &ctx.opts;
+    apply_thread_settings(o, ctx.ioprio, ctx.clone)?;
+    let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
+    let workload = Workload::new(o, &regions, ctx.seed);
+    let buffers = Buffers::new(o, o.iodepth as usize, workload.max_bs() as usize, ctx.seed)
+        .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+    let cmdprio = CmdPrio::new(o, ctx.ioprio, ctx.seed);
+    Ok((workload, buffers, cmdprio))
+}
+
+/// wait_for (the named job's clones have all finished), then startdelay.
+fn wait_to_start(ctx: &JobCtx) {
+    let stopped = || ctx.stop_all.load(Relaxed) || ctx.shared.stop.load(Relaxed);
+    while ctx
+        .wait_for
+        .iter()
+        .any(|w| w.state.load(Relaxed) != STATE_DONE)
+    {
+        if stopped() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let d = ctx.opts.startdelay;
+    if d.hi > 0 {
+        let us = d.lo + crate::rng::splitmix(&mut ctx.seed.clone()) % (d.hi - d.lo + 1);
+        let c = ctx.clock;
+        c.sleep_until(c.now() + c.ticks(Duration::from_micros(us)), ctx.stop_all);
+    }
+}
+
+/// Set up the engine (real, or scripted for tests) and run the job loop with it.
+fn run_engine(
+    ctx: &mut JobCtx,
+    workload: Workload,
+    buffers: Buffers,
+    cmdprio: Option<CmdPrio>,
+    engine: &EngineSource,
+) -> Result<JobResult, RunError> {
+    let o = ctx.opts.clone();
+    let file_infos: Vec<ioscope_engine::FileInfo> = ctx
+        .files
+        .iter()
+        .map(|f| ioscope_engine::FileInfo {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&f.file),
+            size: f.real_size,
+            is_block: f.is_block,
+        })
+        .collect();
+    let cfg = EngineConfig {
+        depth: o.iodepth.max(1),
+        files: &file_infos,
+        buffers: buffers.region(),
+        unit_buf_len: buffers.slot,
+        opts: engine_options(&o, ctx.nop),
+    };
+    let clock = ctx.clock;
+    let run = JobRun {
+        ctx,
+        workload,
+        buffers,
+        cmdprio,
+    };
+    Ok(match engine {
+        EngineSource::Real => ioscope_engine::with_engine(&o.ioengine, &cfg, run)?,
+        EngineSource::Scripted(s) => run.run(s.engine(&o, clock)),
+    })
+}
+
+pub(crate) fn apply_thread_settings(
+    o: &JobOptions,
+    ioprio: u16,
+    clone: u32,
+) -> Result<(), RunError> {
+    if ioprio != 0 {
+        prio::set_thread_ioprio(ioprio).map_err(|e| {
+            RunError::Setup(format!(
+                "job '{}': ioprio_set(class {}, level {}): {e}",
+                o.name,
+                ioprio >> 13,
+                ioprio & 7
+            ))
+        })?;
+    }
+    if o.nice != 0 {
+        // SAFETY: PRIO_PROCESS with who=0 applies to the calling thread on Linux.
+        let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, o.nice) };
+        if r < 0 {
+            return Err(RunError::Setup(format!(
+                "job '{}': nice={}: {}",
+                o.name,
+                o.nice,
+                std::io::Error::last_os_error()
+            )));
+        }
+    }
+    if let Some(cpus) = o
+        .cpus_allowed
+        .as_deref()
+        .map(parse_cpu_list)
+        .or_else(|| o.cpumask.as_deref().map(parse_cpu_mask))
+    {
+        let mut cpus = cpus.map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+        // cpus_allowed_policy=split: each clone gets one CPU of the set.
+        if o.cpus_allowed_policy == ioscope_options::CpusPolicy::Split && !cpus.is_empty() {
+            cpus = vec![cpus[clone as usize % cpus.len()]];
+        }
+        // SAFETY: a zeroed cpu_set_t is empty; CPU_SET/sched_setaffinity take valid pointers.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in &cpus {
+                libc::CPU_SET(*c, &mut set);
+            }
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) < 0 {
+                return Err(RunError::Setup(format!(
+                    "job '{}': cpus_allowed: {}",
+                    o.name,
+                    std::io::Error::last_os_error()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `0-3,6` → [0,1,2,3,6].
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut v = Vec::new();
+    for part in s.split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let a: usize = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("cpus_allowed '{s}' is not a CPU list"))?;
+        let b: usize = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("cpus_allowed '{s}' is not a CPU list"))?;
+        if a > b || b >= 1024 {
+            return Err(format!("cpus_allowed '{s}': bad range {part}"));
+        }
+        v.extend(a..=b);
+    }
+    Ok(v)
+}
+
+fn parse_cpu_mask(s: &str) -> Result<Vec<usize>, String> {
+    let t = s.trim().trim_start_matches("0x");
+    let m = u64::from_str_radix(t, 16).map_err(|_| format!("cpumask '{s}' is not a hex mask"))?;
+    Ok((0..64).filter(|i| m & (1 << i) != 0).collect())
+}
