@@ -52,6 +52,7 @@ pub(crate) fn assemble(
     disks: Vec<ioscope_stats::DiskUtil>,
     timestamp_ms: u64,
     globals: &[(String, String)],
+    clock: &Clock,
 ) -> RunResult {
     let mut jobs: Vec<JobResult> = Vec::new();
     let mut i = 0;
@@ -80,6 +81,6 @@ pub(crate) fn assemble(
         disks,
         timestamp_ms,
         global_options: globals.to_vec(),
-        meta: crate::meta::run_meta(Clock::get()),
+        meta: crate::meta::run_meta(clock),
     }
 }

@@ -75,6 +75,8 @@ pub struct JobCtx {
     pub shared: Arc<Shared>,
     /// The run's stop flag (signals, exitall_on_error).
     pub stop_all: &'static AtomicBool,
+    /// No real files (null engine, NOPs, scripted engine): syncs are no-ops, as in fio.
+    pub diskless: bool,
     pub clock: &'static Clock,
     pub seed: u64,
     pub ioprio: u16,
@@ -307,7 +309,7 @@ impl<'a, E: Engine> Loop<'a, E> {
         self.drain();
         let end = self.clock.now();
         // end_fsync and fsync_on_close both sync every file when the job ends.
-        if self.ctx.opts.end_fsync || self.ctx.opts.fsync_on_close {
+        if (self.ctx.opts.end_fsync || self.ctx.opts.fsync_on_close) && !self.ctx.diskless {
             for f in &self.ctx.files {
                 // SAFETY: fsync on an fd the job owns.
                 unsafe { libc::fsync(f.file.as_raw_fd()) };
@@ -728,7 +730,9 @@ impl<'a, E: Engine> Loop<'a, E> {
         let t0 = self.clock.now();
         // SAFETY: fd belongs to the job.
         let r = unsafe {
-            if ddir == Ddir::Sync {
+            if self.ctx.diskless {
+                0
+            } else if ddir == Ddir::Sync {
                 libc::fsync(fd)
             } else {
                 libc::fdatasync(fd)

@@ -142,7 +142,9 @@ impl Monitor<'_> {
                 .is_some_and(|i| last_status.elapsed() >= i)
             {
                 last_status = Instant::now();
-                if let Some(r) = interim_report(self.running, self.run_start, self.globals) {
+                if let Some(r) =
+                    interim_report(self.running, self.run_start, self.globals, self.clock)
+                {
                     obs.interim(&r);
                 }
             }
@@ -212,6 +214,7 @@ fn interim_report(
     running: &[Running],
     run_start: Instant,
     globals: &[(String, String)],
+    clock: &Clock,
 ) -> Option<RunResult> {
     let live: Vec<&Running> = running
         .iter()
@@ -250,7 +253,7 @@ fn interim_report(
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    (!got.is_empty()).then(|| assemble(got, Vec::new(), unix_ms(), globals))
+    (!got.is_empty()).then(|| assemble(got, Vec::new(), unix_ms(), globals, clock))
 }
 
 fn progress_of(r: &Running, elapsed: f64) -> JobProgress {

@@ -108,7 +108,8 @@ pub(crate) fn prepare_job(
     let o = p.spec.opts.clone();
     let a = access(&o);
     let mut say = |s: String| obs.message(&s);
-    let diskless = o.ioengine == "null" || ro.nop;
+    let scripted = matches!(env.engine, crate::run::EngineSource::Scripted(_));
+    let diskless = o.ioengine == "null" || ro.nop || scripted;
     let files = files::prepare(&o, p.clone, a, ro.allow_destructive, diskless, &mut say)?;
     if let Some(cmd) = &o.exec_prerun {
         exec_hook(&o.name, "prerun", cmd)?;
@@ -129,6 +130,7 @@ pub(crate) fn prepare_job(
             files,
             shared: Arc::new(Shared::default()),
             stop_all: env.stop,
+            diskless,
             clock: env.clock,
             ioprio,
             logs,

@@ -177,7 +177,7 @@ impl Runner {
             }
         }
         let disks = cleanup.disks.take().map(|w| w.finish()).unwrap_or_default();
-        Ok(assemble(results, disks, timestamp_ms, globals))
+        Ok(assemble(results, disks, timestamp_ms, globals, self.clock))
     }
 
     /// Plan and run `set`.

@@ -1,0 +1,144 @@
+//! Latency recording and everything that depends on time: ramp, runtime, rate,
+//! think time, startdelay.
+
+use super::*;
+use crate::testing::Outcome;
+
+#[test]
+fn sync_engine_records_the_call_as_clat_and_lat() {
+    let s = Script::fixed(100 * US);
+    let (r, _) = run_with("[j]\nioengine=psync\nrw=read\nsize=64k\nbs=4k\n", &s);
+    let d = &only(&r).dirs[0];
+    assert_eq!(d.total_ios, 16);
+    assert_eq!((d.clat.stat.min, d.clat.stat.max), (100 * US, 100 * US));
+    assert_eq!((d.lat.stat.min, d.lat.stat.max), (100 * US, 100 * US));
+    assert_eq!(d.slat.stat.n, 0, "no slat on a synchronous engine");
+    assert_eq!(only(&r).runtime_ms, 1, "16 × 100 µs");
+}
+
+#[test]
+fn async_engine_splits_slat_and_clat() {
+    let s = Script::fixed(50 * US).submit_ns(2 * US);
+    let (r, _) = run_with(
+        "[j]\nioengine=libaio\niodepth=4\nrw=randread\nsize=256k\nbs=4k\n",
+        &s,
+    );
+    let d = &only(&r).dirs[0];
+    assert_eq!(d.total_ios, 64);
+    assert_eq!((d.slat.stat.min, d.slat.stat.max), (2 * US, 2 * US));
+    assert_eq!((d.clat.stat.min, d.clat.stat.max), (50 * US, 50 * US));
+    assert_eq!((d.lat.stat.min, d.lat.stat.max), (52 * US, 52 * US));
+}
+
+#[test]
+fn latency_percentiles_follow_the_scripted_distribution() {
+    // 99 fast I/Os and 1 slow one per 100.
+    let s = Script::new(|n, _| Outcome::ok(if n % 100 == 99 { 5 * MS } else { 20 * US }));
+    let (r, _) = run_with("[j]\nioengine=psync\nrw=read\nsize=4m\nbs=4k\n", &s);
+    let d = &only(&r).dirs[0];
+    assert_eq!(d.clat.stat.n, 1024);
+    assert_eq!(d.clat.stat.max, 5 * MS);
+    let h = d.clat.hist.as_ref().expect("clat histogram");
+    let p50 = h.percentile(50.0).unwrap_or(0);
+    let p995 = h.percentile(99.5).unwrap_or(0);
+    assert!((p50 as i64 - 20_000).abs() <= 20, "p50 {p50}");
+    assert!((p995 as i64 - 5_000_000).abs() <= 5_000, "p99.5 {p995}");
+}
+
+#[test]
+fn ramp_time_is_excluded_from_results() {
+    let s = Script::fixed(MS);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=20ms\nramp_time=10ms\n",
+        &s,
+    );
+    let j = only(&r);
+    assert_eq!(j.dirs[0].total_ios, 20, "I/Os after the ramp only");
+    assert_eq!(j.runtime_ms, 20);
+    assert_eq!(s.trace().len(), 30, "the ramp's 10 I/Os were still issued");
+}
+
+#[test]
+fn time_based_runtime_bounds_the_job() {
+    let s = Script::fixed(MS);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=randread\nsize=64k\nbs=4k\ntime_based\nruntime=50ms\n",
+        &s,
+    );
+    let j = only(&r);
+    assert_eq!(j.dirs[0].total_ios, 50);
+    assert_eq!(j.runtime_ms, 50);
+    // size is 16 blocks: time_based starts new passes (3 full ones, then 2 I/Os).
+    let t = s.trace();
+    let again = t.iter().filter(|i| i.offset == t[0].offset).count();
+    assert!((3..=4).contains(&again), "{again}");
+}
+
+#[test]
+fn rate_iops_paces_issues() {
+    let s = Script::fixed(10 * US);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=1s\nrate_iops=1000\n",
+        &s,
+    );
+    let n = only(&r).dirs[0].total_ios;
+    assert!((999..=1001).contains(&n), "{n} I/Os at 1000 IOPS for 1 s");
+    let t = s.trace();
+    let gap = t[11].at_ns - t[10].at_ns;
+    assert!((999 * US..=1001 * US).contains(&gap), "gap {gap}");
+}
+
+#[test]
+fn rate_in_bytes_paces_issues() {
+    let s = Script::fixed(10 * US);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=write\nsize=1m\nbs=4k\ntime_based\nruntime=1s\nrate=2m\n",
+        &s,
+    );
+    let b = only(&r).dirs[1].io_bytes;
+    assert!(
+        (2 * 1024 * 1024 - 8192..=2 * 1024 * 1024 + 8192).contains(&b),
+        "{b} bytes at 2 MiB/s"
+    );
+}
+
+#[test]
+fn thinktime_spaces_io_blocks() {
+    let s = Script::fixed(10 * US);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=100ms\nthinktime=990\nthinktime_blocks=4\n",
+        &s,
+    );
+    // Each cycle: 4 × 10 µs of I/O, then 990 µs of thinking = 1.03 ms per 4 I/Os.
+    let n = only(&r).dirs[0].total_ios;
+    assert!((385..=395).contains(&n), "{n}");
+    let t = s.trace();
+    assert_eq!(t[1].at_ns - t[0].at_ns, 10 * US);
+    assert_eq!(t[4].at_ns - t[3].at_ns, 10 * US + 990 * US);
+}
+
+#[test]
+fn startdelay_postpones_the_first_io() {
+    let s = Script::fixed(US);
+    let (_, _) = run_with(
+        "[j]\nioengine=psync\nrw=read\nsize=8k\nbs=4k\nstartdelay=5ms\n",
+        &s,
+    );
+    assert!(s.trace()[0].at_ns >= 1_000_000_000 + 5 * MS);
+}
+
+#[test]
+fn clat_can_exceed_seventeen_seconds() {
+    // fio clamps its histogram at ~17 s; ioscope does not.
+    let s = Script::fixed(30_000 * MS);
+    let (r, _) = run_with("[j]\nioengine=psync\nrw=read\nsize=8k\nbs=4k\n", &s);
+    let d = &only(&r).dirs[0];
+    let p = d
+        .clat
+        .hist
+        .as_ref()
+        .expect("hist")
+        .percentile(99.0)
+        .unwrap_or(0);
+    assert!((p as f64 / 30e9 - 1.0).abs() < 0.001, "{p}");
+}
