@@ -76,14 +76,46 @@ pub fn render(run: &RunResult, formats: &[OutputFormat], terse_version: u32) -> 
         write_json(run, false, &mut out);
     }
     if formats.contains(&OutputFormat::Normal) {
+        if run.meta.interrupted {
+            out.push_str(&interrupted_line(run));
+        }
         write_normal(run, &mut out);
     }
     out
 }
 
+/// The line that marks a normal report of a run that was cut short.
+pub fn interrupted_line(run: &RunResult) -> String {
+    let by = run
+        .meta
+        .signal
+        .as_deref()
+        .map(|s| format!(" by {s}"))
+        .unwrap_or_default();
+    format!("ioscope: run interrupted{by}: the results cover only the I/O done until then\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn interrupted_runs_are_marked() {
+        let mut run = crate::testdata::null_run();
+        let clean = render(&run, &[OutputFormat::Normal, OutputFormat::Json], 3);
+        assert!(!clean.contains("interrupted by"));
+        run.meta.interrupted = true;
+        run.meta.signal = Some("SIGTERM".into());
+        let out = render(&run, &[OutputFormat::Json], 3);
+        let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+        assert_eq!(v["ioscope"]["interrupted"], true);
+        assert_eq!(v["ioscope"]["signal"], "SIGTERM");
+        let out = render(&run, &[OutputFormat::Normal], 3);
+        assert!(
+            out.starts_with("ioscope: run interrupted by SIGTERM"),
+            "{out}"
+        );
+    }
 
     #[test]
     fn formats() {

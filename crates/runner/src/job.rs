@@ -37,6 +37,8 @@ pub struct Shared {
     pub measure_start: AtomicU64,
     /// Set by exitall or the run to end this job early.
     pub stop: AtomicBool,
+    /// Set by the job (exitall_on_error) to end the whole run; the monitor acts on it.
+    pub abort_run: AtomicBool,
     /// Submit and reap calls made (I/Os per call for `ioscope peak`).
     pub submit_calls: AtomicU64,
     pub reap_calls: AtomicU64,
@@ -713,7 +715,7 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
         self.stop_issuing = true;
         if self.ctx.opts.exitall_on_error {
-            self.ctx.stop_all.store(true, Relaxed);
+            self.ctx.shared.abort_run.store(true, Relaxed);
         }
     }
 

@@ -37,5 +37,6 @@ pub fn run_meta(clock: &Clock) -> RunMeta {
         hostname,
         clock: clock.source().to_string(),
         tsc_hz: clock.hz,
+        ..Default::default()
     }
 }

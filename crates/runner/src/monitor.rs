@@ -183,8 +183,9 @@ impl Monitor<'_> {
     }
 }
 
-/// exitall: when a job that has it finishes, end the jobs exit_what names. Returns
-/// true when exit_what=all fired.
+/// exitall: when a job that has it finishes, end the jobs exit_what names; a job
+/// that failed with exitall_on_error ends them all. Returns true when the whole run
+/// must end.
 pub(crate) fn apply_exitall(running: &[Running], seen_done: &mut [bool]) -> bool {
     let mut all = false;
     for i in 0..running.len() {
@@ -192,8 +193,14 @@ pub(crate) fn apply_exitall(running: &[Running], seen_done: &mut [bool]) -> bool
             continue;
         }
         seen_done[i] = true;
-        let Some(what) = running[i].watch.exitall else {
-            continue;
+        // exitall_on_error: a failed job ends every job of the run.
+        let what = if running[i].shared.abort_run.load(Relaxed) {
+            ExitWhat::All
+        } else {
+            let Some(what) = running[i].watch.exitall else {
+                continue;
+            };
+            what
         };
         all |= what == ExitWhat::All;
         for r in running.iter() {

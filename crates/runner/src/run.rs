@@ -177,7 +177,9 @@ impl Runner {
             }
         }
         let disks = cleanup.disks.take().map(|w| w.finish()).unwrap_or_default();
-        Ok(assemble(results, disks, timestamp_ms, globals, self.clock))
+        let mut result = assemble(results, disks, timestamp_ms, globals, self.clock);
+        result.meta.interrupted = self.stop.load(Relaxed);
+        Ok(result)
     }
 
     /// Plan and run `set`.

@@ -242,6 +242,12 @@ pub struct RunMeta {
     /// Clock used for latencies ("tsc" or "clock_gettime") and TSC rate in Hz.
     pub clock: String,
     pub tsc_hz: u64,
+    /// The run was stopped early (a signal or a caller's stop request): the results
+    /// cover only the I/O done until then.
+    pub interrupted: bool,
+    /// The signal that stopped it, when known ("SIGINT", "SIGTERM").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
 }
 
 /// Everything a run produced.

@@ -68,6 +68,7 @@ fn exit_what_all_skips_later_phases() {
         &s,
     );
     assert_eq!(r.jobs.len(), 1, "phase 2 never started");
+    assert!(!r.meta.interrupted);
 }
 
 #[test]
@@ -87,6 +88,7 @@ fn the_stop_flag_ends_the_run_with_valid_results() {
     );
     assert_eq!(only(&r).dirs[0].total_ios, 100);
     assert_eq!(only(&r).error, 0);
+    assert!(r.meta.interrupted, "the result says it was cut short");
 }
 
 #[test]
@@ -104,6 +106,7 @@ fn exitall_on_error_stops_every_job() {
     );
     assert_eq!(r.jobs[0].error, libc::EIO);
     assert!(r.jobs[1].dirs[0].total_ios < 100_000_000);
+    assert!(!r.meta.interrupted, "an error is not an interruption");
 }
 
 #[test]
