@@ -343,6 +343,9 @@ fn open_one(
             path.display()
         )));
     }
+    if ex.is_none() {
+        create_parent_dirs(path)?;
+    }
     if layout {
         lay_out(o, path, start + len, access)?;
     }
@@ -396,6 +399,15 @@ fn open_one(
         len,
         dev: safety::dev_numbers(devnum),
     })
+}
+
+/// A new file's missing parent directories are created, as fio does for filename=.
+fn create_parent_dirs(path: &Path) -> Result<(), RunError> {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() && !d.exists() => std::fs::create_dir_all(d)
+            .map_err(|e| RunError::Setup(format!("{}: cannot create directory: {e}", d.display()))),
+        _ => Ok(()),
+    }
 }
 
 /// Create or extend a regular file to `size`: filled with data when the job reads it

@@ -60,6 +60,7 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
             "{total} jobs exceed the limit of {max} (raise it with --max-jobs)"
         )));
     }
+    check_memory(set)?;
     for (pos, j) in set.jobs.iter().enumerate() {
         if let Some((name, loc)) = j.not_yet.first() {
             let hint = if name.starts_with("ioengine=") {
@@ -90,8 +91,89 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
             }
         }
         check_openfiles(j)?;
+        check_directory(j)?;
     }
     Ok(())
+}
+
+/// directory= must name existing directories (fio refuses others; missing parents of
+/// a filename= are created instead).
+fn check_directory(j: &JobSpec) -> Result<(), RunError> {
+    let Some(dirs) = j.opts.directory.as_deref() else {
+        return Ok(());
+    };
+    for d in files::split_names(dirs) {
+        if !std::path::Path::new(&d).is_dir() {
+            return Err(RunError::Setup(format!(
+                "job '{}': directory={d}: not a directory",
+                j.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Memory one job clone needs before its first I/O: I/O buffers, pre-faulted latency
+/// histograms and log chunks.
+pub fn job_memory(o: &JobOptions) -> u64 {
+    const HIST: u64 = (ioscope_stats::hist::BUCKETS * 8) as u64;
+    let max_bs = (0..3)
+        .map(|d| {
+            let split = o
+                .bssplit
+                .as_ref()
+                .and_then(|s| s.0[d].iter().map(|e| e.bs).max());
+            let range = o.bsrange.as_ref().map(|r| r.0 .0[d].hi);
+            split.or(range).unwrap_or(o.bs.0[d])
+        })
+        .max()
+        .unwrap_or(4096);
+    let buffers = o.iodepth.max(1) as u64 * max_bs.next_multiple_of(4096);
+    let m = o.rw.mode;
+    let dirs = [m.reads(), m.writes(), m.trims()]
+        .iter()
+        .filter(|&&u| u)
+        .count() as u64;
+    let tracks = [o.clat_percentiles, o.lat_percentiles, o.slat_percentiles];
+    let per_dir = tracks.iter().filter(|&&t| t).count() as u64;
+    let logs = [&o.write_lat_log, &o.write_bw_log, &o.write_iops_log]
+        .iter()
+        .any(|l| l.is_some());
+    let log_bytes = if logs {
+        (crate::iolog::CHUNKS * crate::iolog::CHUNK_ENTRIES * 64) as u64
+    } else {
+        0
+    };
+    buffers + (dirs * per_dir + 1) * HIST + log_bytes
+}
+
+/// Refuse a plan whose jobs need more memory than the machine has available.
+fn check_memory(set: &JobSet) -> Result<(), RunError> {
+    let need: u64 = set
+        .jobs
+        .iter()
+        .map(|j| job_memory(&j.opts).saturating_mul(j.opts.numjobs as u64))
+        .sum();
+    let Some(avail) = mem_available() else {
+        return Ok(());
+    };
+    if need > avail {
+        return Err(RunError::Setup(format!(
+            "the jobs need {} MiB of memory before their first I/O (buffers × iodepth × numjobs, \
+             latency histograms, log buffers) but only {} MiB are available",
+            need >> 20,
+            avail >> 20
+        )));
+    }
+    Ok(())
+}
+
+/// MemAvailable from /proc/meminfo, bytes.
+fn mem_available() -> Option<u64> {
+    let m = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// openfiles below the number of files would need fio's file open/close cycling.

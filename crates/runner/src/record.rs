@@ -46,7 +46,13 @@ struct Live {
 
 impl Live {
     fn new(o: &JobOptions, prio_slots: &[u16], track_slat: bool) -> Live {
-        let dir = |_| {
+        let m = o.rw.mode;
+        let used = [m.reads(), m.writes(), m.trims()];
+        // Histograms (224 KiB each, pre-faulted) only for the directions the job does.
+        let dir = |d: usize| {
+            if !used[d] {
+                return DirStats::default();
+            }
             let mut d = DirStats {
                 slat: LatTrack::new(track_slat && o.slat_percentiles),
                 clat: LatTrack::new(!o.disable_clat && o.clat_percentiles),

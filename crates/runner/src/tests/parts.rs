@@ -33,6 +33,19 @@ fn plan_refuses_more_jobs_than_the_limit() {
 }
 
 #[test]
+fn plan_refuses_jobs_that_do_not_fit_in_memory() {
+    let set = jobs("[a]\nbs=64m\niodepth=1024\nsize=1g\nnumjobs=64\n");
+    let e = Plan::new(&set, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("MiB of memory before their first I/O"), "{e}");
+    let small = jobs("[a]\nbs=4k\niodepth=32\nsize=1g\nnumjobs=4\n");
+    let m = crate::plan::job_memory(&small.jobs[0].opts);
+    // 32 × 4 KiB of buffers, clat histogram and the sync histogram.
+    assert_eq!(m, 32 * 4096 + 2 * (ioscope_stats::hist::BUCKETS as u64 * 8));
+}
+
+#[test]
 fn plan_refuses_values_not_implemented_yet() {
     for (job, what) in [
         ("mem=shmhuge", "option mem=shmhuge is not supported yet"),
