@@ -453,7 +453,7 @@ fn example_sets(test: &str) -> Vec<(&'static str, PathBuf, Vec<String>, usize)> 
 fn our_examples_pass_parse_only() {
     let tmp = tmpdir();
     let mut failures = Vec::new();
-    for (label, dir, names, _) in example_sets(test_name!()) {
+    for (label, dir, names, _) in example_sets(&test_name!()) {
         for name in names {
             let file = dir.join(&name);
             let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -483,7 +483,7 @@ fn our_examples_pass_parse_only() {
 fn our_examples_resolve_as_fio_does() {
     require!(Prereq::Fio333);
     let tmp = tmpdir();
-    for (label, dir, names, least) in example_sets(test_name!()) {
+    for (label, dir, names, least) in example_sets(&test_name!()) {
         let mut tally = Tally::default();
         for name in &names {
             compare_file(

@@ -749,6 +749,7 @@ fn prio_values(log_prio: &str) -> Vec<(String, BTreeMap<String, usize>)> {
 
 #[test]
 fn log_prio_hex_with_cmdprio() {
+    require!(Prereq::IoprioRt);
     for (what, counts) in prio_values("--log_prio=1") {
         let keys: Vec<&str> = counts.keys().map(String::as_str).collect();
         assert_eq!(keys, ["0x0000", "0x2000"], "{what}: {counts:?}");
@@ -758,6 +759,7 @@ fn log_prio_hex_with_cmdprio() {
 
 #[test]
 fn log_prio_flag_with_cmdprio() {
+    require!(Prereq::IoprioRt);
     for (what, counts) in prio_values("--log_prio=0") {
         let keys: Vec<&str> = counts.keys().map(String::as_str).collect();
         assert_eq!(keys, ["0", "1"], "{what}: {counts:?}");

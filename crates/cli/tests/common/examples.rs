@@ -17,11 +17,20 @@ pub fn corpus() -> Vec<String> {
     let dir = corpus_dir();
     let mut names: Vec<String> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.expect("corpus entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("corpus entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .filter(|n| n.ends_with(".fio"))
         .collect();
     names.sort();
-    assert!(names.len() >= 10, "corpus in {} is incomplete: {names:?}", dir.display());
+    assert!(
+        names.len() >= 10,
+        "corpus in {} is incomplete: {names:?}",
+        dir.display()
+    );
     names
 }
 

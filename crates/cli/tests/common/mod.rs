@@ -48,12 +48,10 @@ pub fn run_tool(cmd: &Path, dir: &Path, args: &[&str], env: &[(String, String)])
     r
 }
 
-/// fio 3.33 is installed. When it is not: a visible skip of the calling test's fio part
-/// (named after the test thread), or under CI=true a failure. Prefer `require!(Prereq::Fio333)`
-/// or `available!(Prereq::Fio333)`, which name the test exactly.
+/// fio 3.33 is installed. When it is not: a visible skip of the calling test's fio part, or
+/// under CI=true a failure (`available!(Prereq::Fio333)`).
 pub fn fio_usable() -> bool {
-    let thread = std::thread::current();
-    prereq_met(thread.name().unwrap_or("?"), &Prereq::Fio333, true)
+    prereq_met(&test_name!(), &Prereq::Fio333, true)
 }
 
 pub fn run(args: &[&str]) -> Run {

@@ -37,6 +37,8 @@ pub enum Prereq {
     },
     /// fio's example job files in `shared/fio-examples` next to the repository.
     SharedExamples,
+    /// Permission to give I/O the real-time priority class (cmdprio_class=1, prioclass=1).
+    IoprioRt,
 }
 
 impl Prereq {
@@ -59,6 +61,9 @@ impl Prereq {
             Prereq::Fio333 => "fio 3.33 (apt-get install fio)".into(),
             Prereq::Root => "root (run the tests as root)".into(),
             Prereq::Program { name, package } => format!("{name} (apt-get install {package})"),
+            Prereq::IoprioRt => {
+                "permission for real-time I/O priority (root or CAP_SYS_ADMIN)".into()
+            }
             Prereq::SharedExamples => format!(
                 "fio's example job files in {} (a copy of fio's examples/ directory)",
                 shared_examples_path().display()
@@ -89,6 +94,7 @@ impl Prereq {
                     Err(format!("{name} is not on PATH"))
                 }
             }
+            Prereq::IoprioRt => ioprio_rt_ok(),
             Prereq::SharedExamples => {
                 if shared_examples_path().is_dir() {
                     Ok(())
@@ -114,6 +120,27 @@ fn fio_version_ok() -> Result<(), String> {
     } else {
         Err(format!("fio on PATH is {v:?}"))
     }
+}
+
+/// Try the RT class on a short-lived thread of our own (ioprio_set with pid 0 sets the
+/// calling thread's priority), so that no test thread keeps it.
+fn ioprio_rt_ok() -> Result<(), String> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    const RT_LEVEL_0: libc::c_long = 1 << 13;
+    std::thread::spawn(|| {
+        // SAFETY: ioprio_set only reads its integer arguments.
+        let r = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, RT_LEVEL_0) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "ioprio_set(RT): {}",
+                std::io::Error::last_os_error()
+            ))
+        }
+    })
+    .join()
+    .unwrap_or_else(|_| Err("ioprio_set probe panicked".into()))
 }
 
 /// `name` is an executable in a directory of PATH (or a path to one).
@@ -182,20 +209,30 @@ pub fn prereq_missing(test: &str, what: &str, found: &str, part: bool) {
         .and_then(|mut f| f.write_all(line.as_bytes()));
 }
 
-/// The path of the test function this is expanded in (`binary::module::test`).
+/// The test running: `binary::test`, from the test harness's thread name, or (on another
+/// thread) the path of the function `test_name!()` is expanded in.
 macro_rules! test_name {
     () => {{
         fn f() {}
-        let name = std::any::type_name_of_val(&f);
-        name.strip_suffix("::f").unwrap_or(name)
+        test_label(std::any::type_name_of_val(&f))
     }};
+}
+
+/// See `test_name!`: `fn_path` is `binary::module::function::f`.
+pub fn test_label(fn_path: &str) -> String {
+    let fn_path = fn_path.strip_suffix("::f").unwrap_or(fn_path);
+    let krate = fn_path.split("::").next().unwrap_or(fn_path);
+    match std::thread::current().name() {
+        Some(t) if t != "main" => format!("{krate}::{t}"),
+        _ => fn_path.to_string(),
+    }
 }
 
 /// Return from the test unless every prerequisite is met (see the module docs).
 macro_rules! require {
     ($($p:expr),+ $(,)?) => {
         $(
-            if !prereq_met(test_name!(), &$p, false) {
+            if !prereq_met(&test_name!(), &$p, false) {
                 return;
             }
         )+
@@ -205,14 +242,14 @@ macro_rules! require {
 /// Whether the prerequisite of an optional part of a test is met (reported when not).
 macro_rules! available {
     ($p:expr) => {
-        prereq_met(test_name!(), &$p, true)
+        prereq_met(&test_name!(), &$p, true)
     };
 }
 
 /// The test found a prerequisite missing itself: report it and return from the test.
 macro_rules! skip {
     ($($fmt:tt)+) => {{
-        prereq_missing(test_name!(), &format!($($fmt)+), "", false);
+        prereq_missing(&test_name!(), &format!($($fmt)+), "", false);
         return;
     }};
 }
