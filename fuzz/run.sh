@@ -9,7 +9,10 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked --quiet
 fi
 mkdir -p corpus/parse_jobfile
-# Seed the corpus with real job files when the fio examples are beside the checkout.
+# Seed the corpus with our own job files, and fio's examples when they are beside the checkout.
+for f in ../crates/cli/tests/data/jobs/*.fio; do
+  [ -e "corpus/parse_jobfile/${f##*/}" ] || cp "$f" corpus/parse_jobfile/
+done
 if [ -d ../../shared/fio-examples ]; then
   cp -n ../../shared/fio-examples/*.fio corpus/parse_jobfile/ 2>/dev/null || true
 fi

@@ -1,6 +1,8 @@
-//! Block-device behaviour on loop devices over /dev/shm (root only; skips otherwise):
-//! ioscheduler is switched for the run and restored; trims punch holes in files.
+//! Block-device behaviour on loop devices over /dev/shm (root and losetup; a visible skip
+//! otherwise, a failure under CI=true): ioscheduler is switched for the run and restored;
+//! trims punch holes in files.
 
+#[macro_use]
 mod common;
 use common::*;
 use std::os::unix::fs::MetadataExt;
@@ -12,10 +14,9 @@ struct Loop {
 }
 
 impl Loop {
+    /// A loop device over a file in /dev/shm; None when losetup fails (the caller checked
+    /// root and losetup first).
     fn new(size: &str) -> Option<Loop> {
-        if !is_root() || !have("losetup") {
-            return None;
-        }
         let img = std::path::PathBuf::from(format!(
             "/dev/shm/ioscope-test-{}-{size}.img",
             std::process::id()
@@ -43,16 +44,15 @@ impl Drop for Loop {
 
 #[test]
 fn ioscheduler_is_switched_for_the_run_and_restored() {
+    require!(Prereq::Root, Prereq::LOSETUP);
     let Some(lp) = Loop::new("64M") else {
-        eprintln!("skipping: needs root and losetup");
-        return;
+        skip!("a loop device over /dev/shm (losetup --find --show failed)")
     };
     let before = std::fs::read_to_string(lp.sched_path()).unwrap_or_default();
     let Some(target) = ["mq-deadline", "bfq", "none"].into_iter().find(|s| {
         before.split_whitespace().any(|x| x == *s) && !before.contains(&format!("[{s}]"))
     }) else {
-        eprintln!("skipping: no other scheduler to switch to ({before})");
-        return;
+        skip!("a second I/O scheduler for loop devices (the kernel offers {before:?})")
     };
     let d = tmpdir();
     let child = Command::new(bin())
@@ -130,7 +130,10 @@ fn trims_punch_holes_in_files_and_discard_on_devices() {
         4 << 20,
         "size kept"
     );
-    if let Some(lp) = Loop::new("16M") {
+    if available!(Prereq::Root) && available!(Prereq::LOSETUP) {
+        let Some(lp) = Loop::new("16M") else {
+            skip!("a loop device over /dev/shm (losetup --find --show failed)")
+        };
         let (r, v) = run_json(
             d.path(),
             &[
@@ -149,10 +152,7 @@ fn trims_punch_holes_in_files_and_discard_on_devices() {
 
 #[test]
 fn fill_device_writes_until_the_filesystem_is_full() {
-    if !is_root() {
-        eprintln!("skipping: needs root to mount a small tmpfs");
-        return;
-    }
+    require!(Prereq::Root, Prereq::MOUNT);
     let d = tmpdir();
     let mnt = d.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
@@ -162,8 +162,7 @@ fn fill_device_writes_until_the_filesystem_is_full() {
     ))
     .is_none()
     {
-        eprintln!("skipping: cannot mount tmpfs here");
-        return;
+        skip!("permission to mount a tmpfs (mount -t tmpfs failed)")
     }
     let (r, v) = run_json(
         d.path(),

@@ -804,7 +804,7 @@ fn numjobs_group_reporting_normal() {
 
 #[test]
 fn cmdprio_json() {
-    require_fio!();
+    require!(Prereq::Fio333, Prereq::IoprioRt);
     let p = Pair::new();
     let (f, i, _) = p.run_json(CMDPRIO, "json");
     assert_same_keys(&f, &i, PLAIN, "json for cmdprio");
@@ -823,19 +823,19 @@ fn cmdprio_json() {
 
 #[test]
 fn cmdprio_json_plus() {
-    require_fio!();
+    require!(Prereq::Fio333, Prereq::IoprioRt);
     check_json(CMDPRIO, "json+", PLAIN);
 }
 
 #[test]
 fn cmdprio_terse() {
-    require_fio!();
+    require!(Prereq::Fio333, Prereq::IoprioRt);
     check_terse(CMDPRIO, None, PLAIN);
 }
 
 #[test]
 fn cmdprio_normal() {
-    require_fio!();
+    require!(Prereq::Fio333, Prereq::IoprioRt);
     let (_, i) = check_normal(CMDPRIO, PLAIN);
     assert!(
         i.stdout.contains("clat prio "),

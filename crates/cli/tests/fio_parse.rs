@@ -1,6 +1,6 @@
-//! fio's example job files that use ioscope's engines (the list `OUR_EXAMPLES` in
-//! crates/options/tests/examples.rs, files in shared/fio-examples) must pass
-//! `ioscope --parse-only`, and ioscope's resolved specs (`--dump-jobs`) must hold the same
+//! Example job files that use ioscope's engines — our own corpus in tests/data/jobs, and fio's
+//! example files (`FIO_EXAMPLES` in tests/common/examples.rs, in shared/fio-examples next to
+//! the repository) when present — must pass `ioscope --parse-only`, and ioscope's resolved specs (`--dump-jobs`) must hold the same
 //! values as fio 3.33's parser stores (`fio --parse-only --debug=parse`) for the options both
 //! print.
 //!
@@ -15,19 +15,17 @@
 //! `size`/`offset` comes out as `-1 - pct` in two's complement. A job's value is the
 //! [global] value it was created with, overridden by its own section.
 //!
-//! The tests skip with a message when shared/fio-examples is absent, and the comparisons
-//! when fio 3.33 is not installed.
+//! Without fio 3.33 the comparisons skip visibly, and without shared/fio-examples only our
+//! corpus runs; under CI=true both are required (tests/common/prereq.rs).
 
+#[macro_use]
 mod common;
+use common::examples::*;
 use common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-/// The options crate's example test: the list of example files and the fio-tests template
-/// job are read from it, so that both tests always cover the same files.
-const EXAMPLES_RS: &str = include_str!("../../options/tests/examples.rs");
 
 /// fio option name (as fio's debug output prints it) and the ioscope spec field that holds
 /// the same setting. Only options fio prints an `out=` for can be compared (`bsrange` is an
@@ -116,89 +114,6 @@ const COMPARED: &[(&str, &str)] = &[
     ("log_prio", "log_prio"),
     ("dedupe_global", "dedupe_global"),
 ];
-
-/// Values for `${VAR}` references in example files (the same for both tools).
-const ENV_VALUES: &[(&str, &str)] = &[
-    ("FILENAME", "ioscope-parse-test"),
-    ("SIZE", "64m"),
-    ("BLOCKSIZE", "4k"),
-    ("IODEPTH", "4"),
-    ("RUNTIME", "10"),
-    ("NUMJOBS", "1"),
-];
-
-// ---------------------------------------------------------------------------------------
-// Inputs
-// ---------------------------------------------------------------------------------------
-
-fn examples_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fio-examples");
-    d.is_dir().then_some(d)
-}
-
-/// The names in `OUR_EXAMPLES`.
-fn our_examples() -> Vec<String> {
-    let start = EXAMPLES_RS
-        .find("OUR_EXAMPLES")
-        .expect("OUR_EXAMPLES in examples.rs");
-    let body = &EXAMPLES_RS[start..];
-    let body = &body[body.find('[').unwrap() + 1..body.find("];").unwrap()];
-    let names: Vec<String> = body
-        .split('"')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect();
-    assert!(
-        names.len() >= 30 && names.iter().all(|n| n.ends_with(".fio")),
-        "could not read OUR_EXAMPLES: {names:?}"
-    );
-    names
-}
-
-/// The fio-tests template job text of `fio_tests_template_resolves_as_fio_does`.
-fn template_job() -> String {
-    let f = EXAMPLES_RS
-        .find("fn fio_tests_template_resolves_as_fio_does")
-        .expect("template test in examples.rs");
-    let rest = &EXAMPLES_RS[f..];
-    let open = rest.find("let text = \"").expect("template text") + "let text = \"".len();
-    let mut out = String::new();
-    let mut chars = rest[open..].chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => break,
-            '\\' => match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some(c) => out.push(c),
-                None => break,
-            },
-            c => out.push(c),
-        }
-    }
-    assert!(
-        out.contains("[randrw]"),
-        "could not read the template: {out:?}"
-    );
-    out
-}
-
-/// `${VAR}` references in a job file, with the values to give them.
-fn env_for(text: &str) -> Vec<(String, String)> {
-    let mut env = Vec::new();
-    for part in text.split("${").skip(1) {
-        let Some(end) = part.find('}') else { continue };
-        let var = &part[..end];
-        let val = ENV_VALUES
-            .iter()
-            .find(|(k, _)| *k == var)
-            .unwrap_or_else(|| panic!("no test value for ${{{var}}}: add it to ENV_VALUES"))
-            .1;
-        env.push((var.to_string(), val.to_string()));
-    }
-    env
-}
 
 // ---------------------------------------------------------------------------------------
 // fio's side: the debug=parse output
@@ -522,25 +437,39 @@ fn compare_file(dir: &Path, file: &Path, label: &str, tally: &mut Tally) {
 // Tests
 // ---------------------------------------------------------------------------------------
 
+/// The example sets to run: our corpus always, fio's examples when present (required under
+/// CI; `test` names the calling test in the skip report). (label, directory, file names,
+/// least number of (file, job, option) triples a comparison must reach.)
+fn example_sets(test: &str) -> Vec<(&'static str, PathBuf, Vec<String>, usize)> {
+    let mut sets = vec![("corpus", corpus_dir(), corpus(), 250)];
+    if prereq_met(test, &Prereq::SharedExamples, true) {
+        let names = FIO_EXAMPLES.iter().map(|n| n.to_string()).collect();
+        sets.push(("fio-examples", shared_examples_path(), names, 300));
+    }
+    sets
+}
+
 #[test]
 fn our_examples_pass_parse_only() {
-    let Some(dir) = examples_dir() else {
-        eprintln!("skipping: shared/fio-examples not present");
-        return;
-    };
     let tmp = tmpdir();
     let mut failures = Vec::new();
-    for name in our_examples() {
-        let file = dir.join(&name);
-        let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let r = run_tool(
-            &bin(),
-            tmp.path(),
-            &["--parse-only", file.to_str().unwrap()],
-            &env_for(&text),
-        );
-        if r.code != 0 {
-            failures.push(format!("{name}: exit {}: {}", r.code, r.stderr.trim()));
+    for (label, dir, names, _) in example_sets(&test_name!()) {
+        for name in names {
+            let file = dir.join(&name);
+            let text = fs::read_to_string(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let r = run_tool(
+                &bin(),
+                tmp.path(),
+                &["--parse-only", file.to_str().unwrap()],
+                &env_for(&text),
+            );
+            if r.code != 0 {
+                failures.push(format!(
+                    "{label}/{name}: exit {}: {}",
+                    r.code,
+                    r.stderr.trim()
+                ));
+            }
         }
     }
     assert!(
@@ -552,54 +481,52 @@ fn our_examples_pass_parse_only() {
 
 #[test]
 fn our_examples_resolve_as_fio_does() {
-    let Some(dir) = examples_dir() else {
-        eprintln!("skipping: shared/fio-examples not present");
-        return;
-    };
-    if !fio_usable() {
-        return;
-    }
+    require!(Prereq::Fio333);
     let tmp = tmpdir();
-    let mut tally = Tally::default();
-    let names = our_examples();
-    for name in &names {
-        compare_file(tmp.path(), &dir.join(name), name, &mut tally);
+    for (label, dir, names, least) in example_sets(&test_name!()) {
+        let mut tally = Tally::default();
+        for name in &names {
+            compare_file(
+                tmp.path(),
+                &dir.join(name),
+                &format!("{label}/{name}"),
+                &mut tally,
+            );
+        }
+        eprintln!(
+            "{label}: compared {} (file, job, option) triples over {} files; fio values not compared: {:?}",
+            tally.compared,
+            names.len(),
+            tally.not_compared
+        );
+        for d in &tally.intentional {
+            eprintln!("intentional difference: {d}");
+        }
+        assert!(
+            tally.mismatches.is_empty(),
+            "{label}: {} of {} compared values differ from fio:\n{}",
+            tally.mismatches.len(),
+            tally.compared,
+            tally.mismatches.join("\n")
+        );
+        assert!(
+            tally.compared >= least,
+            "{label}: only {} triples compared: is fio's debug output read right?",
+            tally.compared
+        );
+        assert!(
+            tally.intentional.is_empty(),
+            "{label}: no example uses a fractional size"
+        );
     }
-    eprintln!(
-        "compared {} (file, job, option) triples over {} files; fio values not compared: {:?}",
-        tally.compared,
-        names.len(),
-        tally.not_compared
-    );
-    for d in &tally.intentional {
-        eprintln!("intentional difference: {d}");
-    }
-    assert!(
-        tally.mismatches.is_empty(),
-        "{} of {} compared values differ from fio:\n{}",
-        tally.mismatches.len(),
-        tally.compared,
-        tally.mismatches.join("\n")
-    );
-    assert!(
-        tally.compared >= 300,
-        "only {} triples compared: is fio's debug output read right?",
-        tally.compared
-    );
-    assert!(
-        tally.intentional.is_empty(),
-        "no example uses a fractional size"
-    );
 }
 
 #[test]
 fn fio_tests_template_resolves_as_fio_does() {
-    if !fio_usable() {
-        return;
-    }
+    require!(Prereq::Fio333);
     let tmp = tmpdir();
     let file = tmp.path().join("template.fio");
-    fs::write(&file, template_job()).unwrap();
+    fs::write(&file, TEMPLATE_JOB).unwrap();
     let mut tally = Tally::default();
     compare_file(tmp.path(), &file, "template.fio", &mut tally);
     eprintln!(
@@ -622,9 +549,7 @@ fn fio_tests_template_resolves_as_fio_does() {
 /// where ioscope reads 1.5 GiB, and iodepth_batch above iodepth prints unclamped in fio.
 #[test]
 fn documented_differences_hold() {
-    if !fio_usable() {
-        return;
-    }
+    require!(Prereq::Fio333);
     let tmp = tmpdir();
     let file = tmp.path().join("diff.fio");
     fs::write(

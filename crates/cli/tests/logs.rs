@@ -728,7 +728,7 @@ fn prio_values(log_prio: &str) -> Vec<(String, BTreeMap<String, usize>)> {
     ];
     let pair = Pair::new();
     let mut dirs = Vec::new();
-    if fio_usable() {
+    if available!(Prereq::Fio333) {
         pair.fio(&args);
         dirs.push(("fio", &pair.fio_dir));
     }
@@ -749,6 +749,7 @@ fn prio_values(log_prio: &str) -> Vec<(String, BTreeMap<String, usize>)> {
 
 #[test]
 fn log_prio_hex_with_cmdprio() {
+    require!(Prereq::IoprioRt);
     for (what, counts) in prio_values("--log_prio=1") {
         let keys: Vec<&str> = counts.keys().map(String::as_str).collect();
         assert_eq!(keys, ["0x0000", "0x2000"], "{what}: {counts:?}");
@@ -758,6 +759,7 @@ fn log_prio_hex_with_cmdprio() {
 
 #[test]
 fn log_prio_flag_with_cmdprio() {
+    require!(Prereq::IoprioRt);
     for (what, counts) in prio_values("--log_prio=0") {
         let keys: Vec<&str> = counts.keys().map(String::as_str).collect();
         assert_eq!(keys, ["0", "1"], "{what}: {counts:?}");
@@ -791,7 +793,7 @@ fn hist_check(coarseness: u32) {
     let pair = Pair::new();
     let name = "H_clat_hist.1.log";
     let mut runs = Vec::new();
-    if fio_usable() {
+    if available!(Prereq::Fio333) {
         let fv = pair.fio(&args);
         assert_eq!(
             log_files(&pair.fio_dir, "H_"),
@@ -879,7 +881,7 @@ fn per_job_logs_0_one_file_for_both_jobs() {
         .map(|s| s.to_string())
         .collect();
     let mut runs = Vec::new();
-    if fio_usable() {
+    if available!(Prereq::Fio333) {
         let fv = pair.fio(&args);
         runs.push(("fio", pair.fio_dir.clone(), fv));
     }
@@ -922,7 +924,7 @@ fn per_job_logs_0_appends_across_runs_like_fio() {
     let mut args = NUMJOBS2.to_vec();
     args.push("--per_job_logs=0");
     let mut dirs = Vec::new();
-    if fio_usable() {
+    if available!(Prereq::Fio333) {
         pair.fio(&args);
         pair.fio(&args);
         dirs.push(("fio", &pair.fio_dir));
@@ -943,7 +945,7 @@ fn numjobs_2_per_job_logs_numbered() {
         .flat_map(|k| [format!("L_{k}.1.log"), format!("L_{k}.2.log")])
         .collect();
     let mut runs = Vec::new();
-    if fio_usable() {
+    if available!(Prereq::Fio333) {
         // Run twice: per-job logs are rewritten, not appended.
         pair.fio(&NUMJOBS2);
         let fv = pair.fio(&NUMJOBS2);
@@ -988,7 +990,7 @@ fn ramp_time_resets_log_epoch_and_skips_ramp_ios() {
         "--write_lat_log=L",
     ];
     let mut runs = Vec::new();
-    if fio_usable() {
+    if available!(Prereq::Fio333) {
         let fv = pair.fio(&args);
         runs.push(("fio", pair.fio_dir.clone(), fv));
     }
@@ -1035,7 +1037,7 @@ fn log_unix_epoch_stamps_are_unix_ms() {
             avg,
         ];
         let mut runs = Vec::new();
-        if fio_usable() {
+        if available!(Prereq::Fio333) {
             let before = unix_ms();
             pair.fio(&args);
             runs.push(("fio", pair.fio_dir.clone(), before, unix_ms()));
@@ -1055,6 +1057,47 @@ fn log_unix_epoch_stamps_are_unix_ms() {
                 }
             }
         }
+    }
+}
+
+/// The slat log is stamped at submission; with `log_unix_epoch=1` those stamps are epoch ms
+/// (which do not fit 32 bits) and must lie within the run, like the clat stamps.
+#[test]
+fn log_unix_epoch_slat_stamps_are_unix_ms() {
+    let d = tmpdir();
+    let args = [
+        "--name=j",
+        "--filename=f",
+        "--rw=randread",
+        "--size=4m",
+        "--bs=4k",
+        "--direct=0",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--write_lat_log=L",
+        "--log_unix_epoch=1",
+    ];
+    let before = unix_ms();
+    let v = ioscope_json(d.path(), &args);
+    let after = unix_ms();
+    let ios = total_ios(&v, 0);
+    assert_eq!(ios, 1024, "{v}");
+    let slat = parse_rows(&d.path().join("L_slat.1.log"), false, false);
+    let clat = parse_rows(&d.path().join("L_clat.1.log"), false, false);
+    assert_eq!(slat.len() as u64, ios, "one slat line per I/O");
+    assert_eq!(slat.len(), clat.len());
+    for (s, c) in slat.iter().zip(&clat) {
+        assert!(
+            before <= s.t && s.t <= after,
+            "slat stamp {} not within the run {before}..={after} (epoch ms)",
+            s.t
+        );
+        assert!(
+            s.t <= c.t,
+            "submitted at {} after completing at {}",
+            s.t,
+            c.t
+        );
     }
 }
 
@@ -1080,7 +1123,7 @@ fn windowed_bw_iops_rows_are_rates() {
         "--log_avg_msec=100",
     ];
     let mut dirs = Vec::new();
-    if fio_usable() {
+    if available!(Prereq::Fio333) {
         pair.fio(&args);
         dirs.push(("fio", &pair.fio_dir));
     }

@@ -1,6 +1,7 @@
 //! `ioscope peak`: NOP mode runs; file mode issues the I/O it claims, as the kernel
 //! counts it (the loop device's own statistics); latency percentiles are present and sane.
 
+#[macro_use]
 mod common;
 use common::*;
 
@@ -62,16 +63,13 @@ fn nop_mode_runs_with_sane_percentiles() {
 
 #[test]
 fn file_mode_issues_the_io_it_claims() {
-    if !is_root() || !have("losetup") {
-        eprintln!("skipping: needs root and losetup for the kernel's own I/O count");
-        return;
-    }
+    // A loop device: the kernel's own I/O count of it checks peak's.
+    require!(Prereq::Root, Prereq::LOSETUP);
     let img = format!("/dev/shm/ioscope-peak-{}.img", std::process::id());
     let Some(dev) = sh(&format!(
         "truncate -s 256M {img} && losetup --direct-io=on --find --show {img}"
     )) else {
-        eprintln!("skipping: cannot set up a loop device");
-        return;
+        skip!("a loop device over /dev/shm (losetup --find --show failed)")
     };
     let name = dev.trim_start_matches("/dev/").to_string();
     // Reads completed plus reads merged into others: the requests the device was sent.

@@ -1,11 +1,13 @@
 //! The seed workflows, with their filenames pointed at temporary files.
 
+#[macro_use]
 mod common;
 use common::*;
 
 /// Seed 000: NCQ priority with per-I/O latency logs (libaio, cmdprio 30% RT).
 #[test]
 fn seed_000_cmdprio_latency_log() {
+    require!(Prereq::IoprioRt);
     let d = tmpdir();
     let (r, v) = run_json(
         d.path(),

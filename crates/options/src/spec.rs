@@ -338,12 +338,6 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
     if b.has("rwmixread") && b.has("rwmixwrite") && o.rwmixread + o.rwmixwrite != 100 {
         conflict("rwmixread", "rwmixwrite")?;
     }
-    if b.has("offset_increment")
-        && matches!(o.offset_increment, crate::types::SizePct::Percent(_))
-        && !b.has("size")
-    {
-        // fine: resolved against the file size at run time
-    }
     if let Some(cpu) = o.sqthread_poll_cpu {
         let ncpus = b.kw.ncpus;
         if u64::from(cpu) >= ncpus {

@@ -1,53 +1,18 @@
-//! fio's example job files (shared/fio-examples, when present) that use ioscope's
-//! engines must parse. The examples ship with fio; the tests skip when absent.
+//! Example job files that use ioscope's engines must parse: our own corpus
+//! (crates/cli/tests/data/jobs) always, and fio's example files (shared/fio-examples next to
+//! the repository) when present — required under CI=true. The lists live in
+//! crates/cli/tests/common/examples.rs, shared with the cli crate's fio_parse test.
 
+#[macro_use]
+#[path = "../../cli/tests/common/prereq.rs"]
+mod prereq;
+#[path = "../../cli/tests/common/examples.rs"]
+mod examples;
+
+use examples::*;
 use ioscope_options::{cli, jobfile, spec};
-use std::path::{Path, PathBuf};
-
-fn examples_dir() -> Option<PathBuf> {
-    let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fio-examples");
-    d.is_dir().then_some(d)
-}
-
-/// The example files that use only sync, psync, vsync, pvsync, pvsync2, libaio,
-/// io_uring, null or mmap (or no ioengine at all: psync).
-pub const OUR_EXAMPLES: &[&str] = &[
-    "1mbs_clients.fio",
-    "aio-read.fio",
-    "backwards-read.fio",
-    "basic-verify.fio",
-    "butterfly.fio",
-    "cmdprio-bssplit.fio",
-    "cmdprio-percentage.fio",
-    "cross-stripe-verify.fio",
-    "dedupe-global.fio",
-    "disk-zone-profile.fio",
-    "enospc-pressure.fio",
-    "exitwhat.fio",
-    "fio-rand-RW.fio",
-    "fio-rand-read.fio",
-    "fio-rand-write.fio",
-    "fio-seq-RW.fio",
-    "fio-seq-read.fio",
-    "fio-seq-write.fio",
-    "fixed-rate-submission.fio",
-    "flow.fio",
-    "fsx.fio",
-    "iometer-file-access-server.fio",
-    "jesd219.fio",
-    "latency-profile.fio",
-    "null.fio",
-    "numa.fio",
-    "poisson-rate-submission.fio",
-    "rand-zones.fio",
-    "ssd-steadystate.fio",
-    "ssd-test.fio",
-    "steadystate.fio",
-    "surface-scan.fio",
-    "tiobench-example.fio",
-    "waitfor.fio",
-    "zipf.fio",
-];
+use prereq::*;
+use std::path::Path;
 
 fn parse(path: &Path) -> Result<spec::JobSet, ioscope_options::OptionsError> {
     let c = cli::parse_args(&[])?;
@@ -55,18 +20,30 @@ fn parse(path: &Path) -> Result<spec::JobSet, ioscope_options::OptionsError> {
     spec::build(&c.global, &c.jobs, &files, &[], &jobfile::Keywords::probe())
 }
 
-#[test]
-fn our_examples_parse() {
-    let Some(dir) = examples_dir() else {
-        eprintln!("skipping: shared/fio-examples not present");
-        return;
-    };
+/// Parse each file of `dir`; the failures.
+fn parse_all(dir: &Path, names: &[String]) -> Vec<String> {
     let mut failures = Vec::new();
-    for name in OUR_EXAMPLES {
-        match parse(&dir.join(name)) {
+    for name in names {
+        let path = dir.join(name);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // The job files' ${VAR} references (std serialises its own environment access).
+        for (k, v) in env_for(&text) {
+            std::env::set_var(k, v);
+        }
+        match parse(&path) {
             Ok(set) => assert!(!set.jobs.is_empty(), "{name}: no jobs"),
             Err(e) => failures.push(format!("{name}: {e}")),
         }
+    }
+    failures
+}
+
+#[test]
+fn our_examples_parse() {
+    let mut failures = parse_all(&corpus_dir(), &corpus());
+    if available!(Prereq::SharedExamples) {
+        let names: Vec<String> = FIO_EXAMPLES.iter().map(|n| n.to_string()).collect();
+        failures.extend(parse_all(&shared_examples_path(), &names));
     }
     assert!(
         failures.is_empty(),
@@ -77,7 +54,7 @@ fn our_examples_parse() {
 
 #[test]
 fn fio_tests_template_resolves_as_fio_does() {
-    let text = "[global]\nname=4k  MIX 70% read / 30% write with iodepth 1 and 1 thread\nthreads=1\ngroup_reporting=1\ntime_based\nioengine=libaio\ndirect=1\nbuffered=0\nnorandommap\nrefill_buffers\n\nbs=4k\nsize=4G\niodepth=1\nnumjobs=1\nfilename=/dev/nvme0n1\n\niodepth_batch_submit=4096\niodepth_batch_complete_min=1\niodepth_batch_complete_max=4096\n\nexitall_on_error\ncontinue_on_error=none\n\n\n[randrw]\nrw=randrw\nrwmixread=70\nruntime=4m\n";
+    let text = TEMPLATE_JOB;
     let mut secs = Vec::new();
     jobfile::parse_text(Path::new("template.fio"), text, &mut secs, 0).unwrap();
     let set = spec::build(&[], &[], &[secs], &[], &jobfile::Keywords::probe()).unwrap();

@@ -38,8 +38,10 @@ pub struct Entry {
     pub t_ms: u64,
     /// Values per kind: lat, slat, clat (ns), bw (KiB/s), iops.
     pub v: [u64; 5],
-    /// Submission time, ms (the slat log's timestamp).
-    pub t_issue_ms: u32,
+    /// Milliseconds from submission back to `t_ms`: the slat log's timestamp is
+    /// `t_ms - issue_ago_ms`. A difference (not the submission time itself) so that it
+    /// fits 32 bits with `log_unix_epoch=1` too, where the times are epoch ms.
+    pub issue_ago_ms: u32,
     pub bs: u32,
     pub offset: u64,
     /// Second value of a window row (log_window_value=both: the maximum).
@@ -49,6 +51,9 @@ pub struct Entry {
     /// Bit k set: this entry goes to log KINDS[k].
     pub mask: u8,
 }
+
+// The entry is copied once per I/O: keep it at 80 bytes.
+const _: () = assert!(std::mem::size_of::<Entry>() == 80);
 
 type Chunk = Box<[Entry]>;
 
@@ -242,7 +247,7 @@ fn write_loop(
 /// `time, value[, value2], ddir, bs[, offset], prio` as fio writes it.
 fn format_line(line: &mut Vec<u8>, num: &mut itoa::Buffer, e: &Entry, kind: usize, fmt: Format) {
     let t = if kind == SLAT {
-        e.t_issue_ms as u64
+        e.t_ms.saturating_sub(u64::from(e.issue_ago_ms))
     } else {
         e.t_ms
     };
@@ -467,11 +472,12 @@ impl JobLogs {
                 } else {
                     self.mask & !(1 << SLAT)
                 };
-                let issue_ms = self.stamp(self.ms(u.issue)) as u32;
+                // Both stamps carry the same offset: their difference is exact.
+                let issue_ago_ms = ms.saturating_sub(self.ms(u.issue));
                 self.stream.push(Entry {
                     t_ms: self.stamp(ms),
                     v,
-                    t_issue_ms: issue_ms,
+                    issue_ago_ms: issue_ago_ms.min(u64::from(u32::MAX)) as u32,
                     bs: u.len,
                     offset: u.offset,
                     v2: 0,
@@ -543,7 +549,7 @@ impl JobLogs {
                 self.stream.push(Entry {
                     t_ms: stamp,
                     v,
-                    t_issue_ms: stamp as u32,
+                    issue_ago_ms: 0,
                     bs: 0,
                     offset: 0,
                     v2,
@@ -654,6 +660,25 @@ mod tests {
             ),
             "2, 1, 0, 131072, 61440, 1\n"
         );
+    }
+
+    #[test]
+    fn slat_line_is_stamped_at_submission_in_epoch_ms() {
+        // log_unix_epoch=1: epoch ms do not fit 32 bits; the submission time must survive.
+        let e = Entry {
+            t_ms: 1_700_000_000_123,
+            issue_ago_ms: 7,
+            v: [20, 5, 15, 62, 1],
+            bs: 4096,
+            ..Default::default()
+        };
+        let fmt = Format {
+            offset: false,
+            prio_hex: false,
+            both: false,
+        };
+        assert_eq!(line(&e, SLAT, fmt), "1700000000116, 5, 0, 4096, 0\n");
+        assert_eq!(line(&e, CLAT, fmt), "1700000000123, 15, 0, 4096, 0\n");
     }
 
     #[test]

@@ -1,6 +1,14 @@
 //! Helpers for tests that run the ioscope binary.
 #![allow(dead_code, unused_macros)]
 
+/// Prerequisites: `require!`, `available!`, `skip!` (visible skips; failures under CI).
+#[macro_use]
+pub mod prereq;
+pub use prereq::*;
+
+/// The example job files the parser tests run (our corpus, and fio's when present).
+pub mod examples;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -23,7 +31,6 @@ pub fn run_tool(cmd: &Path, dir: &Path, args: &[&str], env: &[(String, String)])
     let out = Command::new(cmd)
         .args(args)
         .current_dir(dir)
-        .env("IOSCOPE_TEST", "1")
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .output()
         .unwrap_or_else(|e| panic!("run {}: {e}", cmd.display()));
@@ -41,25 +48,10 @@ pub fn run_tool(cmd: &Path, dir: &Path, args: &[&str], env: &[(String, String)])
     r
 }
 
-/// The fio the comparison tests are written against.
-pub const FIO_VERSION: &str = "fio-3.33";
-
-/// fio 3.33 is installed (tests that compare with it skip with a message otherwise).
+/// fio 3.33 is installed. When it is not: a visible skip of the calling test's fio part, or
+/// under CI=true a failure (`available!(Prereq::Fio333)`).
 pub fn fio_usable() -> bool {
-    if !have("fio") {
-        eprintln!("skipping: fio not installed");
-        return false;
-    }
-    let v = Command::new("fio")
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .unwrap_or_default();
-    if v != FIO_VERSION {
-        eprintln!("skipping: fio is {v:?}, these comparisons are written for {FIO_VERSION}");
-        return false;
-    }
-    true
+    prereq_met(&test_name!(), &Prereq::Fio333, true)
 }
 
 pub fn run(args: &[&str]) -> Run {
@@ -108,12 +100,11 @@ pub fn u(v: &serde_json::Value) -> u64 {
     v.as_u64().unwrap_or_else(|| panic!("not an integer: {v}"))
 }
 
-/// Skip the test (with a message) when fio 3.33 is not installed.
+/// Return from the test when fio 3.33 is not installed (a visible skip; under CI=true a
+/// failure): `require!(Prereq::Fio333)`.
 macro_rules! require_fio {
     () => {
-        if !fio_usable() {
-            return;
-        }
+        require!(Prereq::Fio333)
     };
 }
 

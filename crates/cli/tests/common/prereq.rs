@@ -1,0 +1,255 @@
+//! Test prerequisites. A test never passes without checking: when something it needs is
+//! missing (fio 3.33, root, a loop device, a kernel feature, ../shared), the test
+//!
+//! - under `CI=true` fails, naming the missing prerequisite (CI provides everything, so a
+//!   gap there is a broken CI setup, not a reason to pass);
+//! - otherwise prints `SKIP <test>: <reason>` straight to the process's stderr (past the
+//!   test harness's output capture, so plain `cargo test` shows it) and appends the same
+//!   line to the skip log, `<target dir>/ioscope-skips.log`, which `.ci/run` counts.
+//!
+//! Use `require!(Prereq::Root, Prereq::LOSETUP)` at the top of a test (returns from it when
+//! something is missing), `available!(Prereq::Fio333)` for an optional part of a test (a
+//! comparison with fio), and `skip!("...")` when the test found out itself (a loop device
+//! could not be set up). The macros need `#[macro_use] mod common;` and `use common::*;`.
+//!
+//! The options crate's tests include this file with `#[path]`: std and libc only.
+#![allow(dead_code, unused_macros)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The fio the comparison tests are written against.
+pub const FIO_VERSION: &str = "fio-3.33";
+
+/// Something a test needs from the machine.
+#[derive(Clone, Debug)]
+pub enum Prereq {
+    /// fio 3.33 on PATH: the comparisons are written against its output.
+    Fio333,
+    /// Running as root (loop devices, mounts, block-device settings).
+    Root,
+    /// A program on PATH, and the Debian package that has it.
+    Program {
+        name: &'static str,
+        package: &'static str,
+    },
+    /// fio's example job files in `shared/fio-examples` next to the repository.
+    SharedExamples,
+    /// Permission to give I/O the real-time priority class (cmdprio_class=1, prioclass=1).
+    IoprioRt,
+}
+
+impl Prereq {
+    pub const LOSETUP: Prereq = Prereq::Program {
+        name: "losetup",
+        package: "mount",
+    };
+    pub const MKFS_EXT4: Prereq = Prereq::Program {
+        name: "mkfs.ext4",
+        package: "e2fsprogs",
+    };
+    pub const MOUNT: Prereq = Prereq::Program {
+        name: "mount",
+        package: "mount",
+    };
+
+    /// What is needed and how to get it.
+    pub fn describe(&self) -> String {
+        match self {
+            Prereq::Fio333 => "fio 3.33 (apt-get install fio)".into(),
+            Prereq::Root => "root (run the tests as root)".into(),
+            Prereq::Program { name, package } => format!("{name} (apt-get install {package})"),
+            Prereq::IoprioRt => {
+                "permission for real-time I/O priority (root or CAP_SYS_ADMIN)".into()
+            }
+            Prereq::SharedExamples => format!(
+                "fio's example job files in {} (a copy of fio's examples/ directory)",
+                shared_examples_path().display()
+            ),
+        }
+    }
+
+    /// Ok when present; otherwise what was found instead.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            Prereq::Fio333 => {
+                static FIO: OnceLock<Result<(), String>> = OnceLock::new();
+                FIO.get_or_init(fio_version_ok).clone()
+            }
+            Prereq::Root => {
+                // SAFETY: geteuid has no preconditions.
+                let uid = unsafe { libc::geteuid() };
+                if uid == 0 {
+                    Ok(())
+                } else {
+                    Err(format!("running as uid {uid}"))
+                }
+            }
+            Prereq::Program { name, .. } => {
+                if on_path(name) {
+                    Ok(())
+                } else {
+                    Err(format!("{name} is not on PATH"))
+                }
+            }
+            Prereq::IoprioRt => ioprio_rt_ok(),
+            Prereq::SharedExamples => {
+                if shared_examples_path().is_dir() {
+                    Ok(())
+                } else {
+                    Err("not present".into())
+                }
+            }
+        }
+    }
+}
+
+fn fio_version_ok() -> Result<(), String> {
+    if !on_path("fio") {
+        return Err("fio is not on PATH".into());
+    }
+    let v = Command::new("fio")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .map_err(|e| format!("fio --version: {e}"))?;
+    if v == FIO_VERSION {
+        Ok(())
+    } else {
+        Err(format!("fio on PATH is {v:?}"))
+    }
+}
+
+/// Try the RT class on a short-lived thread of our own (ioprio_set with pid 0 sets the
+/// calling thread's priority), so that no test thread keeps it.
+fn ioprio_rt_ok() -> Result<(), String> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    const RT_LEVEL_0: libc::c_long = 1 << 13;
+    std::thread::spawn(|| {
+        // SAFETY: ioprio_set only reads its integer arguments.
+        let r = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, RT_LEVEL_0) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(format!(
+                "ioprio_set(RT): {}",
+                std::io::Error::last_os_error()
+            ))
+        }
+    })
+    .join()
+    .unwrap_or_else(|_| Err("ioprio_set probe panicked".into()))
+}
+
+/// `name` is an executable in a directory of PATH (or a path to one).
+pub fn on_path(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let exec = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.contains('/') {
+        return exec(Path::new(name));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|d| exec(&d.join(name))))
+}
+
+/// `shared/fio-examples` next to the repository (the repository never needs it).
+pub fn shared_examples_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fio-examples")
+}
+
+/// Running under CI (`CI=true`): prerequisites must all be present.
+pub fn under_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
+}
+
+/// The skip log: one line per skip, next to the build's `tmp` directory in the target dir.
+pub fn skip_log_path() -> PathBuf {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().unwrap_or(tmp).join("ioscope-skips.log")
+}
+
+/// Check one prerequisite for `test`; report it as described in the module docs when it is
+/// missing. `part`: only part of the test depends on it (the rest still runs).
+pub fn prereq_met(test: &str, p: &Prereq, part: bool) -> bool {
+    match p.check() {
+        Ok(()) => true,
+        Err(found) => {
+            prereq_missing(test, &p.describe(), &found, part);
+            false
+        }
+    }
+}
+
+/// A prerequisite of `test` is missing: fail under CI, otherwise report a visible skip.
+pub fn prereq_missing(test: &str, what: &str, found: &str, part: bool) {
+    let found = if found.is_empty() {
+        String::new()
+    } else {
+        format!(" ({found})")
+    };
+    if under_ci() {
+        panic!("missing prerequisite: {what}{found}; under CI=true tests may not skip");
+    }
+    let line = format!(
+        "SKIP {test}{}: missing {what}{found}\n",
+        if part { " (in part)" } else { "" }
+    );
+    // Not eprint!: the harness captures that and shows it only for failing tests.
+    let _ = std::io::stderr().write_all(line.as_bytes());
+    // One write on an O_APPEND file: lines from parallel tests do not interleave.
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(skip_log_path())
+        .and_then(|mut f| f.write_all(line.as_bytes()));
+}
+
+/// The test running: `binary::test`, from the test harness's thread name, or (on another
+/// thread) the path of the function `test_name!()` is expanded in.
+macro_rules! test_name {
+    () => {{
+        fn f() {}
+        test_label(std::any::type_name_of_val(&f))
+    }};
+}
+
+/// See `test_name!`: `fn_path` is `binary::module::function::f`.
+pub fn test_label(fn_path: &str) -> String {
+    let fn_path = fn_path.strip_suffix("::f").unwrap_or(fn_path);
+    let krate = fn_path.split("::").next().unwrap_or(fn_path);
+    match std::thread::current().name() {
+        Some(t) if t != "main" => format!("{krate}::{t}"),
+        _ => fn_path.to_string(),
+    }
+}
+
+/// Return from the test unless every prerequisite is met (see the module docs).
+macro_rules! require {
+    ($($p:expr),+ $(,)?) => {
+        $(
+            if !prereq_met(&test_name!(), &$p, false) {
+                return;
+            }
+        )+
+    };
+}
+
+/// Whether the prerequisite of an optional part of a test is met (reported when not).
+macro_rules! available {
+    ($p:expr) => {
+        prereq_met(&test_name!(), &$p, true)
+    };
+}
+
+/// The test found a prerequisite missing itself: report it and return from the test.
+macro_rules! skip {
+    ($($fmt:tt)+) => {{
+        prereq_missing(&test_name!(), &format!($($fmt)+), "", false);
+        return;
+    }};
+}
