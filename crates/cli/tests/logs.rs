@@ -1107,7 +1107,8 @@ fn log_unix_epoch_slat_stamps_are_unix_ms() {
 
 /// With `rate_iops=2000` every windowed iops row must be about 2000 I/O/s and every bw
 /// row about 8000 KiB/s, including the last (partial) window. fio 3.33 writes rows at
-/// 100 … 500 ms and no partial one.
+/// 100 … 500 ms and no partial one; its own values wander on a loaded machine (its
+/// pacing sleeps), so only ioscope's are held to the rate.
 #[test]
 fn windowed_bw_iops_rows_are_rates() {
     let pair = Pair::new();
@@ -1133,7 +1134,7 @@ fn windowed_bw_iops_rows_are_rates() {
         for (kind, want) in [("iops", 2000u64), ("bw", 8000)] {
             let rows = parse_rows(&dir.join(format!("L_{kind}.1.log")), false, false);
             assert!(rows.len() >= 4, "{who}: {kind}: {rows:?}");
-            for r in &rows {
+            for r in rows.iter().filter(|_| who == "ioscope") {
                 assert!(
                     r.value.abs_diff(want) <= want / 4,
                     "{who}: {kind} row `{}, {}, {}, {}, {}` is not a rate near {want}",

@@ -94,7 +94,9 @@ fn pvsync2_uncached_round_trip_or_reported_unsupported() {
     let unsupported = [-(libc::EOPNOTSUPP as i64), -(libc::EINVAL as i64)];
     let w = out[0][0].result;
     if unsupported.contains(&w) {
-        println!("RWF_DONTCACHE not supported here ({w}); reported as the I/O result");
+        // The kernel's refusal is passed through as the I/O's result, which is what
+        // this checks; the page-cache effect itself cannot be observed here.
+        super::skip(&format!("RWF_DONTCACHE (pvsync2 uncached): the kernel answers {w}"));
         return;
     }
     assert_eq!(w, BS as i64);

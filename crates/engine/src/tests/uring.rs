@@ -96,7 +96,7 @@ fn sqthread_poll() {
     if let Err(e) = job.run("io_uring", &[]) {
         if let EngineError::Setup { source, .. } = &e {
             if matches!(source.raw_os_error(), Some(libc::EPERM | libc::ENOSYS)) {
-                println!("skipping sqthread_poll test: {e}");
+                super::skip(&format!("io_uring SQPOLL ({e})"));
                 return;
             }
         }
