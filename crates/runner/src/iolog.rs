@@ -327,6 +327,57 @@ pub fn log_path(prefix: &str, job_name: &str, kind: &str, number: u32, per_job: 
     }
 }
 
+/// The log files a job writes, opened (truncated, or appended with per_job_logs=0):
+/// one per kind in `KINDS` order, the histogram log, the entry mask and the paths.
+type Opened = (Vec<Option<File>>, Option<File>, u8, Vec<PathBuf>);
+
+fn open_files(o: &JobOptions, number: u32, sync_engine: bool) -> std::io::Result<Opened> {
+    let append = !o.per_job_logs;
+    let open = |p: &PathBuf| {
+        OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(p)
+    };
+    let wanted: [(Option<&String>, bool); 5] = [
+        (o.write_lat_log.as_ref(), !o.disable_lat),
+        // fio creates the slat log for sync engines too; it stays empty.
+        (o.write_lat_log.as_ref(), !o.disable_slat || sync_engine),
+        (o.write_lat_log.as_ref(), !o.disable_clat),
+        (o.write_bw_log.as_ref(), true),
+        (o.write_iops_log.as_ref(), true),
+    ];
+    let mut outputs = Vec::new();
+    let mut paths = Vec::new();
+    let mut mask = 0u8;
+    for (k, (prefix, on)) in wanted.iter().enumerate() {
+        match prefix.filter(|_| *on) {
+            Some(p) => {
+                let path = log_path(p, &o.name, KINDS[k], number, o.per_job_logs);
+                outputs.push(Some(open(&path)?));
+                paths.push(path);
+                // Sync engines have no slat: the file exists and stays empty.
+                if k != SLAT || !sync_engine {
+                    mask |= 1 << k;
+                }
+            }
+            None => outputs.push(None),
+        }
+    }
+    let hist_file = match &o.write_hist_log {
+        Some(p) => {
+            let path = log_path(p, &o.name, "clat_hist", number, o.per_job_logs);
+            let f = open(&path)?;
+            paths.push(path);
+            Some(f)
+        }
+        None => None,
+    };
+    Ok((outputs, hist_file, mask, paths))
+}
+
 impl JobLogs {
     /// Open the logs a job asks for; None if it asks for none.
     pub fn open(
@@ -340,49 +391,7 @@ impl JobLogs {
             prio_hex: o.log_prio,
             both: o.log_avg_msec > 0 && o.log_window_value == LogWindowValue::Both,
         };
-        let append = !o.per_job_logs;
-        let open = |p: &PathBuf| {
-            OpenOptions::new()
-                .create(true)
-                .write(true)
-                .append(append)
-                .truncate(!append)
-                .open(p)
-        };
-        let wanted: [(Option<&String>, bool); 5] = [
-            (o.write_lat_log.as_ref(), !o.disable_lat),
-            // fio creates the slat log for sync engines too; it stays empty.
-            (o.write_lat_log.as_ref(), !o.disable_slat || sync_engine),
-            (o.write_lat_log.as_ref(), !o.disable_clat),
-            (o.write_bw_log.as_ref(), true),
-            (o.write_iops_log.as_ref(), true),
-        ];
-        let mut outputs = Vec::new();
-        let mut paths = Vec::new();
-        let mut mask = 0u8;
-        for (k, (prefix, on)) in wanted.iter().enumerate() {
-            match prefix.filter(|_| *on) {
-                Some(p) => {
-                    let path = log_path(p, &o.name, KINDS[k], number, o.per_job_logs);
-                    outputs.push(Some(open(&path)?));
-                    paths.push(path);
-                    // Sync engines have no slat: the file exists and stays empty.
-                    if k != SLAT || !sync_engine {
-                        mask |= 1 << k;
-                    }
-                }
-                None => outputs.push(None),
-            }
-        }
-        let hist_file = match &o.write_hist_log {
-            Some(p) => {
-                let path = log_path(p, &o.name, "clat_hist", number, o.per_job_logs);
-                let f = open(&path)?;
-                paths.push(path);
-                Some(f)
-            }
-            None => None,
-        };
+        let (outputs, hist_file, mask, paths) = open_files(o, number, sync_engine)?;
         if mask == 0 && hist_file.is_none() && paths.is_empty() {
             return Ok(None);
         }

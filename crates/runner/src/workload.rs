@@ -188,23 +188,7 @@ impl Workload {
     /// `regions`: (start, len) of each file; `seed` distinguishes jobs.
     pub fn new(o: &JobOptions, regions: &[(u64, u64)], seed: u64) -> Workload {
         let bs = bs_choices(o);
-        let dirs = [o.rw.mode.reads(), o.rw.mode.writes(), o.rw.mode.trims()];
-        let min_bs = (0..3)
-            .filter(|&d| dirs[d])
-            .map(|d| bs[d].min())
-            .min()
-            .unwrap_or(4096)
-            .max(1);
-        let grain = o
-            .blockalign
-            .map_or(min_bs, |a| {
-                (0..3)
-                    .filter(|&d| dirs[d])
-                    .map(|d| a.0[d])
-                    .min()
-                    .unwrap_or(min_bs)
-            })
-            .max(1);
+        let grain = grain(o, &bs);
         let files: Vec<FileWalk> = regions
             .iter()
             .enumerate()
@@ -506,6 +490,26 @@ impl Workload {
         }
         Some(f.start + rel)
     }
+}
+
+/// The offset grain: blockalign, or the smallest block size of the directions used.
+fn grain(o: &JobOptions, bs: &[BsChoice; 3]) -> u64 {
+    let dirs = [o.rw.mode.reads(), o.rw.mode.writes(), o.rw.mode.trims()];
+    let min_bs = (0..3)
+        .filter(|&d| dirs[d])
+        .map(|d| bs[d].min())
+        .min()
+        .unwrap_or(4096)
+        .max(1);
+    o.blockalign
+        .map_or(min_bs, |a| {
+            (0..3)
+                .filter(|&d| dirs[d])
+                .map(|d| a.0[d])
+                .min()
+                .unwrap_or(min_bs)
+        })
+        .max(1)
 }
 
 #[cfg(test)]

@@ -96,7 +96,9 @@ fn pvsync2_uncached_round_trip_or_reported_unsupported() {
     if unsupported.contains(&w) {
         // The kernel's refusal is passed through as the I/O's result, which is what
         // this checks; the page-cache effect itself cannot be observed here.
-        super::skip(&format!("RWF_DONTCACHE (pvsync2 uncached): the kernel answers {w}"));
+        super::skip(&format!(
+            "RWF_DONTCACHE (pvsync2 uncached): the kernel answers {w}"
+        ));
         return;
     }
     assert_eq!(w, BS as i64);
