@@ -7,6 +7,8 @@
 pub mod cli;
 pub mod def;
 pub mod error;
+pub mod flagdoc;
+pub mod flags;
 pub mod help;
 pub mod jobfile;
 pub mod spec;
