@@ -28,10 +28,11 @@ fn flag_lines(s: &mut String, cmd: &CommandDef) {
         for a in f.aliases {
             let _ = write!(syn, ", -{a}");
         }
+        let help = wrap(&help_line(f), 88 - 29).replace('\n', &format!("\n{:29}", ""));
         if syn.len() > 26 {
-            let _ = writeln!(s, "  {syn}\n  {:<26} {}", "", help_line(f));
+            let _ = writeln!(s, "  {syn}\n{:29}{help}", "");
         } else {
-            let _ = writeln!(s, "  {syn:<26} {}", help_line(f));
+            let _ = writeln!(s, "  {syn:<26} {help}");
         }
     }
 }
