@@ -236,7 +236,8 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     let Some(a) = parse(args)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let c = cli::parse_args(&job_args(&a))?;
+    let job = job_args(&a);
+    let c = cli::parse_args(&job)?;
     let set = crate::fio::load_jobs(&c)?;
     let bs = set.jobs[0].opts.bs.read();
     let ro = RunOptions {
@@ -283,7 +284,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
                 .into()
         };
         let doc = serde_json::json!({
-            "ioscope": crate::fio::version(), "engine": a.engine, "nop": a.nop, "threads": a.threads,
+            "ioscope": crate::fio::version(), "job": job, "engine": a.engine, "nop": a.nop, "threads": a.threads,
             "depth": a.depth, "batch_submit": a.batch, "bs": bs, "runtime_ms": d.runtime_ms,
             "ios": d.total_ios, "iops": iops, "bw_bytes": d.bw_bytes(),
             "ios_per_submit": per_submit, "ios_per_reap": per_reap,
@@ -321,7 +322,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
             .iter()
             .fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
         println!(
-            "Minimum IOPS={:.0}, Average IOPS={:.0}, Maximum IOPS={:.0} ({} one-second samples)",
+            "Minimum IOPS={:.0}, Average IOPS={:.0}, Maximum IOPS={:.0} (per second, {} s)",
             if obs.samples.is_empty() { 0.0 } else { min },
             obs.samples.iter().sum::<f64>() / n,
             max,
