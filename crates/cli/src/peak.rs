@@ -320,7 +320,9 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         let (min, max) = obs
             .samples
             .iter()
-            .fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            });
         println!(
             "Minimum IOPS={:.0}, Average IOPS={:.0}, Maximum IOPS={:.0} (per second, {} s)",
             if obs.samples.is_empty() { 0.0 } else { min },

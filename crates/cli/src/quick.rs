@@ -58,8 +58,7 @@ fn parse(args: &[String]) -> Result<Option<Args>> {
         json: p.has("json"),
     };
     if let Some(v) = p.value("size") {
-        a.size =
-            ioscope_options::units::parse_size(v, 1024).map_err(|e| anyhow!("--size: {e}"))?;
+        a.size = ioscope_options::units::parse_size(v, 1024).map_err(|e| anyhow!("--size: {e}"))?;
         if a.size < 16 << 20 {
             bail!("--size={v}: use at least 16m");
         }

@@ -248,7 +248,10 @@ fn bash_completion_is_valid_and_completes() {
         String::from_utf8_lossy(&syntax.stderr)
     );
     assert_eq!(complete(&script, &["ioscope", "pe"]), ["peak"]);
-    assert_eq!(complete(&script, &["ioscope", "peak", "--dep"]), ["--depth="]);
+    assert_eq!(
+        complete(&script, &["ioscope", "peak", "--dep"]),
+        ["--depth="]
+    );
     assert_eq!(complete(&script, &["ioscope", "quick", "--js"]), ["--json"]);
     assert_eq!(
         complete(&script, &["ioscope", "--outp"]),
@@ -271,7 +274,11 @@ fn bash_completion_is_valid_and_completes() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("only bash"), "{}", r.stderr);
     let r = run_in(d.path(), &["completions", "--help"]);
-    assert!(r.stdout.contains("ioscope completions bash"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("ioscope completions bash"),
+        "{}",
+        r.stdout
+    );
 }
 
 // ---------------------------------------------------------------- the fio face
@@ -292,14 +299,23 @@ fn output_formats_terse_and_terse_versions() {
     let d = tmpdir();
     let (r, v) = run_json(
         d.path(),
-        &["--output-format=json", "--name=x", "--ioengine=null", "--size=1m"],
+        &[
+            "--output-format=json",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(u(&job(&v, 0)["read"]["io_bytes"]), 1 << 20);
     let r = run_args(d.path(), &null_job("read"), &["--minimal"]);
     assert!(r.stdout.starts_with("3;ioscope-"), "{}", r.stdout);
     assert_eq!(r.stdout.lines().count(), 1, "{}", r.stdout);
-    let r = run_args(d.path(), &null_job("read"), &["--minimal", "--terse-version=2"]);
+    let r = run_args(
+        d.path(),
+        &null_job("read"),
+        &["--minimal", "--terse-version=2"],
+    );
     assert!(r.stdout.starts_with("2;x;"), "{}", r.stdout);
     let r = run_args(d.path(), &null_job("read"), &["--terse-version=9"]);
     assert_eq!(r.code, 1);
@@ -381,7 +397,11 @@ fn bandwidth_log_writes_fio_format_aggregate_logs() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(d.path().join("mine-write_bw.log").exists());
     let e = tmpdir();
-    let r = run_args(e.path(), &null_job("write"), &["--bandwidth-log", "--parse-only"]);
+    let r = run_args(
+        e.path(),
+        &null_job("write"),
+        &["--bandwidth-log", "--parse-only"],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(std::fs::read_dir(e.path()).unwrap().count(), 0);
 }
@@ -406,13 +426,23 @@ fn parse_only_dump_jobs_and_debug_stop_before_running() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(v["jobs"][0]["name"], "x");
     assert!(!d.path().join("data").exists(), "nothing ran");
-    let r = run_in(d.path(), &[&["--debug=parse", "--parse-only"][..], &file_job].concat());
+    let r = run_in(
+        d.path(),
+        &[&["--debug=parse", "--parse-only"][..], &file_job].concat(),
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("parse: job 'x'"), "{}", r.stderr);
     assert!(r.stderr.contains("resolved"), "{}", r.stderr);
-    let r = run_in(d.path(), &[&["--debug=io", "--parse-only"][..], &file_job].concat());
+    let r = run_in(
+        d.path(),
+        &[&["--debug=io", "--parse-only"][..], &file_job].concat(),
+    );
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("supports only --debug=parse"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("supports only --debug=parse"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -516,15 +546,17 @@ fn section_runs_only_the_named_sections() {
             .map(|j| j["jobname"].as_str().unwrap().to_string())
             .collect()
     };
-    let (r, v) = run_json(
-        d.path(),
-        &["j.fio", "--section=b", "--output-format=json"],
-    );
+    let (r, v) = run_json(d.path(), &["j.fio", "--section=b", "--output-format=json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(names(&v), ["b"]);
     let (_, v) = run_json(
         d.path(),
-        &["j.fio", "--section=a", "--section=c", "--output-format=json"],
+        &[
+            "j.fio",
+            "--section=a",
+            "--section=c",
+            "--output-format=json",
+        ],
     );
     assert_eq!(names(&v), ["a", "c"]);
 }
@@ -543,7 +575,11 @@ fn eta_controls_the_status_line() {
     assert!(!r.stderr.contains("Jobs:"), "{}", r.stderr);
     let r = run_args(d.path(), &job, &["--eta=sometimes"]);
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("use auto, always or never"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("use auto, always or never"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -584,7 +620,11 @@ fn eta_newline_keeps_status_lines() {
     let r = run_args(
         d.path(),
         &job,
-        &["--eta=always", "--eta-interval=250ms", "--eta-newline=250ms"],
+        &[
+            "--eta=always",
+            "--eta-interval=250ms",
+            "--eta-newline=250ms",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(kept(&r), "{:?}", r.stderr);
@@ -633,7 +673,11 @@ fn allow_destructive_overrides_the_signature_check() {
     let changed = std::fs::read(&img).unwrap() != before;
     let _ = sh(&format!("losetup -d {dev}"));
     assert_eq!(refused.code, 1, "{}", refused.stderr);
-    assert!(refused.stderr.contains("refusing to write"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("refusing to write"),
+        "{}",
+        refused.stderr
+    );
     assert!(unchanged);
     assert_eq!(allowed.code, 0, "{}", allowed.stderr);
     assert!(changed, "--allow-destructive wrote to the device");
@@ -687,7 +731,11 @@ fn not_yet_flags_are_refused_also_by_parse_only() {
     assert_eq!(table, tested);
     // With one dash, as fio accepts flags too.
     let r = run_args(d.path(), &null_job("read"), &["-aux-path=/tmp"]);
-    assert!(r.stderr.contains("--aux-path is not supported yet"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--aux-path is not supported yet"),
+        "{}",
+        r.stderr
+    );
 }
 
 // ---------------------------------------------------------------- quick
@@ -779,7 +827,10 @@ fn peak_flags_shape_the_job() {
     assert!((3.9..=4.1).contains(&per_submit), "batches of 4: {v}");
     assert!(v["ios_per_reap"].as_f64().unwrap() >= 2.0, "{v}");
     assert_eq!(u(&v["bs"]), 8192);
-    assert_eq!(u(&v["bw_bytes"]) / 8192, (v["iops"].as_f64().unwrap()) as u64);
+    assert_eq!(
+        u(&v["bw_bytes"]) / 8192,
+        (v["iops"].as_f64().unwrap()) as u64
+    );
     assert_eq!(u(&v["threads"]), 2);
     assert_eq!(v["nop"], true);
     for arg in [
@@ -797,10 +848,20 @@ fn peak_flags_shape_the_job() {
     assert!(u(&v["clat_ns"]["N"]) > 0, "latency on by default");
     let (r, v) = run_json(
         d.path(),
-        &["peak", "--nop", "--sqpoll=0", "--no-lat", "--runtime=1", "--json"],
+        &[
+            "peak",
+            "--nop",
+            "--sqpoll=0",
+            "--no-lat",
+            "--runtime=1",
+            "--json",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(has(&v, "--sqthread_poll=1") && has(&v, "--sqthread_poll_cpu=0"), "{v}");
+    assert!(
+        has(&v, "--sqthread_poll=1") && has(&v, "--sqthread_poll_cpu=0"),
+        "{v}"
+    );
     assert!(u(&v["ios"]) > 0);
     assert_eq!(u(&v["clat_ns"]["N"]), 0, "--no-lat takes no timestamps");
     let r = run_in(d.path(), &["peak", "--nop", "--sqpoll=first"]);
@@ -808,10 +869,18 @@ fn peak_flags_shape_the_job() {
     assert!(r.stderr.contains("not a CPU number"), "{}", r.stderr);
     let r = run_in(d.path(), &["peak", "--nop", "--engine=libaio"]);
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("--nop needs --engine=io_uring"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--nop needs --engine=io_uring"),
+        "{}",
+        r.stderr
+    );
     let r = run_in(d.path(), &["peak", "--nop", "--depth=many"]);
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("--depth=many: not a number"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--depth=many: not a number"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -819,7 +888,14 @@ fn peak_reports_every_second_and_ends_with_min_avg_max() {
     let d = tmpdir();
     let (r, v) = run_json(
         d.path(),
-        &["peak", "--nop", "--depth=32", "--batch=8", "--runtime=2", "--json"],
+        &[
+            "peak",
+            "--nop",
+            "--depth=32",
+            "--batch=8",
+            "--runtime=2",
+            "--json",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let per_second = v["iops_per_second"].as_array().unwrap();
@@ -838,7 +914,11 @@ fn peak_reports_every_second_and_ends_with_min_avg_max() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.lines().any(|l| l.starts_with("IOPS=")), "{}", r.stdout);
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("IOPS=")),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -846,11 +926,22 @@ fn peak_on_a_file_writes_reads_buffered_and_polls() {
     let d = tmpdir();
     let file = d.path().join("data");
     let f = file.to_str().unwrap();
-    assert!(sh(&format!("dd if=/dev/zero of={f} bs=1M count=16 oflag=direct status=none")).is_some());
+    assert!(sh(&format!(
+        "dd if=/dev/zero of={f} bs=1M count=16 oflag=direct status=none"
+    ))
+    .is_some());
     // --write --seq through a synchronous engine: one I/O per call, data written.
     let (r, v) = run_json(
         d.path(),
-        &["peak", f, "--write", "--seq", "--engine=pvsync2", "--runtime=1", "--json"],
+        &[
+            "peak",
+            f,
+            "--write",
+            "--seq",
+            "--engine=pvsync2",
+            "--runtime=1",
+            "--json",
+        ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(v["engine"], "pvsync2");
@@ -859,14 +950,16 @@ fn peak_on_a_file_writes_reads_buffered_and_polls() {
     let data = std::fs::read(&file).unwrap();
     assert!(data.iter().any(|&b| b != 0), "--write wrote the file");
     // --buffered goes through the page cache; the default (O_DIRECT) does not.
-    let cached = || {
-        sh(&format!("fincore -b -n -o RES {f}")).and_then(|s| s.trim().parse::<u64>().ok())
-    };
+    let cached =
+        || sh(&format!("fincore -b -n -o RES {f}")).and_then(|s| s.trim().parse::<u64>().ok());
     let (r, v) = run_json(d.path(), &["peak", f, "--runtime=1", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(has(&v, "--rw=randread") && has(&v, "--direct=1"), "{v}");
     let direct = cached();
-    let (r, v) = run_json(d.path(), &["peak", f, "--buffered", "--runtime=1", "--json"]);
+    let (r, v) = run_json(
+        d.path(),
+        &["peak", f, "--buffered", "--runtime=1", "--json"],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(has(&v, "--direct=0"), "{v}");
     if let (Some(before), Some(after)) = (direct, cached()) {

@@ -109,7 +109,9 @@ pub fn markdown_reference() -> String {
     let mut s = String::new();
     s.push_str("# ioscope command-line reference\n\n");
     s.push_str("Generated from the flag table (`crates/options/src/flags.rs`) by\n");
-    s.push_str("`UPDATE_DOCS=1 cargo test -p ioscope --test flags`; a test fails when it is stale.\n");
+    s.push_str(
+        "`UPDATE_DOCS=1 cargo test -p ioscope --test flags`; a test fails when it is stale.\n",
+    );
     s.push_str("fio's job options are in [options.md](options.md).\n\n");
     s.push_str(
         "Flags are written `--flag`, `--flag=VALUE` or, when the value is required, \
