@@ -2,36 +2,19 @@
 
 use crate::status::{Eta, Status};
 use anyhow::{anyhow, bail, Context, Result};
-use ioscope_options::{cli, help, jobfile, spec, JobSet};
+use ioscope_options::{cli, flagdoc, help, jobfile, spec, JobSet};
 use ioscope_report::OutputFormat;
-use ioscope_runner::RunOptions;
+use ioscope_runner::{JobProgress, Observer, RunOptions};
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::Duration;
-
-const USAGE: &str = "\
-usage: ioscope [options] [job files]
-       ioscope quick [--size SIZE] [--json] [DIR]
-
-Runs fio job files and fio command lines. Options before the first --name apply to all
-jobs; --name starts a job; any fio job option can be given as --opt=value, -opt=value or
---opt value. Program flags:";
+use std::time::{Duration, Instant};
 
 pub fn version() -> String {
     format!("ioscope-{}", env!("CARGO_PKG_VERSION"))
 }
 
 fn print_help() {
-    println!("{USAGE}");
-    for f in cli::FLAGS {
-        let v = match f.value {
-            cli::FlagValue::None => "",
-            cli::FlagValue::Required => "=VALUE",
-            cli::FlagValue::Optional => "[=VALUE]",
-        };
-        println!("  --{:<24} {}", format!("{}{v}", f.name), f.help);
-    }
-    println!("\nOptions: ioscope --cmdhelp[=OPTION]; engines: ioscope --enghelp[=ENGINE]");
+    print!("{}", flagdoc::main_help());
 }
 
 /// Job files and command-line jobs → validated job set.
@@ -112,22 +95,30 @@ fn seconds_flag(c: &cli::Cli, name: &str) -> Result<Option<Duration>> {
         .transpose()
 }
 
-fn unsupported_flags(c: &cli::Cli) -> Result<()> {
-    for f in ["inflate-log", "cpuclock-test", "server", "client"] {
-        if c.has(f) {
-            bail!("--{f} is not supported yet");
-        }
-    }
+/// Flag values that are refused before anything else happens (also with --parse-only).
+fn check_flags(c: &cli::Cli) -> Result<()> {
     if let Some(d) = c.flag("debug").flatten() {
         if d.split(',').any(|x| x != "parse") {
             bail!("--debug={d}: ioscope supports only --debug=parse");
+        }
+    }
+    if let Some(i) = seconds_flag(c, "eta-interval")? {
+        if i < crate::status::MIN_INTERVAL {
+            bail!("--eta-interval: {i:?} is too short (at least 250ms)");
         }
     }
     Ok(())
 }
 
 pub fn main(args: &[String]) -> Result<ExitCode> {
+    let genesis = Instant::now();
     let c = cli::parse_args(args)?;
+    for w in &c.warnings {
+        eprintln!("ioscope: {w}");
+    }
+    if c.has("warnings-fatal") && !c.warnings.is_empty() {
+        bail!("warnings are fatal (--warnings-fatal)");
+    }
     if c.has("help") || (args.is_empty()) {
         print_help();
         return Ok(ExitCode::SUCCESS);
@@ -151,7 +142,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         print!("{}", showcmd(&c)?);
         return Ok(ExitCode::SUCCESS);
     }
-    unsupported_flags(&c)?;
+    check_flags(&c)?;
     let set = load_jobs(&c)?;
     let fatal = c.has("warnings-fatal");
     for n in &set.notes {
@@ -183,10 +174,31 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     if c.has("parse-only") {
         return Ok(ExitCode::SUCCESS);
     }
-    run(&c, &set)
+    run(&c, &set, genesis)
 }
 
-fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
+/// The status line and, with --bandwidth-log, the aggregate bandwidth log.
+struct Observers<'a> {
+    status: &'a mut Status,
+    bw: Option<&'a mut crate::bwlog::BwLog>,
+}
+
+impl Observer for Observers<'_> {
+    fn message(&mut self, line: &str) {
+        self.status.message(line);
+    }
+    fn progress(&mut self, jobs: &[JobProgress]) {
+        if let Some(b) = self.bw.as_deref_mut() {
+            b.progress(jobs);
+        }
+        self.status.progress(jobs);
+    }
+    fn interim(&mut self, report: &ioscope_stats::RunResult) {
+        self.status.interim(report);
+    }
+}
+
+fn run(c: &cli::Cli, set: &JobSet, genesis: Instant) -> Result<ExitCode> {
     let formats = formats(c)?;
     let tv = terse_version(c)?;
     let output = c.flag("output").flatten().map(std::path::PathBuf::from);
@@ -214,6 +226,9 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
         Some(v) => bail!("--eta={v}: use auto, always or never"),
     };
     let mut status = Status::new(normal_on_stdout, eta, seconds_flag(c, "eta-newline")?);
+    if let Some(i) = seconds_flag(c, "eta-interval")? {
+        status.set_interval(i);
+    }
     status.interim_reports(formats.clone(), tv, output.is_none());
     let mut head = String::new();
     if formats.contains(&OutputFormat::Normal) {
@@ -224,9 +239,26 @@ fn run(c: &cli::Cli, set: &JobSet) -> Result<ExitCode> {
             head.clear();
         }
     }
+    let mut bw = match c.flag("bandwidth-log") {
+        Some(name) => Some(crate::bwlog::BwLog::create(
+            name.filter(|n| !n.is_empty()).unwrap_or("agg"),
+            genesis,
+        )?),
+        None => None,
+    };
     crate::signals::install();
-    let result = ioscope_runner::run(set, &ro, &mut status)?;
+    let result = ioscope_runner::run(
+        set,
+        &ro,
+        &mut Observers {
+            status: &mut status,
+            bw: bw.as_mut(),
+        },
+    )?;
     status.finish();
+    if let Some(b) = bw {
+        b.finish()?;
+    }
     let report = ioscope_report::render(&result, &formats, tv);
     match &output {
         Some(p) => std::fs::write(p, format!("{head}{report}"))

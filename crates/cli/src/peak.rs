@@ -12,23 +12,6 @@ use ioscope_runner::{JobProgress, Observer, RunOptions};
 use std::process::ExitCode;
 use std::time::Instant;
 
-const HELP: &str = "\
-usage: ioscope peak [options] FILE|DEVICE...
-  --engine=io_uring|libaio|pvsync2   I/O engine (default io_uring)
-  --depth=N          I/Os in flight per thread (default 128)
-  --batch=N          submit batch (default 32); --complete=N reap batch (default = batch)
-  --bs=SIZE          block size (default 4k)
-  --threads=N        threads, each on every file (default 1)
-  --seq              sequential instead of random reads
-  --write            writes instead of reads (refused on devices with data, as always)
-  --polled           polled I/O (IOPOLL / RWF_HIPRI)
-  --fixedbufs --registerfiles --sqpoll[=CPU]   io_uring features
-  --buffered         buffered I/O (default O_DIRECT)
-  --nop              IORING_OP_NOP: no file I/O, the kernel submission path alone
-  --runtime=SECS     run time (default 10)
-  --no-lat           no latency tracking (timestamps off)
-  --json             JSON result on stdout";
-
 struct Args {
     files: Vec<String>,
     engine: String,
@@ -50,64 +33,47 @@ struct Args {
     json: bool,
 }
 
-fn parse(args: &[String]) -> Result<Args> {
+/// The arguments, parsed through the flag table; `None` after `--help`.
+fn parse(args: &[String]) -> Result<Option<Args>> {
+    let Some(p) = crate::parse_flags("peak", args)? else {
+        return Ok(None);
+    };
+    let num = |k: &str| -> Result<Option<u32>> {
+        p.value(k)
+            .map(|v| {
+                v.parse::<u32>()
+                    .map(|n| n.max(1))
+                    .map_err(|_| anyhow!("--{k}={v}: not a number"))
+            })
+            .transpose()
+    };
     let mut a = Args {
-        files: Vec::new(),
-        engine: "io_uring".into(),
-        depth: 128,
-        batch: 32,
-        complete: None,
-        bs: "4k".into(),
-        threads: 1,
-        seq: false,
-        write: false,
-        polled: false,
-        fixedbufs: false,
-        registerfiles: false,
-        sqpoll: None,
-        buffered: false,
-        nop: false,
-        runtime: "10".into(),
-        lat: true,
-        json: false,
+        files: p.operands.clone(),
+        engine: p.value("engine").unwrap_or("io_uring").to_string(),
+        depth: num("depth")?.unwrap_or(128),
+        batch: num("batch")?.unwrap_or(32),
+        complete: num("complete")?,
+        bs: p.value("bs").unwrap_or("4k").to_string(),
+        threads: num("threads")?.unwrap_or(1),
+        seq: p.has("seq"),
+        write: p.has("write"),
+        polled: p.has("polled"),
+        fixedbufs: p.has("fixedbufs"),
+        registerfiles: p.has("registerfiles"),
+        sqpoll: match p.flag("sqpoll") {
+            None => None,
+            Some(None) => Some(None),
+            Some(Some(v)) => Some(Some(
+                v.parse()
+                    .map_err(|_| anyhow!("--sqpoll={v}: not a CPU number"))?,
+            )),
+        },
+        buffered: p.has("buffered"),
+        nop: p.has("nop"),
+        runtime: p.value("runtime").unwrap_or("10").to_string(),
+        lat: !p.has("no-lat"),
+        json: p.has("json"),
     };
-    let num = |k: &str, v: Option<&str>| -> Result<u32> {
-        let v = v.ok_or_else(|| anyhow!("{k} needs a value ({k}=N)"))?;
-        v.parse().map_err(|_| anyhow!("{k}={v}: not a number"))
-    };
-    for arg in args {
-        let (k, v) = match arg.split_once('=') {
-            Some((k, v)) => (k, Some(v)),
-            None => (arg.as_str(), None),
-        };
-        match k {
-            "--engine" => a.engine = v.ok_or_else(|| anyhow!("--engine=NAME"))?.to_string(),
-            "--depth" => a.depth = num(k, v)?.max(1),
-            "--batch" => a.batch = num(k, v)?.max(1),
-            "--complete" => a.complete = Some(num(k, v)?.max(1)),
-            "--bs" => a.bs = v.ok_or_else(|| anyhow!("--bs=SIZE"))?.to_string(),
-            "--threads" => a.threads = num(k, v)?.max(1),
-            "--runtime" => a.runtime = v.ok_or_else(|| anyhow!("--runtime=SECS"))?.to_string(),
-            "--seq" => a.seq = true,
-            "--write" => a.write = true,
-            "--polled" => a.polled = true,
-            "--fixedbufs" => a.fixedbufs = true,
-            "--registerfiles" => a.registerfiles = true,
-            "--sqpoll" => a.sqpoll = Some(v.map(|_| num(k, v)).transpose()?),
-            "--buffered" => a.buffered = true,
-            "--nop" => a.nop = true,
-            "--no-lat" => a.lat = false,
-            "--json" => a.json = true,
-            "-h" | "--help" => {
-                println!("{HELP}");
-                std::process::exit(0);
-            }
-            s if s.starts_with('-') => {
-                bail!("peak: unknown option '{s}' (see ioscope peak --help)")
-            }
-            f => a.files.push(f.to_string()),
-        }
-    }
     if a.nop {
         if a.engine != "io_uring" {
             bail!("peak: --nop needs --engine=io_uring");
@@ -119,7 +85,7 @@ fn parse(args: &[String]) -> Result<Args> {
     if a.files.is_empty() {
         bail!("peak: name a file or device (or use --nop); see ioscope peak --help");
     }
-    Ok(a)
+    Ok(Some(a))
 }
 
 /// The job, written as fio options so the option table validates it.
@@ -181,11 +147,60 @@ fn job_args(a: &Args) -> Vec<String> {
     v
 }
 
-/// Once-a-second lines like t/io_uring's.
+/// Once-a-second lines like t/io_uring's. Windows end at whole seconds of the run
+/// (the first progress call tells how long the run has been going), so a run of N
+/// seconds yields N entries: the last window, which ends with the run, is closed by
+/// [`PerSecond::close`] from the final counts.
 struct PerSecond {
     json: bool,
-    last: Option<(Instant, u64, u64, u64, u64)>,
+    /// When the run started, from the first progress call.
+    start: Option<Instant>,
+    /// End of the last window: time, I/Os, bytes, submit calls, reap calls.
+    last: (Instant, u64, u64, u64, u64),
     samples: Vec<f64>,
+}
+
+impl PerSecond {
+    fn new(json: bool) -> PerSecond {
+        PerSecond {
+            json,
+            start: None,
+            last: (Instant::now(), 0, 0, 0, 0),
+            samples: Vec::new(),
+        }
+    }
+
+    /// One window: print its line and keep its IOPS.
+    fn window(&mut self, now: Instant, ios: u64, bytes: u64, subs: u64, reaps: u64) {
+        let (t, i0, b0, s0, r0) = self.last;
+        let dt = now.duration_since(t).as_secs_f64().max(1e-3);
+        let iops = ios.saturating_sub(i0) as f64 / dt;
+        let bw = bytes.saturating_sub(b0) as f64 / dt;
+        let per = |calls: u64, last: u64| {
+            ios.saturating_sub(i0) as f64 / (calls.saturating_sub(last)).max(1) as f64
+        };
+        self.samples.push(iops);
+        if !self.json {
+            println!(
+                "IOPS={:.0}, BW={:.0}MiB/s, IOS/call={:.0}/{:.0}",
+                iops,
+                bw / (1 << 20) as f64,
+                per(subs, s0),
+                per(reaps, r0)
+            );
+        }
+        self.last = (now, ios, bytes, subs, reaps);
+    }
+
+    /// The run is over after `runtime_ms`: close the last, partial window with the
+    /// final counts, unless the run's seconds are all accounted for.
+    fn close(&mut self, runtime_ms: u64, ios: u64, bytes: u64, subs: u64, reaps: u64) {
+        let seconds = ((runtime_ms + 500) / 1000).max(1) as usize;
+        let now = Instant::now();
+        if self.samples.len() < seconds && now > self.last.0 && ios > self.last.1 {
+            self.window(now, ios, bytes, subs, reaps);
+        }
+    }
 }
 
 impl Observer for PerSecond {
@@ -199,40 +214,30 @@ impl Observer for PerSecond {
         let subs: u64 = jobs.iter().map(|j| j.submit_calls).sum();
         let reaps: u64 = jobs.iter().map(|j| j.reap_calls).sum();
         let now = Instant::now();
-        let Some((t, i0, b0, s0, r0)) = self.last else {
-            self.last = Some((now, ios, bytes, subs, reaps));
-            return;
-        };
-        let dt = now.duration_since(t).as_secs_f64();
-        if dt < 1.0 {
-            return;
-        }
+        let start = *self.start.get_or_insert_with(|| {
+            let elapsed = jobs.first().map_or(0.0, |j| j.elapsed_s);
+            let start = now - std::time::Duration::from_secs_f64(elapsed.max(0.0));
+            self.last.0 = start;
+            start
+        });
         // A counter reset (ramp end) starts a new window.
-        if ios < i0 {
-            self.last = Some((now, ios, bytes, subs, reaps));
+        if ios < self.last.1 {
+            self.last = (now, ios, bytes, subs, reaps);
             return;
         }
-        let iops = (ios - i0) as f64 / dt;
-        let bw = (bytes - b0) as f64 / dt;
-        let per =
-            |calls: u64, last: u64| (ios - i0) as f64 / (calls.saturating_sub(last)).max(1) as f64;
-        self.samples.push(iops);
-        if !self.json {
-            println!(
-                "IOPS={:.0}, BW={:.0}MiB/s, IOS/call={:.0}/{:.0}",
-                iops,
-                bw / (1 << 20) as f64,
-                per(subs, s0),
-                per(reaps, r0)
-            );
+        let boundary = start + std::time::Duration::from_secs(self.samples.len() as u64 + 1);
+        if now >= boundary {
+            self.window(now, ios, bytes, subs, reaps);
         }
-        self.last = Some((now, ios, bytes, subs, reaps));
     }
 }
 
 pub fn main(args: &[String]) -> Result<ExitCode> {
-    let a = parse(args)?;
-    let c = cli::parse_args(&job_args(&a))?;
+    let Some(a) = parse(args)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let job = job_args(&a);
+    let c = cli::parse_args(&job)?;
     let set = crate::fio::load_jobs(&c)?;
     let bs = set.jobs[0].opts.bs.read();
     let ro = RunOptions {
@@ -242,14 +247,17 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     };
     ioscope_runner::validate(&set, &ro)?;
     crate::signals::install();
-    let mut obs = PerSecond {
-        json: a.json,
-        last: None,
-        samples: Vec::new(),
-    };
+    let mut obs = PerSecond::new(a.json);
     let r = ioscope_runner::run(&set, &ro, &mut obs)?;
     let j = &r.jobs[0];
     let d = if a.write { &j.dirs[1] } else { &j.dirs[0] };
+    obs.close(
+        d.runtime_ms,
+        j.dirs.iter().map(|d| d.total_ios).sum(),
+        j.dirs.iter().map(|d| d.io_bytes).sum(),
+        j.submit.iter().sum(),
+        j.complete.iter().sum(),
+    );
     let iops = d.iops();
     let calls = |b: &[u64; 7]| b.iter().sum::<u64>().max(1);
     let (per_submit, per_reap) = (
@@ -276,7 +284,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
                 .into()
         };
         let doc = serde_json::json!({
-            "ioscope": crate::fio::version(), "engine": a.engine, "nop": a.nop, "threads": a.threads,
+            "ioscope": crate::fio::version(), "job": job, "engine": a.engine, "nop": a.nop, "threads": a.threads,
             "depth": a.depth, "batch_submit": a.batch, "bs": bs, "runtime_ms": d.runtime_ms,
             "ios": d.total_ios, "iops": iops, "bw_bytes": d.bw_bytes(),
             "ios_per_submit": per_submit, "ios_per_reap": per_reap,
@@ -308,6 +316,20 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
                 ioscope_report::num::percentile_block("clat", &clat_pct, 2)
             );
         }
+        let n = obs.samples.len().max(1) as f64;
+        let (min, max) = obs
+            .samples
+            .iter()
+            .fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            });
+        println!(
+            "Minimum IOPS={:.0}, Average IOPS={:.0}, Maximum IOPS={:.0} (per second, {} s)",
+            if obs.samples.is_empty() { 0.0 } else { min },
+            obs.samples.iter().sum::<f64>() / n,
+            max,
+            obs.samples.len()
+        );
     }
     Ok(if j.error != 0 {
         ExitCode::from(1)

@@ -1,4 +1,4 @@
-//! `ioscope quick [--size SIZE] [--runtime SECS] [--json] [DIR]`: how fast is this disk?
+//! `ioscope quick [--size SIZE] [--runtime TIME] [--json] [DIR]`: how fast is this disk?
 //! Sequential 1 MiB reads and writes at QD8 and random 4 KiB reads and writes at QD32
 //! and QD1 (the CrystalDiskMark/KDiskMark set) on a temporary file, with direct I/O
 //! where the filesystem supports it. The file is removed afterwards, also on Ctrl-C.
@@ -46,56 +46,38 @@ struct Args {
     json: bool,
 }
 
-fn parse(args: &[String]) -> Result<Args> {
+/// The arguments, parsed through the flag table; `None` after `--help`.
+fn parse(args: &[String]) -> Result<Option<Args>> {
+    let Some(p) = crate::parse_flags("quick", args)? else {
+        return Ok(None);
+    };
     let mut a = Args {
         dir: PathBuf::from("."),
         size: 1 << 30,
         runtime: 5,
-        json: false,
+        json: p.has("json"),
     };
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (k, inline) = match arg.split_once('=') {
-            Some((k, v)) => (k, Some(v.to_string())),
-            None => (arg.as_str(), None),
-        };
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(|| anyhow!("{name} needs a value"))
-        };
-        match k {
-            "--size" => {
-                let v = value("--size")?;
-                a.size = ioscope_options::units::parse_size(&v, 1024)
-                    .map_err(|e| anyhow!("--size: {e}"))?;
-                if a.size < 16 << 20 {
-                    bail!("--size={v}: use at least 16m");
-                }
-            }
-            "--runtime" => {
-                let v = value("--runtime")?;
-                a.runtime = ioscope_options::units::parse_time_us(&v, 1_000_000)
-                    .map_err(|e| anyhow!("--runtime: {e}"))?
-                    / 1_000_000;
-                a.runtime = a.runtime.max(1);
-            }
-            "--json" => a.json = true,
-            "-h" | "--help" => {
-                println!("usage: ioscope quick [--size SIZE (default 1g)] [--runtime SECONDS per test (default 5)] [--json] [DIR (default .)]");
-                std::process::exit(0);
-            }
-            s if s.starts_with('-') => {
-                bail!("quick: unknown option '{s}' (see ioscope quick --help)")
-            }
-            dir => a.dir = PathBuf::from(dir),
+    if let Some(v) = p.value("size") {
+        a.size = ioscope_options::units::parse_size(v, 1024).map_err(|e| anyhow!("--size: {e}"))?;
+        if a.size < 16 << 20 {
+            bail!("--size={v}: use at least 16m");
         }
+    }
+    if let Some(v) = p.value("runtime") {
+        a.runtime = (ioscope_options::units::parse_time_us(v, 1_000_000)
+            .map_err(|e| anyhow!("--runtime: {e}"))?
+            / 1_000_000)
+            .max(1);
+    }
+    match p.operands.as_slice() {
+        [] => {}
+        [dir] => a.dir = PathBuf::from(dir),
+        _ => bail!("quick: give one directory (see ioscope quick --help)"),
     }
     if !a.dir.is_dir() {
         bail!("quick: '{}' is not a directory", a.dir.display());
     }
-    Ok(a)
+    Ok(Some(a))
 }
 
 /// Does this directory's filesystem accept O_DIRECT?
@@ -208,7 +190,9 @@ fn lat(ns: u64) -> String {
 }
 
 pub fn main(args: &[String]) -> Result<ExitCode> {
-    let a = parse(args)?;
+    let Some(a) = parse(args)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
     let direct = supports_direct(&a.dir);
     let file = TempFile(
         a.dir
@@ -257,7 +241,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     } else {
         println!(
             "{:<12} {:<5} {:>10} {:>10} {:>11} {:>11}",
-            "test", "rw", "MB/s", "IOPS", "p50 lat", "p99 lat"
+            "test", "rw", "MB/s", "IOPS", "lat p50", "lat p99"
         );
         for r in &rows {
             println!(
@@ -270,6 +254,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
                 lat(r.p99)
             );
         }
+        println!("lat: fio's lat, submission to completion (not clat)");
     }
     Ok(ExitCode::SUCCESS)
 }

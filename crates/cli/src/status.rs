@@ -13,12 +13,19 @@ pub enum Eta {
     Never,
 }
 
+/// fio's default status refresh interval, and the shortest --eta-interval it accepts.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+pub const MIN_INTERVAL: Duration = Duration::from_millis(250);
+
 pub struct Status {
     /// Informational lines go to stdout (normal report on stdout) or stderr.
     messages_to_stdout: bool,
     show: bool,
     newline_every: Option<Duration>,
     last_newline: Instant,
+    /// Redraw the line this often (--eta-interval).
+    interval: Duration,
+    last_draw: Instant,
     last: Option<(Instant, [u64; 3], [u64; 3])>,
     rates: ([f64; 3], [f64; 3]),
     drawn: bool,
@@ -38,11 +45,19 @@ impl Status {
             show,
             newline_every,
             last_newline: Instant::now(),
+            interval: DEFAULT_INTERVAL,
+            last_draw: Instant::now(),
             last: None,
             rates: ([0.0; 3], [0.0; 3]),
             drawn: false,
             interim: None,
         }
+    }
+
+    /// Redraw the status line every `interval` (fio's --eta-interval); the rates shown
+    /// are averages over the last interval.
+    pub fn set_interval(&mut self, interval: Duration) {
+        self.interval = interval;
     }
 
     /// Print full interim reports (fio's --status-interval) when the report goes to stdout.
@@ -123,18 +138,20 @@ impl Observer for Status {
         let now = Instant::now();
         let bytes: [u64; 3] = std::array::from_fn(|d| jobs.iter().map(|j| j.bytes[d]).sum());
         let ios: [u64; 3] = std::array::from_fn(|d| jobs.iter().map(|j| j.ios[d]).sum());
-        match self.last {
-            Some((t, b, n)) if now.duration_since(t) >= Duration::from_millis(900) => {
-                let secs = now.duration_since(t).as_secs_f64();
-                self.rates = (
-                    std::array::from_fn(|d| bytes[d].saturating_sub(b[d]) as f64 / secs),
-                    std::array::from_fn(|d| ios[d].saturating_sub(n[d]) as f64 / secs),
-                );
-                self.last = Some((now, bytes, ios));
-            }
-            None => self.last = Some((now, bytes, ios)),
-            _ => {}
+        let Some((t, b, n)) = self.last else {
+            self.last = Some((now, bytes, ios));
+            return;
+        };
+        if now.duration_since(self.last_draw) < self.interval {
+            return;
         }
+        self.last_draw = now;
+        let secs = now.duration_since(t).as_secs_f64().max(1e-3);
+        self.rates = (
+            std::array::from_fn(|d| bytes[d].saturating_sub(b[d]) as f64 / secs),
+            std::array::from_fn(|d| ios[d].saturating_sub(n[d]) as f64 / secs),
+        );
+        self.last = Some((now, bytes, ios));
         let running: Vec<&JobProgress> = jobs.iter().filter(|j| j.running).collect();
         let states: String = jobs
             .iter()

@@ -3,174 +3,14 @@
 //! fio's own flags (`--output`, `--parse-only`, …) are listed in `FLAGS`.
 
 use crate::error::{Loc, OptionsError};
+use crate::flags;
 use crate::jobfile::{RawEntry, RawSection};
 use crate::suggest::did_you_mean;
 use crate::table;
 use std::path::PathBuf;
 
-/// One of fio's program flags: (name, takes a value, help).
-pub struct FlagDef {
-    pub name: &'static str,
-    pub value: FlagValue,
-    pub help: &'static str,
-}
-
-#[derive(PartialEq, Eq, Clone, Copy)]
-pub enum FlagValue {
-    None,
-    Required,
-    Optional,
-}
-
-use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
-
-pub const FLAGS: &[FlagDef] = &[
-    FlagDef {
-        name: "output",
-        value: ReqVal,
-        help: "Write the report to this file",
-    },
-    FlagDef {
-        name: "output-format",
-        value: ReqVal,
-        help: "normal, terse, json or json+ (comma-separated for several)",
-    },
-    FlagDef {
-        name: "minimal",
-        value: NoVal,
-        help: "Terse output (same as --output-format=terse)",
-    },
-    FlagDef {
-        name: "append-terse",
-        value: NoVal,
-        help: "Print terse output after the selected format",
-    },
-    FlagDef {
-        name: "terse-version",
-        value: ReqVal,
-        help: "Terse format version: 2, 3 (default), 4 or 5",
-    },
-    FlagDef {
-        name: "bandwidth-log",
-        value: OptVal,
-        help: "Write aggregate bandwidth logs NAME-{read,write,trim}_bw.log (NAME defaults to agg)",
-    },
-    FlagDef {
-        name: "parse-only",
-        value: NoVal,
-        help: "Parse and validate the options, then exit",
-    },
-    FlagDef {
-        name: "dump-jobs",
-        value: NoVal,
-        help: "Print the resolved job specifications as JSON and exit (ioscope)",
-    },
-    FlagDef {
-        name: "showcmd",
-        value: NoVal,
-        help: "Print the job files as a command line and exit",
-    },
-    FlagDef {
-        name: "debug",
-        value: ReqVal,
-        help: "Debug output; ioscope knows 'parse' (print resolved options)",
-    },
-    FlagDef {
-        name: "cmdhelp",
-        value: OptVal,
-        help: "Help on an option, or all options",
-    },
-    FlagDef {
-        name: "enghelp",
-        value: OptVal,
-        help: "List engines, or the options of one engine",
-    },
-    FlagDef {
-        name: "version",
-        value: NoVal,
-        help: "Print the version and exit",
-    },
-    FlagDef {
-        name: "help",
-        value: NoVal,
-        help: "Print this help and exit",
-    },
-    FlagDef {
-        name: "readonly",
-        value: NoVal,
-        help: "Refuse any write",
-    },
-    FlagDef {
-        name: "max-jobs",
-        value: ReqVal,
-        help: "Refuse to run more than this many jobs",
-    },
-    FlagDef {
-        name: "warnings-fatal",
-        value: NoVal,
-        help: "Treat warnings as errors",
-    },
-    FlagDef {
-        name: "section",
-        value: ReqVal,
-        help: "Run only this job-file section (may be repeated)",
-    },
-    FlagDef {
-        name: "eta",
-        value: ReqVal,
-        help: "Live status line: auto, always or never",
-    },
-    FlagDef {
-        name: "eta-newline",
-        value: ReqVal,
-        help: "Start a new status line every this many seconds",
-    },
-    FlagDef {
-        name: "eta-interval",
-        value: ReqVal,
-        help: "Status line update interval",
-    },
-    FlagDef {
-        name: "status-interval",
-        value: ReqVal,
-        help: "Print a full interim report every this many seconds",
-    },
-    FlagDef {
-        name: "inflate-log",
-        value: ReqVal,
-        help: "Decompress a .fz log (not supported yet)",
-    },
-    FlagDef {
-        name: "allow-destructive",
-        value: NoVal,
-        help: "Allow writes to block devices that are mounted or carry data signatures (ioscope)",
-    },
-    FlagDef {
-        name: "cpuclock-test",
-        value: NoVal,
-        help: "Test the CPU clock (not supported yet)",
-    },
-    FlagDef {
-        name: "server",
-        value: OptVal,
-        help: "fio client/server mode (not supported)",
-    },
-    FlagDef {
-        name: "client",
-        value: ReqVal,
-        help: "fio client/server mode (not supported)",
-    },
-    FlagDef {
-        name: "aux-path",
-        value: ReqVal,
-        help: "Directory for auxiliary files",
-    },
-    FlagDef {
-        name: "alloc-size",
-        value: ReqVal,
-        help: "fio's shared-memory pool size (ioscope needs none)",
-    },
-];
+/// fio's program flags: the fio face's part of the flag table ([`crate::flags`]).
+pub use crate::flags::{FlagDef, FlagValue, FIO_FLAGS as FLAGS};
 
 /// What the command line asked for.
 #[derive(Debug, Default)]
@@ -182,6 +22,8 @@ pub struct Cli {
     /// Jobs started by `--name`.
     pub jobs: Vec<RawSection>,
     pub job_files: Vec<PathBuf>,
+    /// Warnings for flags that have no effect in ioscope.
+    pub warnings: Vec<String>,
 }
 
 impl Cli {
@@ -204,10 +46,6 @@ impl Cli {
     }
 }
 
-fn find_flag(name: &str) -> Option<&'static FlagDef> {
-    FLAGS.iter().find(|f| f.name == name)
-}
-
 /// Parse argv (without the program name).
 pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
     let mut cli = Cli::default();
@@ -216,35 +54,17 @@ pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
         let arg = &args[i];
         let loc = Loc::cli(i + 1);
         i += 1;
-        let body = match arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) {
-            Some(b) if !b.is_empty() => b,
-            _ => {
-                cli.job_files.push(PathBuf::from(arg));
-                continue;
-            }
+        let Some((name, inline)) = flags::split_flag(arg, true) else {
+            cli.job_files.push(PathBuf::from(arg));
+            continue;
         };
-        let (name, inline) = match body.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (body, None),
-        };
-        let name = match name {
-            "h" => "help",
-            "v" | "V" => "version",
-            other => other,
-        };
-        if let Some(flag) = find_flag(name) {
-            let value = match (flag.value, inline) {
-                (NoVal, Some(_)) => return Err(OptionsError::option(&loc, arg, "takes no value")),
-                (ReqVal, None) => match args.get(i) {
-                    Some(v) => {
-                        i += 1;
-                        Some(v.clone())
-                    }
-                    None => return Err(OptionsError::option(&loc, arg, "requires a value")),
-                },
-                (_, v) => v,
-            };
-            cli.flags.push((name.to_string(), value, loc));
+        let inline = inline.map(str::to_string);
+        if let Some(flag) = flags::find_in(FLAGS, name) {
+            let w = flags::check_support(flag).map_err(OptionsError::Other)?;
+            cli.warnings.extend(w);
+            let value = flags::take_value(flag, arg, inline.as_deref(), args, &mut i)
+                .map_err(|e| OptionsError::at(&loc, e))?;
+            cli.flags.push((flag.name.to_string(), value, loc));
             continue;
         }
         let Some(def) = table::find(name) else {

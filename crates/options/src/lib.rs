@@ -8,6 +8,8 @@ pub mod cli;
 pub mod def;
 pub mod engines;
 pub mod error;
+pub mod flagdoc;
+pub mod flags;
 pub mod help;
 pub mod jobfile;
 pub mod spec;

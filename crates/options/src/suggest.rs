@@ -1,6 +1,6 @@
 //! "did you mean" for misspelt option names.
 
-use crate::cli::FLAGS;
+use crate::flags::FIO_FLAGS as FLAGS;
 use crate::table::OPTIONS;
 
 /// Optimal string alignment distance (edit distance with transpositions).
@@ -28,18 +28,26 @@ fn distance(a: &str, b: &str) -> usize {
     d[a.len()][b.len()]
 }
 
+/// The candidate closest to `name`, if close enough to be a likely typo.
+pub fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let best = candidates
+        .map(|n| (distance(&name.to_ascii_lowercase(), n), n))
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((d, n)) if d <= (name.len() / 3).max(2) => Some(n),
+        _ => None,
+    }
+}
+
 /// `"; did you mean 'X'?"` or "".
 pub fn did_you_mean(name: &str) -> String {
     let names = OPTIONS
         .iter()
         .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
         .chain(FLAGS.iter().map(|f| f.name));
-    let best = names
-        .map(|n| (distance(&name.to_ascii_lowercase(), n), n))
-        .min_by_key(|(d, _)| *d);
-    match best {
-        Some((d, n)) if d <= (name.len() / 3).max(2) => format!("; did you mean '{n}'?"),
-        _ => String::new(),
+    match closest(name, names) {
+        Some(n) => format!("; did you mean '{n}'?"),
+        None => String::new(),
     }
 }
 

@@ -1,0 +1,981 @@
+//! Program flags and subcommands: every flag in the flag table
+//! (`ioscope_options::flags::COMMANDS`) has a test here that checks what it does;
+//! `every_flag_has_a_test` fails when a flag is added without one. Also: --help, the
+//! generated docs/cli.md and the bash completion script.
+//! Regenerate docs/cli.md with: UPDATE_DOCS=1 cargo test -p ioscope --test flags
+
+mod common;
+use common::*;
+use ioscope_options::flags::{Support, COMMANDS};
+use std::path::{Path, PathBuf};
+
+/// (subcommand, flag) pairs that have a test below.
+const COVERED: &[(&str, &str)] = &[
+    // fio face
+    ("fio", "output"),
+    ("fio", "output-format"),
+    ("fio", "minimal"),
+    ("fio", "append-terse"),
+    ("fio", "terse-version"),
+    ("fio", "bandwidth-log"),
+    ("fio", "parse-only"),
+    ("fio", "dump-jobs"),
+    ("fio", "showcmd"),
+    ("fio", "debug"),
+    ("fio", "cmdhelp"),
+    ("fio", "enghelp"),
+    ("fio", "version"),
+    ("fio", "help"),
+    ("fio", "readonly"),
+    ("fio", "max-jobs"),
+    ("fio", "warnings-fatal"),
+    ("fio", "section"),
+    ("fio", "eta"),
+    ("fio", "eta-newline"),
+    ("fio", "eta-interval"),
+    ("fio", "status-interval"),
+    ("fio", "allow-destructive"),
+    ("fio", "alloc-size"),
+    // not_yet_flags_are_refused_also_by_parse_only
+    ("fio", "inflate-log"),
+    ("fio", "cpuclock-test"),
+    ("fio", "crctest"),
+    ("fio", "merge-blktrace-only"),
+    ("fio", "server"),
+    ("fio", "client"),
+    ("fio", "daemonize"),
+    ("fio", "remote-config"),
+    ("fio", "idle-prof"),
+    ("fio", "trigger-file"),
+    ("fio", "trigger-timeout"),
+    ("fio", "trigger"),
+    ("fio", "trigger-remote"),
+    ("fio", "aux-path"),
+    // quick
+    ("quick", "size"),
+    ("quick", "runtime"),
+    ("quick", "json"),
+    ("quick", "help"),
+    // peak
+    ("peak", "engine"),
+    ("peak", "depth"),
+    ("peak", "batch"),
+    ("peak", "complete"),
+    ("peak", "bs"),
+    ("peak", "threads"),
+    ("peak", "seq"),
+    ("peak", "write"),
+    ("peak", "polled"),
+    ("peak", "fixedbufs"),
+    ("peak", "registerfiles"),
+    ("peak", "sqpoll"),
+    ("peak", "buffered"),
+    ("peak", "nop"),
+    ("peak", "runtime"),
+    ("peak", "no-lat"),
+    ("peak", "json"),
+    ("peak", "help"),
+    // completions, help
+    ("completions", "help"),
+    ("help", "help"),
+];
+
+#[test]
+fn every_flag_has_a_test() {
+    let mut missing = Vec::new();
+    for c in COMMANDS {
+        for f in c.flags {
+            if !COVERED.contains(&(c.name, f.name)) {
+                missing.push(format!("{} --{}", c.name, f.name));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "flags without a test: {missing:?}");
+    for (c, f) in COVERED {
+        let cmd = COMMANDS.iter().find(|x| x.name == *c);
+        assert!(
+            cmd.is_some_and(|cmd| cmd.flags.iter().any(|x| x.name == *f)),
+            "COVERED lists {c} --{f}, which is not in the flag table"
+        );
+    }
+}
+
+#[test]
+fn cli_reference_is_current() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
+    let want = ioscope_options::flagdoc::markdown_reference();
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, &want).expect("write docs/cli.md");
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "docs/cli.md is stale: run `UPDATE_DOCS=1 cargo test -p ioscope --test flags`"
+    );
+    for c in COMMANDS {
+        for f in c.flags {
+            assert!(want.contains(&format!("`--{}`", f.name)), "{}", f.name);
+        }
+    }
+}
+
+/// A small, fast job on the null engine.
+fn null_job(rw: &str) -> Vec<String> {
+    ["--name=x", "--ioengine=null", "--size=1m", "--bs=4k"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!("--rw={rw}")])
+        .collect()
+}
+
+/// A time-based null job of `secs` seconds, rate-limited so that it costs little CPU.
+fn timed_job(secs: &str) -> Vec<String> {
+    let mut v = null_job("read");
+    v.extend(
+        ["--time_based", "--rate_iops=2000"]
+            .iter()
+            .map(|s| s.to_string()),
+    );
+    v.push(format!("--runtime={secs}"));
+    v
+}
+
+fn run_args(dir: &Path, a: &[String], extra: &[&str]) -> Run {
+    let mut args: Vec<&str> = extra.to_vec();
+    args.extend(a.iter().map(String::as_str));
+    run_in(dir, &args)
+}
+
+// ---------------------------------------------------------------- help and completions
+
+#[test]
+fn help_lists_every_subcommand_and_its_flags() {
+    let d = tmpdir();
+    for main in [&["--help"][..], &["-h"], &["help"]] {
+        let r = run_in(d.path(), main);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        for c in COMMANDS {
+            assert!(r.stdout.contains(c.about), "{main:?}: {}", c.name);
+            if c.name != "fio" {
+                assert!(
+                    r.stdout.contains(&format!("ioscope {}", c.name)),
+                    "{}",
+                    c.name
+                );
+            }
+        }
+        for f in COMMANDS[0].flags {
+            assert!(r.stdout.contains(&format!("--{}", f.name)), "{}", f.name);
+        }
+    }
+    for c in COMMANDS.iter().filter(|c| c.name != "fio") {
+        let r = run_in(d.path(), &[c.name, "--help"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout.starts_with(&format!("usage: {}", c.usage)));
+        for f in c.flags {
+            assert!(
+                r.stdout.contains(&format!("--{}", f.name)),
+                "{} --{}",
+                c.name,
+                f.name
+            );
+        }
+        // `ioscope help X` is `ioscope X --help`; `-h` too.
+        assert_eq!(run_in(d.path(), &["help", c.name]).stdout, r.stdout);
+        assert_eq!(run_in(d.path(), &[c.name, "-h"]).stdout, r.stdout);
+    }
+    let r = run_in(d.path(), &["help", "fio"]);
+    assert!(r.stdout.contains("--bandwidth-log"), "{}", r.stdout);
+    let r = run_in(d.path(), &["help", "nosuch"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("no subcommand 'nosuch'"), "{}", r.stderr);
+    // Status marks come from the table.
+    let r = run_in(d.path(), &["--help"]);
+    assert!(r.stdout.contains("[not supported yet]"));
+    assert!(r.stdout.contains("[no effect in ioscope]"));
+    // A subcommand's unknown flag names the closest one.
+    let r = run_in(d.path(), &["peak", "--dpeth=4"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("unknown flag '--dpeth=4'") && r.stderr.contains("'--depth'"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// Source the completion script, complete `words` (the last is the current word).
+fn complete(script: &Path, words: &[&str]) -> Vec<String> {
+    let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+    let cmd = format!(
+        "source '{}'; COMP_WORDS=({}); COMP_CWORD={}; _ioscope; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(),
+        quoted.join(" "),
+        words.len() - 1
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&cmd)
+        .current_dir(script.parent().unwrap())
+        .output()
+        .expect("bash");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn bash_completion_is_valid_and_completes() {
+    if !have("bash") {
+        eprintln!("skipping: no bash");
+        return;
+    }
+    let d = tmpdir();
+    let r = run_in(d.path(), &["completions", "bash"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let script = d.path().join("ioscope.bash");
+    std::fs::write(&script, &r.stdout).unwrap();
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        syntax.status.success(),
+        "{}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    assert_eq!(complete(&script, &["ioscope", "pe"]), ["peak"]);
+    assert_eq!(
+        complete(&script, &["ioscope", "peak", "--dep"]),
+        ["--depth="]
+    );
+    assert_eq!(complete(&script, &["ioscope", "quick", "--js"]), ["--json"]);
+    assert_eq!(
+        complete(&script, &["ioscope", "--outp"]),
+        ["--output=", "--output-format="]
+    );
+    assert_eq!(
+        complete(&script, &["ioscope", "--bandwidth"]),
+        ["--bandwidth-log"]
+    );
+    let jobopts = complete(&script, &["ioscope", "--iodepth_batch_c"]);
+    assert!(
+        jobopts.contains(&"--iodepth_batch_complete_max=".to_string()),
+        "{jobopts:?}"
+    );
+    // Job options only for the fio face.
+    assert!(complete(&script, &["ioscope", "peak", "--iodep"]).is_empty());
+    assert_eq!(complete(&script, &["ioscope", "completions", ""]), ["bash"]);
+    assert_eq!(complete(&script, &["ioscope", "help", "q"]), ["quick"]);
+    let r = run_in(d.path(), &["completions", "tcsh"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("only bash"), "{}", r.stderr);
+    let r = run_in(d.path(), &["completions", "--help"]);
+    assert!(
+        r.stdout.contains("ioscope completions bash"),
+        "{}",
+        r.stdout
+    );
+}
+
+// ---------------------------------------------------------------- the fio face
+
+#[test]
+fn output_writes_the_report_to_a_file() {
+    let d = tmpdir();
+    let r = run_args(d.path(), &null_job("read"), &["--output=report.txt"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains("Run status group"), "{}", r.stdout);
+    let report = std::fs::read_to_string(d.path().join("report.txt")).unwrap();
+    assert!(report.contains("Run status group"), "{report}");
+    assert!(report.contains("x: (g=0)"), "job header line too: {report}");
+}
+
+#[test]
+fn output_formats_terse_and_terse_versions() {
+    let d = tmpdir();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--output-format=json",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(u(&job(&v, 0)["read"]["io_bytes"]), 1 << 20);
+    let r = run_args(d.path(), &null_job("read"), &["--minimal"]);
+    assert!(r.stdout.starts_with("3;ioscope-"), "{}", r.stdout);
+    assert_eq!(r.stdout.lines().count(), 1, "{}", r.stdout);
+    let r = run_args(
+        d.path(),
+        &null_job("read"),
+        &["--minimal", "--terse-version=2"],
+    );
+    assert!(r.stdout.starts_with("2;x;"), "{}", r.stdout);
+    let r = run_args(d.path(), &null_job("read"), &["--terse-version=9"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("must be 2, 3, 4 or 5"), "{}", r.stderr);
+    let r = run_args(d.path(), &null_job("read"), &["--append-terse"]);
+    assert!(r.stdout.contains("Run status group"), "{}", r.stdout);
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("3;ioscope-")),
+        "{}",
+        r.stdout
+    );
+    let r = run_args(d.path(), &null_job("read"), &["--output-format=bogus"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--output-format"), "{}", r.stderr);
+}
+
+fn log_lines(path: &Path) -> Vec<Vec<u64>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .map(|l| l.split(", ").map(|x| x.parse().unwrap()).collect())
+        .collect()
+}
+
+#[test]
+fn bandwidth_log_writes_fio_format_aggregate_logs() {
+    let d = tmpdir();
+    // Two jobs of 2 MiB/s each: the aggregate is about 4096 KiB/s.
+    let args = [
+        "--bandwidth-log",
+        "--ioengine=null",
+        "--bs=4k",
+        "--size=64m",
+        "--rw=read",
+        "--rate=2m",
+        "--time_based",
+        "--runtime=2",
+        "--name=a",
+        "--name=b",
+        "--output-format=json",
+    ];
+    let (r, v) = run_json(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["agg-read_bw.log", "agg-trim_bw.log", "agg-write_bw.log"]
+    );
+    let report_kib: u64 = (0..2).map(|i| u(&job(&v, i)["read"]["bw"])).sum();
+    for (ddir, name) in ["read", "write", "trim"].iter().enumerate() {
+        let lines = log_lines(&d.path().join(format!("agg-{name}_bw.log")));
+        assert!(lines.len() >= 2, "{name}: {lines:?}");
+        for l in &lines {
+            // time (ms), KiB/s, ddir, bs 0, prio 0 — fio 3.33's five columns.
+            assert_eq!(l.len(), 5, "{l:?}");
+            assert_eq!(l[2], ddir as u64);
+            assert_eq!(&l[3..], [0, 0]);
+            if ddir != 0 {
+                assert_eq!(l[1], 0, "{name}: {lines:?}");
+            }
+        }
+        assert!(lines.windows(2).all(|w| w[0][0] < w[1][0]), "{lines:?}");
+        if ddir == 0 {
+            let mut vals: Vec<u64> = lines.iter().map(|l| l[1]).collect();
+            vals.sort();
+            let median = vals[vals.len() / 2];
+            assert!(
+                median * 4 >= report_kib * 3 && median * 4 <= report_kib * 5,
+                "log median {median} KiB/s, report {report_kib} KiB/s: {lines:?}"
+            );
+        }
+    }
+    // A name of one's own; --parse-only writes nothing.
+    let r = run_args(d.path(), &null_job("write"), &["--bandwidth-log=mine"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(d.path().join("mine-write_bw.log").exists());
+    let e = tmpdir();
+    let r = run_args(
+        e.path(),
+        &null_job("write"),
+        &["--bandwidth-log", "--parse-only"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(std::fs::read_dir(e.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn parse_only_dump_jobs_and_debug_stop_before_running() {
+    let d = tmpdir();
+    let file_job = [
+        "--name=x",
+        "--ioengine=psync",
+        "--filename=data",
+        "--size=1m",
+        "--rw=write",
+    ];
+    let r = run_in(d.path(), &[&["--parse-only"][..], &file_job].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert!(!d.path().join("data").exists(), "nothing ran");
+    let r = run_in(d.path(), &["--parse-only", "--name=x", "--iodepth=abc"]);
+    assert_eq!(r.code, 1, "invalid options are still refused");
+    let (r, v) = run_json(d.path(), &[&["--dump-jobs"][..], &file_job].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(v["jobs"][0]["name"], "x");
+    assert!(!d.path().join("data").exists(), "nothing ran");
+    let r = run_in(
+        d.path(),
+        &[&["--debug=parse", "--parse-only"][..], &file_job].concat(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("parse: job 'x'"), "{}", r.stderr);
+    assert!(r.stderr.contains("resolved"), "{}", r.stderr);
+    let r = run_in(
+        d.path(),
+        &[&["--debug=io", "--parse-only"][..], &file_job].concat(),
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("supports only --debug=parse"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn showcmd_turns_job_files_into_a_command_line() {
+    let d = tmpdir();
+    std::fs::write(
+        d.path().join("j.fio"),
+        "[global]\nioengine=null\n[a]\nrw=read\nsize=1m\n",
+    )
+    .unwrap();
+    let r = run_in(d.path(), &["--showcmd", "j.fio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        r.stdout.trim(),
+        "ioscope --ioengine=null --name=a --rw=read --size=1m"
+    );
+}
+
+#[test]
+fn cmdhelp_enghelp_and_version() {
+    let d = tmpdir();
+    let r = run_in(d.path(), &["--cmdhelp=iodepth"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("iodepth"), "{}", r.stdout);
+    assert!(r.stdout.contains("type"), "{}", r.stdout);
+    let r = run_in(d.path(), &["--cmdhelp"]);
+    assert!(r.stdout.contains("iodepth_batch_complete_max"));
+    let r = run_in(d.path(), &["--cmdhelp=iodpeth"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("did you mean 'iodepth'"), "{}", r.stderr);
+    let r = run_in(d.path(), &["--enghelp"]);
+    assert!(
+        r.stdout.contains("null") && r.stdout.contains("io_uring"),
+        "{}",
+        r.stdout
+    );
+    let r = run_in(d.path(), &["--enghelp=io_uring"]);
+    assert!(r.stdout.contains("fixedbufs"), "{}", r.stdout);
+    let want = format!("ioscope-{}\n", env!("CARGO_PKG_VERSION"));
+    for v in ["--version", "-v", "-V"] {
+        assert_eq!(run_in(d.path(), &[v]).stdout, want);
+    }
+}
+
+#[test]
+fn readonly_and_max_jobs_refuse_runs() {
+    let d = tmpdir();
+    let r = run_args(d.path(), &null_job("write"), &["--readonly"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("refused by --readonly"), "{}", r.stderr);
+    let r = run_args(d.path(), &null_job("read"), &["--readonly"]);
+    assert_eq!(r.code, 0, "reads are fine: {}", r.stderr);
+    let mut jobs = null_job("read");
+    jobs.push("--numjobs=3".into());
+    let r = run_args(d.path(), &jobs, &["--max-jobs=2"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("exceed --max-jobs=2"), "{}", r.stderr);
+    let r = run_args(d.path(), &jobs, &["--max-jobs=3"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run_args(d.path(), &jobs, &["--max-jobs=many"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not a number"), "{}", r.stderr);
+}
+
+#[test]
+fn alloc_size_warns_and_warnings_fatal_makes_it_an_error() {
+    let d = tmpdir();
+    let r = run_args(d.path(), &null_job("read"), &["--alloc-size=65536"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--alloc-size has no effect") && r.stderr.contains("no shared pool"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.contains("Run status group"), "the run happened");
+    let r = run_args(
+        d.path(),
+        &null_job("read"),
+        &["--alloc-size=65536", "--warnings-fatal"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("warnings are fatal"), "{}", r.stderr);
+    assert!(!r.stdout.contains("Run status group"), "no run");
+    let r = run_args(d.path(), &null_job("read"), &["--warnings-fatal"]);
+    assert_eq!(r.code, 0, "no warnings, no error: {}", r.stderr);
+}
+
+#[test]
+fn section_runs_only_the_named_sections() {
+    let d = tmpdir();
+    std::fs::write(
+        d.path().join("j.fio"),
+        "[global]\nioengine=null\nsize=1m\n[a]\nrw=read\n[b]\nrw=write\n[c]\nrw=read\n",
+    )
+    .unwrap();
+    let names = |v: &serde_json::Value| -> Vec<String> {
+        v["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["jobname"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let (r, v) = run_json(d.path(), &["j.fio", "--section=b", "--output-format=json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(names(&v), ["b"]);
+    let (_, v) = run_json(
+        d.path(),
+        &[
+            "j.fio",
+            "--section=a",
+            "--section=c",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(names(&v), ["a", "c"]);
+}
+
+#[test]
+fn eta_controls_the_status_line() {
+    let d = tmpdir();
+    let job = timed_job("1500ms");
+    let r = run_args(d.path(), &job, &["--eta=always"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("Jobs: 1 (f=1): [R]"), "{}", r.stderr);
+    let r = run_args(d.path(), &job, &["--eta=never"]);
+    assert!(!r.stderr.contains("Jobs:"), "{}", r.stderr);
+    // Not a terminal: auto means none.
+    let r = run_args(d.path(), &job, &[]);
+    assert!(!r.stderr.contains("Jobs:"), "{}", r.stderr);
+    let r = run_args(d.path(), &job, &["--eta=sometimes"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("use auto, always or never"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn eta_interval_sets_the_refresh_interval() {
+    let d = tmpdir();
+    // Longer than the run: the line is never drawn.
+    let r = run_args(
+        d.path(),
+        &timed_job("1500ms"),
+        &["--eta=always", "--eta-interval=1h"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("Jobs:"), "{}", r.stderr);
+    let r = run_args(
+        d.path(),
+        &timed_job("1500ms"),
+        &["--eta=always", "--eta-interval=250ms"],
+    );
+    assert!(r.stderr.contains("Jobs:"), "{}", r.stderr);
+    // fio's minimum, refused before anything runs (also with --parse-only).
+    let r = run_args(
+        d.path(),
+        &null_job("read"),
+        &["--eta-interval=100ms", "--parse-only"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("at least 250ms"), "{}", r.stderr);
+    let r = run_args(d.path(), &null_job("read"), &["--eta-interval=soon"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--eta-interval"), "{}", r.stderr);
+}
+
+#[test]
+fn eta_newline_keeps_status_lines() {
+    let d = tmpdir();
+    let job = timed_job("1500ms");
+    let kept = |r: &Run| r.stderr.contains("\x1b[K\n");
+    let r = run_args(
+        d.path(),
+        &job,
+        &[
+            "--eta=always",
+            "--eta-interval=250ms",
+            "--eta-newline=250ms",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(kept(&r), "{:?}", r.stderr);
+    let r = run_args(d.path(), &job, &["--eta=always", "--eta-interval=250ms"]);
+    assert!(!kept(&r), "the line is redrawn in place: {:?}", r.stderr);
+}
+
+#[test]
+fn status_interval_prints_interim_reports() {
+    let d = tmpdir();
+    let r = run_args(d.path(), &timed_job("2500ms"), &["--status-interval=1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let reports = r.stdout.matches("Run status group").count();
+    assert!(reports >= 2, "interim and final reports: {}", r.stdout);
+    let r = run_args(d.path(), &timed_job("1500ms"), &[]);
+    assert_eq!(r.stdout.matches("Run status group").count(), 1);
+}
+
+#[test]
+fn allow_destructive_overrides_the_signature_check() {
+    if !is_root() || !have("losetup") || !have("mkfs.ext4") {
+        eprintln!("skipping: needs root, losetup and mkfs.ext4");
+        return;
+    }
+    let d = tmpdir();
+    let img = d.path().join("disk.img");
+    let Some(dev) = sh(&format!(
+        "truncate -s 16M {0} && mkfs.ext4 -q -F {0} && losetup --find --show {0}",
+        img.display()
+    )) else {
+        eprintln!("skipping: cannot set up a loop device here");
+        return;
+    };
+    let job = [
+        "--name=x",
+        &format!("--filename={dev}"),
+        "--rw=write",
+        "--size=1m",
+        "--bs=64k",
+        "--direct=1",
+    ];
+    let before = std::fs::read(&img).unwrap();
+    let refused = run_in(d.path(), &job);
+    let unchanged = std::fs::read(&img).unwrap() == before;
+    let allowed = run_in(d.path(), &[&["--allow-destructive"][..], &job].concat());
+    let changed = std::fs::read(&img).unwrap() != before;
+    let _ = sh(&format!("losetup -d {dev}"));
+    assert_eq!(refused.code, 1, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("refusing to write"),
+        "{}",
+        refused.stderr
+    );
+    assert!(unchanged);
+    assert_eq!(allowed.code, 0, "{}", allowed.stderr);
+    assert!(changed, "--allow-destructive wrote to the device");
+}
+
+#[test]
+fn not_yet_flags_are_refused_also_by_parse_only() {
+    let d = tmpdir();
+    let flags = [
+        "--inflate-log=x.fz",
+        "--cpuclock-test",
+        "--crctest",
+        "--crctest=md5",
+        "--merge-blktrace-only",
+        "--server",
+        "--client=host",
+        "--daemonize=pid",
+        "--remote-config=j.fio",
+        "--idle-prof=system",
+        "--trigger-file=f",
+        "--trigger-timeout=10",
+        "--trigger=true",
+        "--trigger-remote=true",
+        "--aux-path=/tmp",
+    ];
+    for f in flags {
+        let name = f.trim_start_matches("--").split('=').next().unwrap();
+        for extra in [&["--parse-only"][..], &[]] {
+            let r = run_args(d.path(), &null_job("read"), &[extra, &[f]].concat());
+            assert_eq!(r.code, 1, "{f} {extra:?}: {}", r.stderr);
+            assert!(
+                r.stderr.contains(&format!("--{name} is not supported yet")),
+                "{f}: {}",
+                r.stderr
+            );
+            assert!(!r.stdout.contains("Run status group"), "{f}: no run");
+        }
+    }
+    // The table marks exactly these (and only these) as not supported.
+    let table: Vec<&str> = COMMANDS
+        .iter()
+        .flat_map(|c| c.flags)
+        .filter(|f| matches!(f.support, Support::NotYet(_)))
+        .map(|f| f.name)
+        .collect();
+    let mut tested: Vec<&str> = flags
+        .iter()
+        .map(|f| f.trim_start_matches("--").split('=').next().unwrap())
+        .collect();
+    tested.dedup();
+    assert_eq!(table, tested);
+    // With one dash, as fio accepts flags too.
+    let r = run_args(d.path(), &null_job("read"), &["-aux-path=/tmp"]);
+    assert!(
+        r.stderr.contains("--aux-path is not supported yet"),
+        "{}",
+        r.stderr
+    );
+}
+
+// ---------------------------------------------------------------- quick
+
+#[test]
+fn quick_flags_size_runtime_json_and_dir() {
+    let d = tmpdir();
+    let target = tmpdir();
+    // README syntax: DIR first, values after a space.
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "quick",
+            target.path().to_str().unwrap(),
+            "--size",
+            "16m",
+            "--runtime",
+            "1",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(u(&v["size"]), 16 << 20);
+    assert_eq!(u(&v["runtime_s"]), 1);
+    assert_eq!(v["dir"], target.path().to_str().unwrap());
+    assert_eq!(v["tests"].as_array().unwrap().len(), 6);
+    let r = run_in(d.path(), &["quick", "--size=1m"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("use at least 16m"), "{}", r.stderr);
+    let r = run_in(d.path(), &["quick", "--runtime=soon"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("--runtime"), "{}", r.stderr);
+    let r = run_in(d.path(), &["quick", "/nonexistent/dir"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("is not a directory"), "{}", r.stderr);
+    let r = run_in(d.path(), &["quick", "--sise=1g"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("did you mean '--size'"), "{}", r.stderr);
+}
+
+#[test]
+fn quick_table_says_which_latency_it_shows() {
+    let d = tmpdir();
+    let r = run_in(d.path(), &["quick", "--size=16m", "--runtime=1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let header = r.stdout.lines().next().unwrap();
+    assert!(
+        header.contains("lat p50") && header.contains("lat p99"),
+        "{header}"
+    );
+    assert!(r.stdout.contains("fio's lat, submission to completion"));
+    assert!(
+        r.stderr.contains("16 MiB") && r.stderr.contains("1 s per test"),
+        "{}",
+        r.stderr
+    );
+}
+
+// ---------------------------------------------------------------- peak
+
+fn has(v: &serde_json::Value, arg: &str) -> bool {
+    v["job"].as_array().unwrap().iter().any(|a| a == arg)
+}
+
+#[test]
+fn peak_flags_shape_the_job() {
+    let d = tmpdir();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "peak",
+            "--nop",
+            "--depth=16",
+            "--batch",
+            "4",
+            "--complete=2",
+            "--bs=8k",
+            "--threads=2",
+            "--fixedbufs",
+            "--registerfiles",
+            "--runtime=1",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(u(&v["depth"]), 16);
+    assert_eq!(u(&v["batch_submit"]), 4);
+    let per_submit = v["ios_per_submit"].as_f64().unwrap();
+    assert!((3.9..=4.1).contains(&per_submit), "batches of 4: {v}");
+    assert!(v["ios_per_reap"].as_f64().unwrap() >= 2.0, "{v}");
+    assert_eq!(u(&v["bs"]), 8192);
+    assert_eq!(
+        u(&v["bw_bytes"]) / 8192,
+        (v["iops"].as_f64().unwrap()) as u64
+    );
+    assert_eq!(u(&v["threads"]), 2);
+    assert_eq!(v["nop"], true);
+    for arg in [
+        "--iodepth=16",
+        "--iodepth_batch_submit=4",
+        "--iodepth_batch_complete_min=2",
+        "--bs=8k",
+        "--numjobs=2",
+        "--fixedbufs",
+        "--registerfiles",
+        "--runtime=1",
+    ] {
+        assert!(has(&v, arg), "{arg}: {v}");
+    }
+    assert!(u(&v["clat_ns"]["N"]) > 0, "latency on by default");
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "peak",
+            "--nop",
+            "--sqpoll=0",
+            "--no-lat",
+            "--runtime=1",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        has(&v, "--sqthread_poll=1") && has(&v, "--sqthread_poll_cpu=0"),
+        "{v}"
+    );
+    assert!(u(&v["ios"]) > 0);
+    assert_eq!(u(&v["clat_ns"]["N"]), 0, "--no-lat takes no timestamps");
+    let r = run_in(d.path(), &["peak", "--nop", "--sqpoll=first"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("not a CPU number"), "{}", r.stderr);
+    let r = run_in(d.path(), &["peak", "--nop", "--engine=libaio"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("--nop needs --engine=io_uring"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(d.path(), &["peak", "--nop", "--depth=many"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("--depth=many: not a number"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn peak_reports_every_second_and_ends_with_min_avg_max() {
+    let d = tmpdir();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "peak",
+            "--nop",
+            "--depth=32",
+            "--batch=8",
+            "--runtime=2",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let per_second = v["iops_per_second"].as_array().unwrap();
+    assert_eq!(per_second.len(), 2, "one entry per second: {v}");
+    assert!(per_second.iter().all(|x| x.as_f64().unwrap() > 0.0), "{v}");
+    let ms = u(&v["runtime_ms"]);
+    assert!((1900..=2200).contains(&ms), "--runtime=2: {ms} ms");
+    let r = run_in(d.path(), &["peak", "--nop", "--runtime=1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let last = r.stdout.lines().last().unwrap();
+    assert!(
+        last.starts_with("Minimum IOPS=")
+            && last.contains("Average IOPS=")
+            && last.contains("Maximum IOPS=")
+            && last.ends_with("(per second, 1 s)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.lines().any(|l| l.starts_with("IOPS=")),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn peak_on_a_file_writes_reads_buffered_and_polls() {
+    let d = tmpdir();
+    let file = d.path().join("data");
+    let f = file.to_str().unwrap();
+    assert!(sh(&format!(
+        "dd if=/dev/zero of={f} bs=1M count=16 oflag=direct status=none"
+    ))
+    .is_some());
+    // --write --seq through a synchronous engine: one I/O per call, data written.
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "peak",
+            f,
+            "--write",
+            "--seq",
+            "--engine=pvsync2",
+            "--runtime=1",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(v["engine"], "pvsync2");
+    assert_eq!(v["ios_per_submit"].as_f64().unwrap(), 1.0, "{v}");
+    assert!(has(&v, "--rw=write") && has(&v, "--direct=1"), "{v}");
+    let data = std::fs::read(&file).unwrap();
+    assert!(data.iter().any(|&b| b != 0), "--write wrote the file");
+    // --buffered goes through the page cache; the default (O_DIRECT) does not.
+    let cached =
+        || sh(&format!("fincore -b -n -o RES {f}")).and_then(|s| s.trim().parse::<u64>().ok());
+    let (r, v) = run_json(d.path(), &["peak", f, "--runtime=1", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(has(&v, "--rw=randread") && has(&v, "--direct=1"), "{v}");
+    let direct = cached();
+    let (r, v) = run_json(
+        d.path(),
+        &["peak", f, "--buffered", "--runtime=1", "--json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(has(&v, "--direct=0"), "{v}");
+    if let (Some(before), Some(after)) = (direct, cached()) {
+        assert!(after > before, "page cache {before} → {after} bytes");
+    }
+    // --polled asks for IOPOLL: it runs where the device polls; elsewhere the kernel
+    // refuses polled I/O (the same run without --polled worked above).
+    let r = run_in(d.path(), &["peak", f, "--polled", "--runtime=1", "--json"]);
+    if r.code == 0 {
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert!(has(&v, "--hipri"), "{v}");
+    } else {
+        assert!(
+            r.stderr.contains("IOPOLL") || r.stderr.contains("Operation not supported"),
+            "{}",
+            r.stderr
+        );
+    }
+}

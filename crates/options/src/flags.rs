@@ -1,0 +1,696 @@
+//! ioscope's program flags and subcommands: one declarative table ([`COMMANDS`]) drives
+//! parsing ([`parse_command`], and the flag half of [`crate::cli::parse_args`]), `--help`,
+//! `docs/cli.md` and shell completions ([`crate::flagdoc`]).
+//!
+//! fio's *job options* (`--bs=4k`, `-rw=read`) are not here: they live in the option
+//! table ([`crate::OPTIONS`]) and the fio face's argv layer ([`crate::cli`]) interleaves
+//! them with the flags below.
+//!
+//! Project rule: no flag is silently ignored. Each flag is [`Support::Supported`], or
+//! [`Support::NotYet`] (refused by the parser, so `--parse-only` refuses it too), or
+//! [`Support::NoEffect`] (accepted with a warning that says why it changes nothing).
+
+use crate::error::OptionsError;
+use crate::suggest::closest;
+
+/// One program flag of one subcommand.
+#[derive(Debug)]
+pub struct FlagDef {
+    /// Long name, written `--name`.
+    pub name: &'static str,
+    /// Other spellings without dashes (`h` for `-h`).
+    pub aliases: &'static [&'static str],
+    pub value: FlagValue,
+    /// Placeholder for the value in help and docs (`FILE`, `N`); empty when none.
+    pub value_name: &'static str,
+    pub help: &'static str,
+    pub support: Support,
+}
+
+/// Whether a flag takes a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlagValue {
+    /// `--flag`; `--flag=x` is an error.
+    None,
+    /// `--flag=x` or `--flag x`.
+    Required,
+    /// `--flag` or `--flag=x` (never the next argument).
+    Optional,
+}
+
+/// What ioscope does with a flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Support {
+    Supported,
+    /// Refused with "--X is not supported yet: reason" (exit 1), also by `--parse-only`.
+    NotYet(&'static str),
+    /// Accepted; a warning says it has no effect and why.
+    NoEffect(&'static str),
+}
+
+/// A subcommand: `ioscope NAME [flags] [operands]`.
+#[derive(Debug)]
+pub struct CommandDef {
+    /// The word after `ioscope`; [`FIO`] is the fio face, which has no word.
+    pub name: &'static str,
+    /// One line for `ioscope --help`.
+    pub about: &'static str,
+    /// Usage line without `usage: `.
+    pub usage: &'static str,
+    /// What the operands (non-flag words) are.
+    pub operands: &'static str,
+    /// More text for `--help` and the docs.
+    pub details: &'static str,
+    pub flags: &'static [FlagDef],
+}
+
+/// Name of the fio face in [`COMMANDS`].
+pub const FIO: &str = "fio";
+
+impl CommandDef {
+    /// The command's flag called `name` (or with that alias).
+    pub fn find(&self, name: &str) -> Option<&'static FlagDef> {
+        find_in(self.flags, name)
+    }
+
+    /// How the command is typed: `ioscope` for the fio face, `ioscope NAME` otherwise.
+    pub fn invocation(&self) -> String {
+        if self.name == FIO {
+            "ioscope".to_string()
+        } else {
+            format!("ioscope {}", self.name)
+        }
+    }
+}
+
+pub(crate) fn find_in(flags: &'static [FlagDef], name: &str) -> Option<&'static FlagDef> {
+    flags
+        .iter()
+        .find(|f| f.name == name || f.aliases.contains(&name))
+}
+
+use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
+use Support::{NoEffect, NotYet, Supported};
+
+const fn flag(
+    name: &'static str,
+    value: FlagValue,
+    value_name: &'static str,
+    help: &'static str,
+) -> FlagDef {
+    FlagDef {
+        name,
+        aliases: &[],
+        value,
+        value_name,
+        help,
+        support: Supported,
+    }
+}
+
+const fn not_yet(
+    name: &'static str,
+    value: FlagValue,
+    value_name: &'static str,
+    help: &'static str,
+    why: &'static str,
+) -> FlagDef {
+    FlagDef {
+        name,
+        aliases: &[],
+        value,
+        value_name,
+        help,
+        support: NotYet(why),
+    }
+}
+
+const HELP: FlagDef = FlagDef {
+    name: "help",
+    aliases: &["h"],
+    value: NoVal,
+    value_name: "",
+    help: "Print this help and exit",
+    support: Supported,
+};
+
+/// fio's program flags (the fio face: `ioscope [flags] [job options] [job files]`).
+pub const FIO_FLAGS: &[FlagDef] = &[
+    flag("output", ReqVal, "FILE", "Write the report to this file"),
+    flag(
+        "output-format",
+        ReqVal,
+        "FORMAT",
+        "normal, terse, json or json+ (comma-separated for several)",
+    ),
+    flag(
+        "minimal",
+        NoVal,
+        "",
+        "Terse output (same as --output-format=terse)",
+    ),
+    flag(
+        "append-terse",
+        NoVal,
+        "",
+        "Print terse output after the selected format",
+    ),
+    flag(
+        "terse-version",
+        ReqVal,
+        "N",
+        "Terse format version: 2, 3 (default), 4 or 5",
+    ),
+    flag(
+        "bandwidth-log",
+        OptVal,
+        "NAME",
+        "Write aggregate bandwidth logs of all jobs, NAME-read_bw.log, NAME-write_bw.log and \
+         NAME-trim_bw.log (KiB/s every 500 ms, fio's format; NAME defaults to agg as in fio)",
+    ),
+    flag(
+        "parse-only",
+        NoVal,
+        "",
+        "Parse and validate the options, then exit",
+    ),
+    flag(
+        "dump-jobs",
+        NoVal,
+        "",
+        "Print the resolved job specifications as JSON and exit (ioscope)",
+    ),
+    flag(
+        "showcmd",
+        NoVal,
+        "",
+        "Print the job files as a command line and exit",
+    ),
+    flag(
+        "debug",
+        ReqVal,
+        "TYPE",
+        "Debug output; ioscope knows only 'parse' (print resolved options), other fio types are refused",
+    ),
+    flag(
+        "cmdhelp",
+        OptVal,
+        "OPTION",
+        "Help on a job option, or all options",
+    ),
+    flag(
+        "enghelp",
+        OptVal,
+        "ENGINE",
+        "List engines, or the options of one engine",
+    ),
+    FlagDef {
+        name: "version",
+        aliases: &["v", "V"],
+        value: NoVal,
+        value_name: "",
+        help: "Print the version and exit",
+        support: Supported,
+    },
+    HELP,
+    flag(
+        "readonly",
+        NoVal,
+        "",
+        "Refuse any job that writes (checked before anything is opened)",
+    ),
+    flag(
+        "max-jobs",
+        ReqVal,
+        "N",
+        "Refuse to run more than N jobs (numjobs clones included)",
+    ),
+    flag(
+        "warnings-fatal",
+        NoVal,
+        "",
+        "Treat parser warnings (and flags without effect) as errors",
+    ),
+    flag(
+        "section",
+        ReqVal,
+        "NAME",
+        "Run only this job-file section (may be repeated)",
+    ),
+    flag("eta", ReqVal, "WHEN", "Live status line: auto, always or never"),
+    flag(
+        "eta-newline",
+        ReqVal,
+        "TIME",
+        "Start a new status line every TIME (seconds unless a unit is given)",
+    ),
+    flag(
+        "eta-interval",
+        ReqVal,
+        "TIME",
+        "Status line refresh interval (default 1s, at least 250ms; seconds unless a unit is given)",
+    ),
+    flag(
+        "status-interval",
+        ReqVal,
+        "TIME",
+        "Print a full interim report every TIME (seconds unless a unit is given)",
+    ),
+    flag(
+        "allow-destructive",
+        NoVal,
+        "",
+        "Allow writes to block devices that are mounted or carry data signatures (ioscope)",
+    ),
+    not_yet(
+        "inflate-log",
+        ReqVal,
+        "FILE",
+        "Decompress a compressed (.fz) log",
+        "ioscope writes no compressed logs (log_compression is not supported either)",
+    ),
+    not_yet(
+        "cpuclock-test",
+        NoVal,
+        "",
+        "Test the CPU clock",
+        "ioscope calibrates and checks its TSC clock itself at the start of every run",
+    ),
+    not_yet(
+        "crctest",
+        OptVal,
+        "TYPE",
+        "Measure the speed of checksum functions",
+        "ioscope has no verify checksums yet",
+    ),
+    not_yet(
+        "merge-blktrace-only",
+        NoVal,
+        "",
+        "Merge blktraces and exit",
+        "ioscope does not replay blktraces",
+    ),
+    not_yet(
+        "server",
+        OptVal,
+        "ARGS",
+        "Run as a fio backend server",
+        "fio's client/server mode is not implemented",
+    ),
+    not_yet(
+        "client",
+        ReqVal,
+        "HOST",
+        "Send jobs to a fio backend server",
+        "fio's client/server mode is not implemented",
+    ),
+    not_yet(
+        "daemonize",
+        ReqVal,
+        "PIDFILE",
+        "Run the fio server in the background",
+        "fio's client/server mode is not implemented",
+    ),
+    not_yet(
+        "remote-config",
+        ReqVal,
+        "FILE",
+        "Have the fio server load this job file",
+        "fio's client/server mode is not implemented",
+    ),
+    not_yet(
+        "idle-prof",
+        ReqVal,
+        "MODE",
+        "Report CPU idleness (system, percpu or calibrate)",
+        "idleness profiling is not implemented",
+    ),
+    not_yet(
+        "trigger-file",
+        ReqVal,
+        "FILE",
+        "Run the trigger command when FILE exists",
+        "triggers are not implemented",
+    ),
+    not_yet(
+        "trigger-timeout",
+        ReqVal,
+        "TIME",
+        "Run the trigger command at this time",
+        "triggers are not implemented",
+    ),
+    not_yet(
+        "trigger",
+        ReqVal,
+        "CMD",
+        "Local trigger command",
+        "triggers are not implemented",
+    ),
+    not_yet(
+        "trigger-remote",
+        ReqVal,
+        "CMD",
+        "Remote trigger command",
+        "triggers are not implemented",
+    ),
+    not_yet(
+        "aux-path",
+        ReqVal,
+        "DIR",
+        "Directory for fio's state files (verify state, …)",
+        "ioscope writes no auxiliary state files (no verify state yet)",
+    ),
+    FlagDef {
+        name: "alloc-size",
+        aliases: &[],
+        value: ReqVal,
+        value_name: "KB",
+        help: "Size of fio's shared-memory pool",
+        support: NoEffect(
+            "ioscope runs jobs as threads of one process and allocates from the ordinary heap; \
+             there is no shared pool to size",
+        ),
+    },
+];
+
+/// `ioscope quick`.
+pub const QUICK_FLAGS: &[FlagDef] = &[
+    flag(
+        "size",
+        ReqVal,
+        "SIZE",
+        "Size of the temporary test file (default 1g, at least 16m)",
+    ),
+    flag(
+        "runtime",
+        ReqVal,
+        "TIME",
+        "Run time of each of the six tests (default 5s, seconds unless a unit is given)",
+    ),
+    flag(
+        "json",
+        NoVal,
+        "",
+        "Print the results as one JSON document on stdout",
+    ),
+    HELP,
+];
+
+/// `ioscope peak`.
+pub const PEAK_FLAGS: &[FlagDef] = &[
+    flag(
+        "engine",
+        ReqVal,
+        "NAME",
+        "I/O engine: io_uring (default), libaio or pvsync2",
+    ),
+    flag(
+        "depth",
+        ReqVal,
+        "N",
+        "I/Os in flight per thread (default 128)",
+    ),
+    flag("batch", ReqVal, "N", "Submit batch (default 32)"),
+    flag("complete", ReqVal, "N", "Reap batch (default = --batch)"),
+    flag("bs", ReqVal, "SIZE", "Block size (default 4k)"),
+    flag(
+        "threads",
+        ReqVal,
+        "N",
+        "Threads, each on every file (default 1)",
+    ),
+    flag("seq", NoVal, "", "Sequential instead of random I/O"),
+    flag(
+        "write",
+        NoVal,
+        "",
+        "Writes instead of reads (refused on devices with data, as always)",
+    ),
+    flag("polled", NoVal, "", "Polled I/O (IOPOLL / RWF_HIPRI)"),
+    flag("fixedbufs", NoVal, "", "io_uring: register the I/O buffers"),
+    flag("registerfiles", NoVal, "", "io_uring: register the files"),
+    flag(
+        "sqpoll",
+        OptVal,
+        "CPU",
+        "io_uring: kernel submission thread (pinned to CPU if given)",
+    ),
+    flag("buffered", NoVal, "", "Buffered I/O (default O_DIRECT)"),
+    flag(
+        "nop",
+        NoVal,
+        "",
+        "IORING_OP_NOP: no file I/O, the kernel submission path alone",
+    ),
+    flag(
+        "runtime",
+        ReqVal,
+        "TIME",
+        "Run time (default 10s, seconds unless a unit is given)",
+    ),
+    flag(
+        "no-lat",
+        NoVal,
+        "",
+        "No latency tracking (no timestamps, no percentiles)",
+    ),
+    flag(
+        "json",
+        NoVal,
+        "",
+        "Print the result as one JSON document on stdout",
+    ),
+    HELP,
+];
+
+const ONLY_HELP: &[FlagDef] = &[HELP];
+
+/// Every subcommand, the fio face first.
+pub const COMMANDS: &[CommandDef] = &[
+    CommandDef {
+        name: FIO,
+        about: "Run fio job files and fio command lines (no subcommand word)",
+        usage: "ioscope [FLAGS] [JOB OPTIONS] [JOB FILES]",
+        operands: "job files",
+        details: "Options before the first --name apply to all jobs; --name starts a job; any \
+                  fio job option can be given as --opt=value, -opt=value or --opt value \
+                  (ioscope --cmdhelp lists them). Program flags can also be written with one \
+                  dash, as fio accepts them.",
+        flags: FIO_FLAGS,
+    },
+    CommandDef {
+        name: "quick",
+        about: "How fast is this disk? Sequential and random reads and writes on a temporary file",
+        usage: "ioscope quick [FLAGS] [DIR]",
+        operands: "the directory for the temporary test file (default .)",
+        details: "Sequential 1 MiB I/O at QD8 and random 4 KiB I/O at QD32 and QD1, reads and \
+                  writes (the CrystalDiskMark set), direct I/O where the filesystem supports it. \
+                  Latency columns are fio's lat (submission to completion). The file is removed \
+                  afterwards, also on Ctrl-C.",
+        flags: QUICK_FLAGS,
+    },
+    CommandDef {
+        name: "peak",
+        about: "Peak IOPS with minimal overhead, like fio's t/io_uring",
+        usage: "ioscope peak [FLAGS] FILE|DEVICE...",
+        operands: "files or block devices (none with --nop)",
+        details: "Prints IOPS, bandwidth and I/Os per submit/reap call once a second, then the \
+                  totals, min/avg/max of the per-second IOPS and latency percentiles (submission \
+                  to completion, self-calibrated TSC clock).",
+        flags: PEAK_FLAGS,
+    },
+    CommandDef {
+        name: "completions",
+        about: "Print a shell completion script",
+        usage: "ioscope completions bash",
+        operands: "the shell (only bash so far)",
+        details: "Load it with: source <(ioscope completions bash)",
+        flags: ONLY_HELP,
+    },
+    CommandDef {
+        name: "help",
+        about: "Print the help of a subcommand",
+        usage: "ioscope help [SUBCOMMAND]",
+        operands: "a subcommand (fio for the fio face)",
+        details: "",
+        flags: ONLY_HELP,
+    },
+];
+
+/// The subcommand called `name` (`fio` for the fio face).
+pub fn command(name: &str) -> Option<&'static CommandDef> {
+    COMMANDS.iter().find(|c| c.name == name)
+}
+
+/// A flag word split into its name and inline value: `--x=1` → ("x", Some("1")).
+/// `None` for words that are not flags (no dash, or only dashes).
+pub(crate) fn split_flag(arg: &str, single_dash: bool) -> Option<(&str, Option<&str>)> {
+    let body = match arg.strip_prefix("--") {
+        Some(b) => b,
+        None if single_dash || arg.len() == 2 => arg.strip_prefix('-')?,
+        None => return None,
+    };
+    if body.is_empty() {
+        return None;
+    }
+    Some(match body.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (body, None),
+    })
+}
+
+/// The value of `def`, written `arg` at `args[*i - 1]`: inline, or (Required) the next
+/// argument, which `*i` then skips.
+pub(crate) fn take_value(
+    def: &FlagDef,
+    arg: &str,
+    inline: Option<&str>,
+    args: &[String],
+    i: &mut usize,
+) -> Result<Option<String>, String> {
+    match (def.value, inline) {
+        (NoVal, Some(_)) => Err(format!("{arg}: --{} takes no value", def.name)),
+        (ReqVal, None) => match args.get(*i) {
+            Some(v) => {
+                *i += 1;
+                Ok(Some(v.clone()))
+            }
+            None => Err(format!(
+                "{arg}: --{} requires a value (--{}={})",
+                def.name, def.name, def.value_name
+            )),
+        },
+        (_, v) => Ok(v.map(str::to_string)),
+    }
+}
+
+/// Refuse a NotYet flag; the warning for a NoEffect flag.
+pub(crate) fn check_support(def: &FlagDef) -> Result<Option<String>, String> {
+    match def.support {
+        Supported => Ok(None),
+        NotYet(why) => Err(format!("--{} is not supported yet: {why}", def.name)),
+        NoEffect(why) => Ok(Some(format!(
+            "warning: --{} has no effect: {why}",
+            def.name
+        ))),
+    }
+}
+
+/// A parsed subcommand line.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    /// Flags seen, in order: (canonical name, value).
+    pub flags: Vec<(&'static str, Option<String>)>,
+    /// Non-flag words, in order.
+    pub operands: Vec<String>,
+    /// Warnings for flags without effect.
+    pub warnings: Vec<String>,
+}
+
+impl Parsed {
+    /// `Some(value)` when the flag was given (the last one wins).
+    pub fn flag(&self, name: &str) -> Option<Option<&str>> {
+        self.flags
+            .iter()
+            .rev()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.as_deref())
+    }
+    pub fn has(&self, name: &str) -> bool {
+        self.flag(name).is_some()
+    }
+    /// The flag's value when given with one.
+    pub fn value(&self, name: &str) -> Option<&str> {
+        self.flag(name).flatten()
+    }
+}
+
+/// Parse a subcommand's arguments (after the subcommand word) against its flag table.
+/// Flags are `--name`, `--name=value`, `--name value` (Required values) or an alias
+/// (`-h`); `--` ends the flags; every other word is an operand.
+pub fn parse_command(cmd: &CommandDef, args: &[String]) -> Result<Parsed, OptionsError> {
+    let mut p = Parsed::default();
+    let mut i = 0;
+    let err = |msg: String| OptionsError::Other(format!("{}: {msg}", cmd.name));
+    while i < args.len() {
+        let arg = &args[i];
+        i += 1;
+        if arg == "--" {
+            p.operands.extend(args[i..].iter().cloned());
+            break;
+        }
+        let Some((name, inline)) = split_flag(arg, false) else {
+            p.operands.push(arg.clone());
+            continue;
+        };
+        let Some(def) = cmd.find(name) else {
+            let names = cmd.flags.iter().map(|f| f.name);
+            let hint = match closest(name, names) {
+                Some(n) => format!("; did you mean '--{n}'?"),
+                None => String::new(),
+            };
+            return Err(err(format!(
+                "unknown flag '{arg}'{hint} (see {} --help)",
+                cmd.invocation()
+            )));
+        };
+        if let Some(w) = check_support(def).map_err(err)? {
+            p.warnings.push(w);
+        }
+        let value = take_value(def, arg, inline, args, &mut i).map_err(err)?;
+        p.flags.push((def.name, value));
+    }
+    Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn names_are_unique_per_command() {
+        for c in COMMANDS {
+            let mut names: Vec<&str> = c
+                .flags
+                .iter()
+                .flat_map(|f| std::iter::once(f.name).chain(f.aliases.iter().copied()))
+                .collect();
+            let n = names.len();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(n, names.len(), "{}: a flag name is listed twice", c.name);
+            for f in c.flags {
+                assert_eq!(
+                    f.value == NoVal,
+                    f.value_name.is_empty(),
+                    "{}: --{} value name",
+                    c.name,
+                    f.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn subcommand_syntax() {
+        let peak = command("peak").unwrap();
+        let p = parse_command(peak, &args("/dev/x --depth=128 --batch 32 --sqpoll -h")).unwrap();
+        assert_eq!(p.operands, ["/dev/x"]);
+        assert_eq!(p.value("depth"), Some("128"));
+        assert_eq!(p.value("batch"), Some("32"));
+        assert_eq!(p.flag("sqpoll"), Some(None));
+        assert!(p.has("help"));
+        let e = parse_command(peak, &args("--dpeth=1")).unwrap_err();
+        assert!(e.to_string().contains("did you mean '--depth'"), "{e}");
+        let e = parse_command(peak, &args("--json=1")).unwrap_err();
+        assert!(e.to_string().contains("takes no value"), "{e}");
+        let e = parse_command(peak, &args("--depth")).unwrap_err();
+        assert!(e.to_string().contains("requires a value"), "{e}");
+        let p = parse_command(peak, &args("-- --odd-name")).unwrap();
+        assert_eq!(p.operands, ["--odd-name"]);
+    }
+}
