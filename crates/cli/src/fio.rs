@@ -4,8 +4,9 @@ use crate::status::{Eta, Status};
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_options::{cli, flagdoc, help, jobfile, spec, JobSet};
 use ioscope_report::OutputFormat;
-use ioscope_runner::{JobProgress, Observer, RunOptions};
+use ioscope_runner::{JobProgress, Observer, Plan, RunOptions, Runner};
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -110,9 +111,9 @@ fn check_flags(c: &cli::Cli) -> Result<()> {
     Ok(())
 }
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
+pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
     let genesis = Instant::now();
-    let c = cli::parse_args(args)?;
+    let c = cli::parse_args_os(args)?;
     for w in &c.warnings {
         eprintln!("ioscope: {w}");
     }
@@ -171,10 +172,41 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&set)?);
         return Ok(ExitCode::SUCCESS);
     }
+    let runner = Runner::new(run_options(&c)?);
+    // Every check a run makes short of I/O and device access: --parse-only too.
+    let plan = runner.plan(&set)?;
     if c.has("parse-only") {
         return Ok(ExitCode::SUCCESS);
     }
-    run(&c, &set, genesis)
+    run(&c, &runner, &plan, genesis)
+}
+
+fn run_options(c: &cli::Cli) -> Result<RunOptions> {
+    Ok(RunOptions {
+        allow_destructive: c.has("allow-destructive"),
+        readonly: c.has("readonly"),
+        nop: false,
+        combine_submit_wait: false,
+        status_interval: seconds_flag(c, "status-interval")?,
+        max_jobs: c
+            .flag("max-jobs")
+            .flatten()
+            .map(|v| {
+                v.parse()
+                    .map_err(|_| anyhow!("--max-jobs={v} is not a number"))
+            })
+            .transpose()?,
+    })
+}
+
+/// `--output`: opened and truncated before any I/O, so a bad path fails at once and
+/// a run that is killed leaves no stale result behind.
+fn open_output(c: &cli::Cli) -> Result<Option<(PathBuf, std::fs::File)>> {
+    let Some(p) = c.flag("output").flatten().map(PathBuf::from) else {
+        return Ok(None);
+    };
+    let f = std::fs::File::create(&p).with_context(|| format!("--output={}", p.display()))?;
+    Ok(Some((p, f)))
 }
 
 /// The status line and, with --bandwidth-log, the aggregate bandwidth log.
@@ -198,26 +230,10 @@ impl Observer for Observers<'_> {
     }
 }
 
-fn run(c: &cli::Cli, set: &JobSet, genesis: Instant) -> Result<ExitCode> {
+fn run(c: &cli::Cli, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<ExitCode> {
     let formats = formats(c)?;
     let tv = terse_version(c)?;
-    let output = c.flag("output").flatten().map(std::path::PathBuf::from);
-    let ro = RunOptions {
-        allow_destructive: c.has("allow-destructive"),
-        readonly: c.has("readonly"),
-        nop: false,
-        combine_submit_wait: false,
-        status_interval: seconds_flag(c, "status-interval")?,
-        max_jobs: c
-            .flag("max-jobs")
-            .flatten()
-            .map(|v| {
-                v.parse()
-                    .map_err(|_| anyhow!("--max-jobs={v} is not a number"))
-            })
-            .transpose()?,
-    };
-    ioscope_runner::validate(set, &ro)?;
+    let mut output = open_output(c)?;
     let normal_on_stdout = output.is_none() && formats.first() == Some(&OutputFormat::Normal);
     let eta = match c.flag("eta").flatten() {
         None | Some("auto") => Eta::Auto,
@@ -232,7 +248,7 @@ fn run(c: &cli::Cli, set: &JobSet, genesis: Instant) -> Result<ExitCode> {
     status.interim_reports(formats.clone(), tv, output.is_none());
     let mut head = String::new();
     if formats.contains(&OutputFormat::Normal) {
-        head = headers(set);
+        head = headers(plan);
         if normal_on_stdout {
             print!("{head}");
             let _ = std::io::stdout().flush();
@@ -247,21 +263,19 @@ fn run(c: &cli::Cli, set: &JobSet, genesis: Instant) -> Result<ExitCode> {
         None => None,
     };
     crate::signals::install();
-    let result = ioscope_runner::run(
-        set,
-        &ro,
-        &mut Observers {
-            status: &mut status,
-            bw: bw.as_mut(),
-        },
-    )?;
+    let mut obs = Observers {
+        status: &mut status,
+        bw: bw.as_mut(),
+    };
+    let mut result = runner.run(plan, &mut obs)?;
+    crate::signals::mark(&mut result);
     status.finish();
     if let Some(b) = bw {
         b.finish()?;
     }
     let report = ioscope_report::render(&result, &formats, tv);
-    match &output {
-        Some(p) => std::fs::write(p, format!("{head}{report}"))
+    match &mut output {
+        Some((p, f)) => write_output(f, &format!("{head}{report}"))
             .with_context(|| format!("--output={}", p.display()))?,
         None => {
             let mut out = std::io::stdout().lock();
@@ -269,20 +283,25 @@ fn run(c: &cli::Cli, set: &JobSet, genesis: Instant) -> Result<ExitCode> {
             out.flush()?;
         }
     }
+    if result.meta.interrupted {
+        eprintln!("{}", ioscope_report::interrupted_line(&result).trim_end());
+    }
     let failed = result.jobs.iter().any(|j| j.error != 0);
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(crate::signals::exit_code(failed))
 }
 
-/// Job lines, version and "Starting N threads", as fio prints them before a run.
-fn headers(set: &JobSet) -> String {
+/// Write the whole report and make it durable: once this returns, the file is complete.
+fn write_output(f: &mut std::fs::File, text: &str) -> std::io::Result<()> {
+    f.write_all(text.as_bytes())?;
+    f.sync_all()
+}
+
+/// Job lines, version and "Starting N processes", as fio prints them before a run
+/// (jobs with thread=1 are counted as threads, as fio does).
+fn headers(plan: &Plan) -> String {
     let mut s = String::new();
-    let groups = ioscope_runner::plan::group_ids(set);
-    let mut total = 0;
-    for (j, gid) in set.jobs.iter().zip(groups) {
+    let groups = ioscope_runner::plan::group_ids(plan.set);
+    for (j, gid) in plan.set.jobs.iter().zip(groups) {
         let info = ioscope_runner::prepare::job_info(j, &[]);
         s.push_str(&ioscope_report::normal::job_header_line(
             &info, &j.name, gid,
@@ -291,13 +310,21 @@ fn headers(set: &JobSet) -> String {
         if j.opts.numjobs > 1 {
             s.push_str("...\n");
         }
-        total += j.opts.numjobs;
     }
     s.push_str(&version());
     s.push('\n');
-    s.push_str(&format!(
-        "Starting {total} thread{}\n",
-        if total == 1 { "" } else { "s" }
-    ));
+    let threads = plan.clones().filter(|c| c.spec.opts.thread).count();
+    let processes = plan.clones().count() - threads;
+    let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    let line = match (threads, processes) {
+        (0, p) => n(p, "process", "processes"),
+        (t, 0) => n(t, "thread", "threads"),
+        (t, p) => format!(
+            "{} and {}",
+            n(t, "thread", "threads"),
+            n(p, "process", "processes")
+        ),
+    };
+    s.push_str(&format!("Starting {line}\n"));
     s
 }

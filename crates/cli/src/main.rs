@@ -10,15 +10,32 @@ mod status;
 
 use anyhow::{bail, Result};
 use ioscope_options::{flagdoc, flags};
+use std::ffi::OsString;
 use std::process::ExitCode;
 
+/// A subcommand's arguments as text; one that is not UTF-8 is named in the error.
+fn utf8(args: &[OsString]) -> Result<Vec<String>> {
+    args.iter()
+        .enumerate()
+        .map(|(i, a)| match a.to_str() {
+            Some(s) => Ok(s.to_string()),
+            None => bail!(
+                "argument {} ('{}') is not valid UTF-8",
+                i + 2,
+                a.to_string_lossy()
+            ),
+        })
+        .collect()
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let result = match args.first().map(String::as_str) {
-        Some("quick") => quick::main(&args[1..]),
-        Some("peak") => peak::main(&args[1..]),
-        Some("completions") => completions(&args[1..]),
-        Some("help") => help(&args[1..]),
+    // argv as the OS gives it: job files may have any name (fio.rs sorts them out).
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let result = match args.first().and_then(|a| a.to_str()) {
+        Some("quick") => utf8(&args[1..]).and_then(|a| quick::main(&a)),
+        Some("peak") => utf8(&args[1..]).and_then(|a| peak::main(&a)),
+        Some("completions") => utf8(&args[1..]).and_then(|a| completions(&a)),
+        Some("help") => utf8(&args[1..]).and_then(|a| help(&a)),
         _ => fio::main(&args),
     };
     match result {

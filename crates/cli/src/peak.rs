@@ -8,7 +8,7 @@
 
 use anyhow::{anyhow, bail, Result};
 use ioscope_options::cli;
-use ioscope_runner::{JobProgress, Observer, RunOptions};
+use ioscope_runner::{JobProgress, Observer, RunOptions, Runner};
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -245,10 +245,11 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         combine_submit_wait: true,
         ..Default::default()
     };
-    ioscope_runner::validate(&set, &ro)?;
+    let runner = Runner::new(ro);
+    let plan = runner.plan(&set)?;
     crate::signals::install();
     let mut obs = PerSecond::new(a.json);
-    let r = ioscope_runner::run(&set, &ro, &mut obs)?;
+    let r = runner.run(&plan, &mut obs)?;
     let j = &r.jobs[0];
     let d = if a.write { &j.dirs[1] } else { &j.dirs[0] };
     obs.close(
@@ -331,9 +332,8 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
             obs.samples.len()
         );
     }
-    Ok(if j.error != 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if let Some(sig) = crate::signals::received() {
+        eprintln!("ioscope peak: interrupted by {sig}");
+    }
+    Ok(crate::signals::exit_code(j.error != 0))
 }

@@ -151,7 +151,8 @@ fn run_one(
     ];
     let c = cli::parse_args(&argv)?;
     let set = crate::fio::load_jobs(&c)?;
-    Ok(ioscope_runner::run(&set, &Default::default(), status)?)
+    let runner = ioscope_runner::Runner::new(Default::default());
+    Ok(runner.run_set(&set, status)?)
 }
 
 struct Row {
@@ -236,7 +237,8 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
             })
             .collect();
         let doc = serde_json::json!({"ioscope": crate::fio::version(), "dir": a.dir.display().to_string(),
-            "size": a.size, "direct": direct, "ioengine": engine(), "runtime_s": a.runtime, "tests": tests});
+            "size": a.size, "direct": direct, "ioengine": engine(), "runtime_s": a.runtime, "tests": tests,
+            "interrupted": crate::signals::received().is_some()});
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         println!(
@@ -256,7 +258,10 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         }
         println!("lat: fio's lat, submission to completion (not clat)");
     }
-    Ok(ExitCode::SUCCESS)
+    if let Some(sig) = crate::signals::received() {
+        eprintln!("ioscope quick: interrupted by {sig}: the table holds only the tests that ran");
+    }
+    Ok(crate::signals::exit_code(false))
 }
 
 fn human_bytes(b: u64) -> String {

@@ -1,13 +1,21 @@
-//! SIGINT/SIGTERM: the first asks every job to stop (results are still reported in
-//! full); a second SIGINT exits at once.
+//! SIGINT/SIGTERM: the first asks every job to stop; the results measured so far are
+//! still reported in full, marked as interrupted, and the exit status says so (130
+//! for SIGINT, 143 for SIGTERM). A second SIGINT only repeats the request (a run that
+//! is finishing its reports is not cut short); a third exits at once.
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering::Relaxed};
+
+/// The first signal received (0: none).
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+static SIGINTS: AtomicU32 = AtomicU32::new(0);
 
 extern "C" fn on_signal(sig: libc::c_int) {
-    if sig == libc::SIGINT && ioscope_runner::STOP.load(Relaxed) {
+    if sig == libc::SIGINT && SIGINTS.fetch_add(1, Relaxed) >= 2 {
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(130) };
     }
+    let _ = SIGNAL.compare_exchange(0, sig, Relaxed, Relaxed);
     ioscope_runner::STOP.store(true, Relaxed);
 }
 
@@ -20,5 +28,33 @@ pub fn install() {
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
+    }
+}
+
+/// The signal that interrupted the run, by name.
+pub fn received() -> Option<&'static str> {
+    match SIGNAL.load(Relaxed) {
+        0 => None,
+        libc::SIGINT => Some("SIGINT"),
+        libc::SIGTERM => Some("SIGTERM"),
+        _ => Some("a signal"),
+    }
+}
+
+/// Mark a result that a signal cut short.
+pub fn mark(r: &mut ioscope_stats::RunResult) {
+    if let Some(s) = received() {
+        r.meta.interrupted = true;
+        r.meta.signal = Some(s.to_string());
+    }
+}
+
+/// The exit status: 128 + the signal for an interrupted run, else 1 when a job
+/// failed, else 0.
+pub fn exit_code(failed: bool) -> ExitCode {
+    match SIGNAL.load(Relaxed) {
+        0 if failed => ExitCode::from(1),
+        0 => ExitCode::SUCCESS,
+        sig => ExitCode::from(128 + sig as u8),
     }
 }

@@ -47,6 +47,62 @@ impl Cli {
 }
 
 /// Parse argv (without the program name).
+/// Marks an argument that is not UTF-8 (argv never holds a NUL byte).
+const NOT_UTF8: &str = "\0ioscope-not-utf8-";
+
+/// Parse argv as the OS gives it: a job file may have any name; an option or its
+/// value must be UTF-8 text, and one that is not gets a clear error.
+pub fn parse_args_os(args: &[std::ffi::OsString]) -> Result<Cli, OptionsError> {
+    let mut raw = Vec::new();
+    let mut strs = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        match a.to_str() {
+            Some(s) => strs.push(s.to_string()),
+            None if !a.as_encoded_bytes().starts_with(b"-") => {
+                strs.push(format!("{NOT_UTF8}{}", raw.len()));
+                raw.push(a.clone());
+            }
+            None => return Err(not_utf8(i + 1, a)),
+        }
+    }
+    let mut cli = parse_args(&strs)?;
+    for f in &mut cli.job_files {
+        if let Some(k) = f.to_str().and_then(|s| s.strip_prefix(NOT_UTF8)) {
+            if let Some(a) = k.parse::<usize>().ok().and_then(|k| raw.get(k)) {
+                *f = PathBuf::from(a);
+            }
+        }
+    }
+    let values = cli
+        .global
+        .iter()
+        .chain(cli.jobs.iter().flat_map(|j| &j.entries));
+    for e in values {
+        if let Some(k) = e.value.as_deref().and_then(|v| v.strip_prefix(NOT_UTF8)) {
+            let a = k.parse::<usize>().ok().and_then(|k| raw.get(k));
+            let shown = a
+                .map(|a| a.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            return Err(OptionsError::option(
+                &e.loc,
+                &e.key,
+                format!("value '{shown}' is not valid UTF-8: option values must be UTF-8 text"),
+            ));
+        }
+    }
+    Ok(cli)
+}
+
+fn not_utf8(index: usize, a: &std::ffi::OsStr) -> OptionsError {
+    OptionsError::at(
+        &Loc::cli(index),
+        format!(
+            "'{}' is not valid UTF-8: options and their values must be UTF-8 text",
+            a.to_string_lossy()
+        ),
+    )
+}
+
 pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
     let mut cli = Cli::default();
     let mut i = 0;
@@ -135,6 +191,32 @@ mod tests {
         assert_eq!(
             c.jobs[0].entries[0].value.as_deref(),
             Some("--ioengine=null")
+        );
+    }
+
+    #[test]
+    fn non_utf8_job_files_work_and_values_get_a_clear_error() {
+        use std::ffi::OsString;
+        use std::os::unix::ffi::OsStringExt;
+        let latin1 = OsString::from_vec(b"caf\xe9.fio".to_vec());
+        let c = parse_args_os(&[OsString::from("--parse-only"), latin1.clone()]).unwrap();
+        assert_eq!(c.job_files, vec![PathBuf::from(latin1.clone())]);
+        let bad = OsString::from_vec(b"--name=\xff".to_vec());
+        let e = parse_args_os(&[bad]).unwrap_err().to_string();
+        assert!(
+            e.contains("not valid UTF-8") && e.contains("argument 1"),
+            "{e}"
+        );
+        let e = parse_args_os(&[
+            OsString::from("--name=a"),
+            OsString::from("--filename"),
+            latin1,
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("filename") && e.contains("not valid UTF-8"),
+            "{e}"
         );
     }
 

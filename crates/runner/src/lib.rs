@@ -42,6 +42,4 @@ mod tests;
 
 pub use error::RunError;
 pub use plan::{Plan, Planned};
-pub use run::{
-    request_stop, run, validate, EngineSource, JobProgress, Observer, RunOptions, Runner, STOP,
-};
+pub use run::{request_stop, EngineSource, JobProgress, Observer, RunOptions, Runner, STOP};

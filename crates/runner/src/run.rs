@@ -24,8 +24,6 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-pub use crate::plan::validate;
-
 /// Set by SIGINT/SIGTERM (or a caller) to end every job promptly; results stay valid.
 /// The default stop flag of every [`Runner`].
 pub static STOP: AtomicBool = AtomicBool::new(false);
@@ -187,11 +185,6 @@ impl Runner {
         let plan = self.plan(set)?;
         self.run(&plan, obs)
     }
-}
-
-/// Plan and run `set` with the real clock and engines (the common case).
-pub fn run(set: &JobSet, ro: &RunOptions, obs: &mut dyn Observer) -> Result<RunResult, RunError> {
-    Runner::new(ro.clone()).run_set(set, obs)
 }
 
 /// What a run changes outside itself and undoes at the end, also when it fails:
