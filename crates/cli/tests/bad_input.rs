@@ -172,11 +172,15 @@ fn option_outside_section_and_missing_value() {
 }
 
 #[test]
-fn not_yet_supported_option_fails_the_run_not_the_parse() {
+fn not_yet_supported_option_fails_parse_only_and_the_run() {
     let d = tmpdir();
     fs::write(d.path().join("j.fio"), "[job]\nsize=1m\nverify=md5\n").unwrap();
-    let r = run_in(d.path(), &["--parse-only", "j.fio"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    // --parse-only checks everything a run would, short of I/O.
+    fails_with(
+        &["--parse-only", "j.fio"],
+        d.path(),
+        &["j.fio:3", "verify", "not supported yet"],
+    );
     fails_with(
         &["j.fio"],
         d.path(),

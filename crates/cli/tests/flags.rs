@@ -499,7 +499,12 @@ fn readonly_and_max_jobs_refuse_runs() {
     jobs.push("--numjobs=3".into());
     let r = run_args(d.path(), &jobs, &["--max-jobs=2"]);
     assert_eq!(r.code, 1);
-    assert!(r.stderr.contains("exceed --max-jobs=2"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("3 jobs exceed the limit of 2 (raise it with --max-jobs)"),
+        "{}",
+        r.stderr
+    );
     let r = run_args(d.path(), &jobs, &["--max-jobs=3"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let r = run_args(d.path(), &jobs, &["--max-jobs=many"]);

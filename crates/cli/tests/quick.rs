@@ -74,10 +74,16 @@ fn quick_cleans_up_on_ctrl_c() {
     // SAFETY: signalling our child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "interrupted, and says so: {err}"
+    );
+    assert!(err.contains("interrupted by SIGINT"), "{err}");
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&out.stdout).contains("SEQ1M"),
+        "the tests that ran are still reported"
     );
     assert!(
         leftovers(d.path()).is_empty(),
