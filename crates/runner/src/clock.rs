@@ -29,6 +29,9 @@ enum Source {
 #[derive(Clone, Copy, Debug)]
 pub struct Clock {
     source: Source,
+    /// `source` is the TSC: checked first on the hot path, where one predictable
+    /// branch on a bool is all `now()` costs besides rdtsc.
+    tsc: bool,
     /// ns = ticks * mult >> SHIFT
     mult: u64,
     /// Ticks per second.
@@ -79,6 +82,7 @@ impl Clock {
                 let mult = ((1_000_000_000u128 << SHIFT) / hz as u128) as u64;
                 return Clock {
                     source: Source::Tsc,
+                    tsc: true,
                     mult,
                     hz,
                 };
@@ -90,6 +94,7 @@ impl Clock {
     fn monotonic() -> Clock {
         Clock {
             source: Source::Monotonic,
+            tsc: false,
             mult: 1 << SHIFT,
             hz: 1_000_000_000,
         }
@@ -101,6 +106,7 @@ impl Clock {
         let t: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(start_ns)));
         Box::leak(Box::new(Clock {
             source: Source::Manual(t),
+            tsc: false,
             mult: 1 << SHIFT,
             hz: 1_000_000_000,
         }))
@@ -188,9 +194,16 @@ impl Clock {
 
     #[inline(always)]
     pub fn now(&self) -> Ticks {
+        #[cfg(target_arch = "x86_64")]
+        if self.tsc {
+            return rdtsc();
+        }
+        self.slow_now()
+    }
+
+    #[inline(never)]
+    fn slow_now(&self) -> Ticks {
         match self.source {
-            #[cfg(target_arch = "x86_64")]
-            Source::Tsc => rdtsc(),
             Source::Manual(t) => t.load(Relaxed),
             _ => monotonic_ns(),
         }

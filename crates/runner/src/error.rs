@@ -12,6 +12,9 @@ pub enum RunError {
     /// The job uses options ioscope does not implement yet.
     #[error("{0}")]
     Unsupported(String),
+    /// The run's stop flag was raised while preparing (e.g. during a long layout).
+    #[error("{0}")]
+    Interrupted(String),
     #[error(transparent)]
     Engine(#[from] ioscope_engine::EngineError),
 }

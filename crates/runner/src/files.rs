@@ -10,6 +10,7 @@ use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// An open file with the region of it the job does I/O to.
 #[derive(Debug)]
@@ -191,6 +192,7 @@ pub fn prepare(
     access: Access,
     allow_destructive: bool,
     diskless: bool,
+    stop: &AtomicBool,
     say: &mut dyn FnMut(String),
 ) -> Result<Vec<JobFile>, RunError> {
     let paths = job_paths(o, clone);
@@ -260,7 +262,10 @@ pub fn prepare(
     }
     plans
         .into_iter()
-        .map(|(p, ex, start, len, layout)| open_one(o, &p, ex, start, len, layout, access))
+        .map(|(p, ex, start, len, layout)| {
+            let layout = layout.then_some(stop);
+            open_one(o, &p, ex, (start, len), layout, access)
+        })
         .collect()
 }
 
@@ -327,13 +332,14 @@ fn check_space(path: &Path, need: u64) -> Result<(), RunError> {
     Ok(())
 }
 
+/// Open (creating, laying out when `layout` holds the run's stop flag) one file of
+/// the job's `(start, len)` region.
 fn open_one(
     o: &JobOptions,
     path: &Path,
     ex: Option<Existing>,
-    start: u64,
-    len: u64,
-    layout: bool,
+    (start, len): (u64, u64),
+    layout: Option<&AtomicBool>,
     access: Access,
 ) -> Result<JobFile, RunError> {
     let is_block = ex.as_ref().is_some_and(|e| e.is_block);
@@ -346,8 +352,8 @@ fn open_one(
     if ex.is_none() {
         create_parent_dirs(path)?;
     }
-    if layout {
-        lay_out(o, path, start + len, access)?;
+    if let Some(stop) = layout {
+        lay_out(o, path, start + len, access, stop)?;
     }
     let mut flags = 0;
     if o.direct {
@@ -383,7 +389,7 @@ fn open_one(
     };
     let devnum = if is_block { md.rdev() } else { md.dev() };
     if o.pre_read && !o.direct && !is_block {
-        pre_read(&file, start, len);
+        pre_read(&file, start, len, layout.unwrap_or(&AtomicBool::new(false)));
     } else if o.invalidate {
         invalidate(&file, start, len);
     }
@@ -412,7 +418,13 @@ fn create_parent_dirs(path: &Path) -> Result<(), RunError> {
 
 /// Create or extend a regular file to `size`: filled with data when the job reads it
 /// (or overwrite=1), else just sized.
-fn lay_out(o: &JobOptions, path: &Path, size: u64, access: Access) -> Result<(), RunError> {
+fn lay_out(
+    o: &JobOptions,
+    path: &Path,
+    size: u64,
+    access: Access,
+    stop: &AtomicBool,
+) -> Result<(), RunError> {
     let err =
         |what: &str, e: std::io::Error| RunError::Setup(format!("{}: {what}: {e}", path.display()));
     let f = OpenOptions::new()
@@ -439,6 +451,15 @@ fn lay_out(o: &JobOptions, path: &Path, size: u64, access: Access) -> Result<(),
     }
     let mut off = cur;
     while off < size {
+        // A signal stops a long layout within one chunk (1 MiB).
+        if stop.load(Relaxed) {
+            return Err(RunError::Interrupted(format!(
+                "{}: layout interrupted at {} of {} MiB",
+                path.display(),
+                off >> 20,
+                size >> 20
+            )));
+        }
         let n = ((size - off) as usize).min(chunk);
         std::os::unix::fs::FileExt::write_all_at(&f, &buf[..n], off)
             .map_err(|e| err("cannot lay out", e))?;
@@ -463,10 +484,10 @@ fn preallocate(o: &JobOptions, f: &File, cur: u64, size: u64) {
 }
 
 /// pre_read: pull the region into the page cache.
-fn pre_read(f: &File, start: u64, len: u64) {
+fn pre_read(f: &File, start: u64, len: u64, stop: &AtomicBool) {
     let mut buf = vec![0u8; 1 << 20];
     let mut off = start;
-    while off < start + len {
+    while off < start + len && !stop.load(Relaxed) {
         match std::os::unix::fs::FileExt::read_at(f, &mut buf, off) {
             Ok(0) | Err(_) => break,
             Ok(n) => off += n as u64,

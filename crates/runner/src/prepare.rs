@@ -110,7 +110,15 @@ pub(crate) fn prepare_job(
     let mut say = |s: String| obs.message(&s);
     let scripted = matches!(env.engine, crate::run::EngineSource::Scripted(_));
     let diskless = o.ioengine == "null" || ro.nop || scripted;
-    let files = files::prepare(&o, p.clone, a, ro.allow_destructive, diskless, &mut say)?;
+    let files = files::prepare(
+        &o,
+        p.clone,
+        a,
+        ro.allow_destructive,
+        diskless,
+        env.stop,
+        &mut say,
+    )?;
     if let Some(cmd) = &o.exec_prerun {
         exec_hook(&o.name, "prerun", cmd)?;
     }

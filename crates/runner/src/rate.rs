@@ -70,7 +70,8 @@ impl Pacer {
             self.due = [now as f64; 3];
         }
         if (now as f64) < self.due[d] {
-            self.next_due = self.due[d] as Ticks;
+            // Round up: waking at the truncated tick would find the I/O still not due.
+            self.next_due = self.due[d].ceil() as Ticks;
             self.waiting = true;
             return false;
         }

@@ -177,16 +177,18 @@ impl Recorder {
         self.shared.state.store(STATE_RUNNING, Relaxed);
     }
 
-    /// `units` (the first `n` pending) entered the kernel at `t`, with `inflight`
-    /// I/Os in flight afterwards.
-    #[inline]
-    pub fn issued<'u>(&mut self, units: impl Iterator<Item = &'u IoUnit>, n: u32, inflight: u32) {
+    /// A unit entered the kernel (its `issue` time is set): its slat.
+    #[inline(always)]
+    pub fn issued(&mut self, u: &IoUnit) {
         if self.track_slat && !self.in_ramp {
-            for u in units {
-                let slat = self.clock.delta_ns(u.start, u.issue);
-                self.live.dirs[u.ddir.index()].slat.add(slat);
-            }
+            let slat = self.clock.delta_ns(u.start, u.issue);
+            self.live.dirs[u.ddir.index()].slat.add(slat);
         }
+    }
+
+    /// One submission call issued `n` units, leaving `inflight` in flight.
+    #[inline]
+    pub fn submitted(&mut self, n: u32, inflight: u32) {
         self.live.submit[batch_bucket(n)] += 1;
         self.live.io_depth[depth_bucket(inflight)] += n as u64;
     }
@@ -207,7 +209,7 @@ impl Recorder {
 
     /// A unit completed at `t`, moving `bytes`. Returns the I/O's total latency when
     /// it exceeds max_latency (the job then fails; the I/O is counted, not timed).
-    #[inline]
+    #[inline(always)]
     pub fn completed(&mut self, u: &IoUnit, bytes: u64, t: Ticks) -> Result<(), u64> {
         let d = u.ddir.index();
         let dir = &mut self.live.dirs[d];

@@ -157,13 +157,20 @@ impl Runner {
         let globals = &plan.set.global_explicit;
         let mut results: Vec<Finished> = Vec::new();
         let mut cleanup = Cleanup::default();
-        for phase in &plan.phases {
+        'phases: for phase in &plan.phases {
             if self.stop.load(Relaxed) {
                 break;
             }
             let mut ready = Vec::new();
             for p in phase {
-                let r = prepare_job(p, &env, obs)?;
+                let r = match prepare_job(p, &env, obs) {
+                    // Stopped while laying out: report the phases that ran.
+                    Err(RunError::Interrupted(msg)) => {
+                        obs.warning(&format!("ioscope: {msg}"));
+                        break 'phases;
+                    }
+                    r => r?,
+                };
                 cleanup.track(&r)?;
                 ready.push(r);
             }

@@ -142,3 +142,17 @@ fn clat_can_exceed_seventeen_seconds() {
         .unwrap_or(0);
     assert!((p as f64 / 30e9 - 1.0).abs() < 0.001, "{p}");
 }
+
+#[test]
+fn each_direction_of_a_mixed_job_keeps_its_own_rate() {
+    let s = Script::fixed(10 * US);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=randrw\nsize=64m\nbs=4k\ntime_based\nruntime=1s\nrate=4m,2m\n",
+        &s,
+    );
+    let j = only(&r);
+    let (rd, wr) = (j.dirs[0].io_bytes, j.dirs[1].io_bytes);
+    let near = |got: u64, want: u64| got.abs_diff(want) <= want / 50;
+    assert!(near(rd, 4 << 20), "read {rd} B in 1 s at rate 4 MiB/s");
+    assert!(near(wr, 2 << 20), "write {wr} B in 1 s at rate 2 MiB/s");
+}

@@ -1,0 +1,27 @@
+//! Any bytes as an argv (words split at NUL bytes, not necessarily UTF-8): the fio
+//! command line and every subcommand's flags must parse or fail with a clear error,
+//! never panic.
+#![no_main]
+
+use ioscope_options::{cli, flags, jobfile, spec};
+use libfuzzer_sys::fuzz_target;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+
+fuzz_target!(|data: &[u8]| {
+    let kw = jobfile::Keywords { ncpus: 2, mb_memory: 1024, pagesize: 4096 };
+    let words: Vec<OsString> = data
+        .split(|&b| b == 0)
+        .map(|w| OsString::from_vec(w.to_vec()))
+        .collect();
+    if let Ok(c) = cli::parse_args_os(&words) {
+        let _ = spec::build(&c.global, &c.jobs, &[], &[], &kw);
+    }
+    let text: Vec<String> = words
+        .iter()
+        .filter_map(|w| w.to_str().map(String::from))
+        .collect();
+    for cmd in flags::COMMANDS {
+        let _ = flags::parse_command(cmd, &text);
+    }
+});
