@@ -286,7 +286,12 @@ fn run(c: &cli::Cli, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<E
     if result.meta.interrupted {
         eprintln!("{}", ioscope_report::interrupted_line(&result).trim_end());
     }
-    let failed = result.jobs.iter().any(|j| j.error != 0);
+    // A job that failed; errors it was told to go on after (continue_on_error,
+    // ignore_error) are reported as its err but do not fail the run, as in fio.
+    let failed = result
+        .jobs
+        .iter()
+        .any(|j| j.error != 0 && !j.error_tolerated);
     Ok(crate::signals::exit_code(failed))
 }
 

@@ -335,5 +335,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     if let Some(sig) = crate::signals::received() {
         eprintln!("ioscope peak: interrupted by {sig}");
     }
-    Ok(crate::signals::exit_code(j.error != 0))
+    Ok(crate::signals::exit_code(
+        j.error != 0 && !j.error_tolerated,
+    ))
 }

@@ -676,7 +676,7 @@ impl<'a, E: Engine> Loop<'a, E> {
         let u = &self.q.units[c.unit as usize];
         if c.result < 0 {
             let (ddir, offset, len) = (u.ddir, u.offset, u.len);
-            self.io_error(ddir, offset, len, (-c.result) as i32);
+            self.io_error(c.unit, ddir, offset, len, (-c.result) as i32);
             return;
         }
         if let Err(lat) = self.rec.completed(u, c.result as u64, t) {
@@ -688,13 +688,14 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
     }
 
-    fn io_error(&mut self, ddir: Ddir, offset: u64, len: u32, errno: i32) {
+    fn io_error(&mut self, unit: u32, ddir: Ddir, offset: u64, len: u32, errno: i32) {
         let o = &self.ctx.opts;
         // fill_device: a full device or filesystem is the end of the job, not an error.
         if o.fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT) {
             self.stop_issuing = true;
             return;
         }
+        self.rec.failed(&self.q.units[unit as usize]);
         let ignored = o
             .ignore_error
             .0
@@ -801,6 +802,14 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
         self.ctx.logs = self.rec.take_logs();
         let f = std::mem::take(&mut self.failure);
+        let tolerated = self.rec.first_error();
+        if f.errno == 0 && tolerated != 0 {
+            // As fio: errors the job went on after are its err, but not a failure.
+            let text = strerror(&std::io::Error::from_raw_os_error(tolerated));
+            let mut r = self.rec.result(runtime_ms, usage, tolerated, Some(text));
+            r.error_tolerated = true;
+            return r;
+        }
         self.rec.result(runtime_ms, usage, f.errno, f.text)
     }
 

@@ -69,7 +69,9 @@ pub fn job_info(spec: &JobSpec, files: &[JobFile]) -> JobInfo {
         },
         significant_figures: o.significant_figures,
         unified_rw_reporting: o.unified_rw_reporting as u32,
-        continue_on_error: o.continue_on_error != ioscope_options::ContinueOnError::None,
+        // fio reports error counts for ignore_error as for continue_on_error.
+        continue_on_error: o.continue_on_error != ioscope_options::ContinueOnError::None
+            || o.ignore_error.0.iter().any(|l| !l.is_empty()),
         options: spec.job_options.clone(),
         description: o.description.clone(),
         files: files.iter().map(|f| f.path.display().to_string()).collect(),

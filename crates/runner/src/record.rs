@@ -248,6 +248,20 @@ impl Recorder {
         Ok(())
     }
 
+    /// An I/O that failed: fio counts it as issued and completed (total_ios, IOPS)
+    /// but it moved no bytes and has no latency.
+    pub fn failed(&mut self, u: &IoUnit) {
+        let d = u.ddir.index().min(2);
+        let dir = &mut self.live.dirs[d];
+        dir.total_ios += 1;
+        self.shared.ios[d].store(dir.total_ios, Relaxed);
+    }
+
+    /// The first error the job tolerated (0: none).
+    pub fn first_error(&self) -> i32 {
+        self.live.first_error
+    }
+
     /// An error the job tolerates (continue_on_error, ignore_error).
     pub fn tolerated_error(&mut self, errno: i32) {
         self.live.total_err += 1;
@@ -273,6 +287,10 @@ impl Recorder {
         error_text: Option<String>,
     ) -> JobResult {
         let mut live = self.live.clone();
+        if self.in_ramp {
+            // Stopped before the ramp ended: nothing was measured yet.
+            live.reset();
+        }
         for d in &mut live.dirs {
             d.runtime_ms = runtime_ms;
         }

@@ -100,9 +100,11 @@ pub fn merge_group(jobs: &[JobResult]) -> JobResult {
     }
     for j in &jobs[1..] {
         out.jobs += j.jobs.max(1);
-        if out.error == 0 && j.error != 0 {
+        // The first error, but a fatal one wins over a tolerated one.
+        if j.error != 0 && (out.error == 0 || (out.error_tolerated && !j.error_tolerated)) {
             out.error = j.error;
             out.error_text = j.error_text.clone();
+            out.error_tolerated = j.error_tolerated;
         }
         out.total_err += j.total_err;
         if out.first_error == 0 {

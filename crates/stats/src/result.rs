@@ -137,6 +137,10 @@ pub struct JobResult {
     /// Description of that error (e.g. "No space left on device: write offset=0, buflen=4096").
     pub error_text: Option<String>,
     /// continue_on_error counts.
+    /// The error was tolerated (continue_on_error, ignore_error): reported as the
+    /// job's err, as fio does, but the job did not fail.
+    #[serde(skip)]
+    pub error_tolerated: bool,
     pub total_err: u64,
     pub first_error: i32,
     /// Thread id of the job.

@@ -39,6 +39,8 @@ pub enum Prereq {
     SharedExamples,
     /// Permission to give I/O the real-time priority class (cmdprio_class=1, prioclass=1).
     IoprioRt,
+    /// FUSE and Debian's python3-fusepy, for the fault-injecting file system.
+    Fuse,
 }
 
 impl Prereq {
@@ -63,6 +65,9 @@ impl Prereq {
             Prereq::Program { name, package } => format!("{name} (apt-get install {package})"),
             Prereq::IoprioRt => {
                 "permission for real-time I/O priority (root or CAP_SYS_ADMIN)".into()
+            }
+            Prereq::Fuse => {
+                "FUSE: /dev/fuse and python3-fusepy (apt-get install python3-fusepy)".into()
             }
             Prereq::SharedExamples => format!(
                 "fio's example job files in {} (a copy of fio's examples/ directory)",
@@ -95,6 +100,7 @@ impl Prereq {
                 }
             }
             Prereq::IoprioRt => ioprio_rt_ok(),
+            Prereq::Fuse => fuse_ok(),
             Prereq::SharedExamples => {
                 if shared_examples_path().is_dir() {
                     Ok(())
@@ -124,6 +130,22 @@ fn fio_version_ok() -> Result<(), String> {
 
 /// Try the RT class on a short-lived thread of our own (ioprio_set with pid 0 sets the
 /// calling thread's priority), so that no test thread keeps it.
+fn fuse_ok() -> Result<(), String> {
+    if !Path::new("/dev/fuse").exists() {
+        return Err("/dev/fuse does not exist".into());
+    }
+    let ok = Command::new("/usr/bin/python3")
+        .args(["-c", "import fusepy"])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if ok {
+        Ok(())
+    } else {
+        Err("/usr/bin/python3 cannot import fusepy".into())
+    }
+}
+
 fn ioprio_rt_ok() -> Result<(), String> {
     const IOPRIO_WHO_PROCESS: libc::c_long = 1;
     const RT_LEVEL_0: libc::c_long = 1 << 13;

@@ -34,7 +34,11 @@ fn an_io_error_ends_the_job_with_its_errno() {
     let (r, obs) = run_with("[j]\nioengine=psync\nrw=read\nsize=1m\nbs=4k\n", &s);
     let j = only(&r);
     assert_eq!(j.error, libc::EIO);
-    assert_eq!(j.dirs[0].total_ios, 10);
+    assert!(!j.error_tolerated);
+    // As fio: the failed I/O is issued and counted, but moves no bytes.
+    assert_eq!(j.dirs[0].total_ios, 11);
+    assert_eq!(j.dirs[0].io_bytes, 10 * 4096);
+    assert_eq!(j.dirs[0].clat.stat.n, 10);
     let text = j.error_text.as_deref().unwrap_or("");
     assert!(text.contains("read offset=40960, buflen=4096"), "{text}");
     assert!(obs.warnings.iter().any(|w| w.contains("io_u error")));
@@ -56,7 +60,7 @@ fn async_errors_end_the_job_after_draining() {
     let j = only(&r);
     assert_eq!(j.error, libc::EIO);
     // In flight when the error was seen: they complete and are counted.
-    assert!(j.dirs[0].total_ios >= 20 && j.dirs[0].total_ios < 28);
+    assert!(j.dirs[0].total_ios >= 21 && j.dirs[0].total_ios < 29);
 }
 
 #[test]
@@ -76,6 +80,10 @@ fn continue_on_error_counts_and_goes_on() {
     assert_eq!(j.total_err, 10);
     assert_eq!(j.first_error, libc::EIO);
     assert_eq!(s.trace().len(), 100, "every I/O was issued");
+    // fio: err=5 and the failed I/Os counted in total_ios, but the job did not fail.
+    assert_eq!((j.error, j.error_tolerated), (libc::EIO, true));
+    assert_eq!(j.dirs[0].total_ios, 100);
+    assert_eq!(j.dirs[0].io_bytes, 90 * 4096);
 }
 
 #[test]
@@ -92,7 +100,11 @@ fn ignore_error_tolerates_only_the_listed_errors() {
     let job = "[j]\nioengine=psync\nrw=read\nsize=64k\nbs=4k\nignore_error=EAGAIN\n";
     let s = script(libc::EAGAIN);
     let (r, _) = run_with(job, &s);
-    assert_eq!((only(&r).error, only(&r).total_err), (0, 1));
+    let j = only(&r);
+    assert_eq!(
+        (j.error, j.error_tolerated, j.total_err),
+        (libc::EAGAIN, true, 1)
+    );
     let s = script(libc::EIO);
     let (r, _) = run_with(job, &s);
     assert_eq!(only(&r).error, libc::EIO);

@@ -1,0 +1,266 @@
+//! Faults injected for real: EIO from a FUSE file system, ENOSPC on a small tmpfs,
+//! signals during layout, ramp and log writing. Each checks what ioscope reports and,
+//! where fio 3.33 is installed, that fio reports the same on the same fault.
+
+#[macro_use]
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// faultfs.py mounted on a temporary directory; unmounted on drop.
+struct FaultFs {
+    mnt: tempfile::TempDir,
+    child: Child,
+}
+
+impl FaultFs {
+    /// One file `data` of `size` bytes whose reads in [fail_off, fail_off+fail_len) fail.
+    fn mount(size: u64, fail_off: u64, fail_len: u64) -> FaultFs {
+        let mnt = tmpdir();
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/faultfs.py");
+        let child = Command::new("/usr/bin/python3")
+            .arg(script)
+            .arg(mnt.path())
+            .args([size, fail_off, fail_len].map(|v| v.to_string()))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start faultfs.py");
+        let fs = FaultFs { mnt, child };
+        let t = Instant::now();
+        while !fs.data().exists() {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "faultfs did not mount"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        fs
+    }
+
+    fn data(&self) -> PathBuf {
+        self.mnt.path().join("data")
+    }
+}
+
+impl Drop for FaultFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mnt.path()).status();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// (exit code, err, total_err, first_error, total_ios, io_bytes) of a JSON run's job 0.
+type Outcome = (i32, u64, u64, u64, u64, u64);
+
+fn outcome(code: i32, stdout: &str) -> Outcome {
+    // fio prints its error line on stdout before the JSON document.
+    let doc = &stdout[stdout.find('{').unwrap_or(0)..];
+    let v: serde_json::Value = serde_json::from_str(doc).expect("JSON document");
+    let j = job(&v, 0);
+    // total_err and first_error appear only when errors were tolerated (fio's JSON too).
+    let opt = |x: &serde_json::Value| x.as_u64().unwrap_or(0);
+    (
+        code,
+        u(&j["error"]),
+        opt(&j["total_err"]),
+        opt(&j["first_error"]),
+        u(&j["read"]["total_ios"]),
+        u(&j["read"]["io_bytes"]),
+    )
+}
+
+#[test]
+fn eio_mid_run_is_counted_as_fio_counts_it() {
+    require!(Prereq::Root, Prereq::Fuse);
+    // 4 MiB read in 4 KiB blocks; the 16 blocks from 1 MiB fail with EIO.
+    let fs = FaultFs::mount(4 << 20, 1 << 20, 64 << 10);
+    let file = format!("--filename={}", fs.data().display());
+    let base = [
+        "--name=r",
+        file.as_str(),
+        "--rw=read",
+        "--bs=4k",
+        "--size=4m",
+        "--output-format=json",
+    ];
+    let cases: [(&[&str], Outcome); 3] = [
+        // Fatal: the failing I/O is issued and counted (257), then the job ends.
+        (&[], (1, 5, 0, 0, 257, 1 << 20)),
+        // Tolerated: every I/O issued and counted, err=5 reported, exit 0.
+        (
+            &["--continue_on_error=all"],
+            (0, 5, 16, 5, 1024, (4 << 20) - (64 << 10)),
+        ),
+        (
+            &["--ignore_error=EIO"],
+            (0, 5, 16, 5, 1024, (4 << 20) - (64 << 10)),
+        ),
+    ];
+    let d = tmpdir();
+    for (extra, want) in cases {
+        let mut args = base.to_vec();
+        args.extend(extra);
+        let r = run_in(d.path(), &args);
+        let got = outcome(r.code, &r.stdout);
+        assert_eq!(got, want, "ioscope {extra:?}: {}", r.stderr);
+        if available!(Prereq::Fio333) {
+            let f = run_tool(Path::new("fio"), d.path(), &args, &[]);
+            let fio = outcome(f.code, &f.stdout);
+            assert_eq!(got, fio, "ioscope vs fio {extra:?}");
+        }
+    }
+}
+
+#[test]
+fn enospc_fails_one_job_and_keeps_the_others_results() {
+    require!(Prereq::Root, Prereq::MOUNT);
+    let small = tmpdir();
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+        .arg(small.path())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        skip!("cannot mount a tmpfs");
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _u = Unmount(small.path());
+    // A sparse 8 MiB file on a 2 MiB tmpfs: writes run out of space part way.
+    let full = small.path().join("full");
+    std::fs::File::create(&full)
+        .and_then(|f| f.set_len(8 << 20))
+        .expect("sparse file");
+    let d = tmpdir();
+    let f = format!("--filename={}", full.display());
+    let args = [
+        "--output-format=json",
+        "--name=fills",
+        f.as_str(),
+        "--rw=write",
+        "--bs=64k",
+        "--size=8m",
+        "--name=reads",
+        "--filename=other",
+        "--rw=read",
+        "--bs=64k",
+        "--size=4m",
+    ];
+    let r = run_in(d.path(), &args);
+    assert_eq!(r.code, 1, "a job failed: {}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON");
+    assert_eq!(u(&job(&v, 0)["error"]), libc::ENOSPC as u64);
+    let written = u(&job(&v, 0)["write"]["io_bytes"]);
+    assert!(written > 0 && written <= 2 << 20, "{written}");
+    assert_eq!(u(&job(&v, 1)["error"]), 0);
+    assert_eq!(
+        u(&job(&v, 1)["read"]["io_bytes"]),
+        4 << 20,
+        "the other job's results kept"
+    );
+    assert!(r.stderr.contains("No space left on device"), "{}", r.stderr);
+}
+
+/// Start ioscope, signal it after `after`, return (exit code, seconds from the signal
+/// to exit, stdout, stderr).
+fn signal_at(dir: &Path, args: &[&str], after: Duration, sig: i32) -> (i32, f64, String, String) {
+    let child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(after);
+    let t = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, sig) };
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code().unwrap_or(-1),
+        t.elapsed().as_secs_f64(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn sigint_during_layout_stops_within_a_second() {
+    let d = tmpdir();
+    // Reading needs the file filled with data: 6 GiB takes many seconds to lay out.
+    let args = [
+        "--name=big",
+        "--filename=big",
+        "--size=6g",
+        "--rw=read",
+        "--output-format=json",
+    ];
+    let (code, secs, out, err) =
+        signal_at(d.path(), &args, Duration::from_millis(500), libc::SIGINT);
+    let _ = std::fs::remove_file(d.path().join("big"));
+    assert_eq!(code, 130, "{err}");
+    assert!(secs < 1.0, "took {secs:.2} s to stop");
+    assert!(err.contains("layout interrupted"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["ioscope"]["interrupted"], true);
+    assert_eq!(v["jobs"].as_array().map(Vec::len), Some(0), "no job ran");
+}
+
+#[test]
+fn sigint_during_ramp_gives_valid_marked_results() {
+    let d = tmpdir();
+    let args = [
+        "--name=ramp",
+        "--ioengine=null",
+        "--size=1g",
+        "--time_based",
+        "--runtime=30",
+        "--ramp_time=20",
+        "--output-format=json",
+    ];
+    let (code, secs, out, _) = signal_at(d.path(), &args, Duration::from_millis(500), libc::SIGINT);
+    assert_eq!(code, 130);
+    assert!(secs < 2.0, "took {secs:.2} s");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["ioscope"]["interrupted"], true);
+    assert_eq!(
+        u(&job(&v, 0)["read"]["total_ios"]),
+        0,
+        "nothing measured during ramp"
+    );
+}
+
+#[test]
+fn sigterm_while_logging_keeps_complete_logs_and_results() {
+    let d = tmpdir();
+    let args = [
+        "--name=log",
+        "--ioengine=null",
+        "--size=1g",
+        "--time_based",
+        "--runtime=30",
+        "--rate_iops=20000",
+        "--write_lat_log=L",
+        "--output-format=json",
+    ];
+    let (code, secs, out, _) =
+        signal_at(d.path(), &args, Duration::from_millis(800), libc::SIGTERM);
+    assert_eq!(code, 143);
+    assert!(secs < 2.0, "took {secs:.2} s");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    let ios = u(&job(&v, 0)["read"]["total_ios"]);
+    let lines = std::fs::read_to_string(d.path().join("L_clat.1.log"))
+        .expect("clat log")
+        .lines()
+        .count() as u64;
+    assert!(ios > 0);
+    assert_eq!(lines, ios, "every measured I/O is in the log");
+}
