@@ -579,7 +579,9 @@ fn ignore_error_tolerates_listed_errors() {
     tolerant.push("--ignore_error=EINVAL");
     let (r, v) = run_json(d.path(), &tolerant);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(job(&v, 0)["error"], 0);
+    // As fio: the tolerated error is the job's err, counted, and the run succeeds.
+    assert_eq!(job(&v, 0)["error"], libc::EINVAL);
+    assert!(u(&job(&v, 0)["total_err"]) > 0);
     let mut other = args.to_vec();
     other.push("--ignore_error=EIO:ENOSPC");
     let (r, _) = run_json(d.path(), &other);
