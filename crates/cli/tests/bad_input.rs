@@ -202,3 +202,47 @@ fn env_variables() {
         &["j.fio:2", "IOSCOPE_SURELY_UNSET", "not set"],
     );
 }
+
+#[test]
+fn every_bad_option_of_a_job_file_is_reported_with_its_line() {
+    let d = tmpdir();
+    fs::write(
+        d.path().join("j.fio"),
+        "[global]\nbs=4q\n[a]\nsize=1m\niodepth=abc\nrw=sideways\n[b]\nsize=1m\nnumjobs=0\n",
+    )
+    .unwrap();
+    for args in [&["--parse-only", "j.fio"][..], &["j.fio"][..]] {
+        fails_with(
+            args,
+            d.path(),
+            &[
+                "j.fio:2: option 'bs'",
+                "j.fio:5: option 'iodepth'",
+                "j.fio:6: option 'rw'",
+                "j.fio:9: option 'numjobs'",
+            ],
+        );
+    }
+    // The inherited global error is reported once, not once per job.
+    let r = run_in(d.path(), &["--parse-only", "j.fio"]);
+    assert_eq!(r.stderr.matches("j.fio:2:").count(), 1, "{}", r.stderr);
+}
+
+#[test]
+fn a_flood_of_errors_is_cut_at_twenty() {
+    let d = tmpdir();
+    let mut text = String::from("[a]\n");
+    for i in 0..25 {
+        text.push_str(&format!("iodepth=x{i}\n"));
+    }
+    fs::write(d.path().join("j.fio"), text).unwrap();
+    let r = run_in(d.path(), &["--parse-only", "j.fio"]);
+    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.stderr.matches("option 'iodepth'").count(),
+        20,
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("and 5 more errors"), "{}", r.stderr);
+}

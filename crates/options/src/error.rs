@@ -63,6 +63,69 @@ pub enum OptionsError {
     /// Anything without a position.
     #[error("{0}")]
     Other(String),
+    /// Several errors, one per line (every bad option of a job file, up to a limit),
+    /// and how many more there were.
+    #[error("{}", join_lines(.0, *.1))]
+    Many(Vec<OptionsError>, usize),
+}
+
+/// At most this many errors are reported at once.
+pub const MAX_ERRORS: usize = 20;
+
+fn join_lines(errs: &[OptionsError], more: usize) -> String {
+    let mut lines: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+    if more > 0 {
+        lines.push(format!("… and {more} more errors"));
+    }
+    lines.join("\n")
+}
+
+/// Collects errors so that one run reports all of them (up to [`MAX_ERRORS`]).
+#[derive(Debug, Default)]
+pub struct Errors {
+    list: Vec<OptionsError>,
+    more: usize,
+}
+
+impl Errors {
+    /// Keep `e` (once: an error inherited by several jobs is reported once).
+    pub fn push(&mut self, e: OptionsError) {
+        match e {
+            OptionsError::Many(v, more) => {
+                v.into_iter().for_each(|e| self.push(e));
+                self.more += more;
+            }
+            e => {
+                let text = e.to_string();
+                if self.list.iter().any(|x| x.to_string() == text) {
+                    return;
+                }
+                if self.list.len() < MAX_ERRORS {
+                    self.list.push(e);
+                } else {
+                    self.more += 1;
+                }
+            }
+        }
+    }
+
+    /// Keep the error of `r`, if any; its value otherwise.
+    pub fn take<T>(&mut self, r: Result<T, OptionsError>) -> Option<T> {
+        r.map_err(|e| self.push(e)).ok()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Ok when nothing was collected; else one error, or all of them.
+    pub fn finish(mut self) -> Result<(), OptionsError> {
+        match self.list.len() {
+            0 => Ok(()),
+            1 if self.more == 0 => Err(self.list.remove(0)),
+            _ => Err(OptionsError::Many(self.list, self.more)),
+        }
+    }
 }
 
 impl OptionsError {

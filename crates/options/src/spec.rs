@@ -122,7 +122,11 @@ impl<'k> Builder<'k> {
         {
             self.apply(e)?;
         }
-        entries.iter().try_for_each(|e| self.apply(e))
+        let mut errs = crate::error::Errors::default();
+        for e in entries {
+            errs.take(self.apply(e));
+        }
+        errs.finish()
     }
 
     fn has(&self, name: &str) -> bool {
@@ -166,9 +170,12 @@ pub fn build(
     sections: &[&str],
     kw: &Keywords,
 ) -> Result<JobSet, OptionsError> {
+    // Every error is reported (up to a limit), each once, with where it is.
+    let mut errs = crate::error::Errors::default();
     // Validate globals once so that errors point at them, not at every job.
-    Builder::new(kw).apply_all(cli_global)?;
-    let mut global_explicit: Vec<(String, String)> = explicit_pairs(cli_global)?;
+    errs.take(Builder::new(kw).apply_all(cli_global));
+    let mut global_explicit: Vec<(String, String)> =
+        errs.take(explicit_pairs(cli_global)).unwrap_or_default();
     let mut sources = Vec::new();
     for job in cli_jobs {
         let mut entries = cli_global.to_vec();
@@ -186,8 +193,8 @@ pub fn build(
         let mut globals = cli_global.to_vec();
         for sec in file {
             if sec.is_global() {
-                Builder::new(kw).apply_all(&sec.entries)?;
-                global_explicit.extend(explicit_pairs(&sec.entries)?);
+                errs.take(Builder::new(kw).apply_all(&sec.entries));
+                global_explicit.extend(errs.take(explicit_pairs(&sec.entries)).unwrap_or_default());
                 globals.extend(sec.entries.iter().cloned());
                 continue;
             }
@@ -208,8 +215,11 @@ pub fn build(
     let mut notes = Vec::new();
     let mut jobs = Vec::new();
     for src in sources {
-        jobs.push(build_job(src, kw, &mut notes)?);
+        if let Some(j) = errs.take(build_job(src, kw, &mut notes)) {
+            jobs.push(j);
+        }
     }
+    errs.finish()?;
     Ok(JobSet {
         jobs,
         global_explicit,

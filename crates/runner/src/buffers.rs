@@ -41,8 +41,7 @@ impl Buffers {
             .checked_mul(units.max(1))
             .ok_or("buffer size overflows")?;
         let layout = Layout::from_size_align(size, align).map_err(|e| e.to_string())?;
-        // SAFETY: layout has non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
+        let ptr = allocate(layout);
         if ptr.is_null() {
             return Err(format!("cannot allocate {size} bytes of I/O buffers"));
         }
@@ -86,7 +85,8 @@ impl Buffers {
     }
 
     fn initial_fill(&mut self, o: &JobOptions) -> Result<(), String> {
-        if o.zero_buffers {
+        // Reads overwrite the buffers: leave them untouched (and not resident).
+        if o.zero_buffers || !o.rw.mode.writes() {
             return Ok(());
         }
         if let Some(p) = &o.buffer_pattern {
@@ -134,10 +134,45 @@ impl Buffers {
     }
 }
 
+/// Page-aligned buffers come from an anonymous mapping: zeroed by the kernel and
+/// resident only once touched (a read-only job's 1 GiB buffer costs no memory until
+/// the engine writes into it). Larger alignments use the allocator.
+fn mapped(layout: Layout) -> bool {
+    layout.align() <= 4096
+}
+
+fn allocate(layout: Layout) -> *mut u8 {
+    if !mapped(layout) {
+        // SAFETY: layout has non-zero size.
+        return unsafe { alloc_zeroed(layout) };
+    }
+    // SAFETY: an anonymous private mapping; no file or address is involved.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            layout.size(),
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        std::ptr::null_mut()
+    } else {
+        p.cast()
+    }
+}
+
 impl Drop for Buffers {
     fn drop(&mut self) {
-        // SAFETY: allocated with this layout in new().
-        unsafe { dealloc(self.ptr, self.layout) };
+        if mapped(self.layout) {
+            // SAFETY: mapped with this size in allocate().
+            unsafe { libc::munmap(self.ptr.cast(), self.layout.size()) };
+        } else {
+            // SAFETY: allocated with this layout in allocate().
+            unsafe { dealloc(self.ptr, self.layout) };
+        }
     }
 }
 

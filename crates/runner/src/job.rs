@@ -779,7 +779,10 @@ impl<'a, E: Engine> Loop<'a, E> {
     }
 
     fn finish(mut self, end: Ticks, usage: crate::cpu::Usage) -> JobResult {
-        let runtime_ms = self.clock.delta_ns(self.measure_start, end) / 1_000_000;
+        // Whole milliseconds, as fio reports; a job that did I/O ran at least 1 ms.
+        let ns = self.clock.delta_ns(self.measure_start, end);
+        let did_io = self.ctx.shared.ios.iter().any(|n| n.load(Relaxed) > 0);
+        let runtime_ms = (ns / 1_000_000).max(u64::from(ns > 0 && did_io));
         // A failure found by the monitor (rate_min not met).
         let failure = self
             .ctx

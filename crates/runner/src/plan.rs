@@ -144,7 +144,8 @@ pub fn job_memory(o: &JobOptions) -> u64 {
     } else {
         0
     };
-    buffers + (dirs * per_dir + 1) * HIST + log_bytes
+    let sync_hist = u64::from(o.fsync > 0 || o.fdatasync > 0);
+    buffers + (dirs * per_dir + sync_hist) * HIST + log_bytes
 }
 
 /// Refuse a plan whose jobs need more memory than the machine has available.

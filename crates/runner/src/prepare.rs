@@ -129,6 +129,19 @@ pub(crate) fn prepare_job(
     let logs = JobLogs::open(&o, p.number, info.sync_engine, env.clock)
         .map_err(|e| RunError::Setup(format!("job '{}': cannot open log: {e}", o.name)))?;
     let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
+    let smallest_bs = info.bs.iter().map(|b| b.0).min().unwrap_or(1);
+    if regions.iter().map(|r| r.1).sum::<u64>() < smallest_bs {
+        // As fio: such a job does no I/O; say why instead of an empty report alone.
+        let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+        obs.warning(&format!(
+            "ioscope: job '{}': no room for I/O: the region of {} (offset={}, size={}) is smaller \
+             than the block size",
+            o.name,
+            names.join(", "),
+            files.first().map_or(0, |f| f.start),
+            regions.iter().map(|r| r.1).sum::<u64>()
+        ));
+    }
     let seed = seed_for(&o, p.number);
     let planned = Workload::new(&o, &regions, seed).planned_bytes();
     let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);

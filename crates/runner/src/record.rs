@@ -32,6 +32,11 @@ fn batch_bucket(n: u32) -> usize {
     }
 }
 
+/// Whether the job syncs files as it goes (a sync latency histogram is kept).
+fn syncs(o: &JobOptions) -> bool {
+    o.fsync > 0 || o.fdatasync > 0
+}
+
 /// Per-direction live statistics.
 #[derive(Clone)]
 struct Live {
@@ -73,7 +78,7 @@ impl Live {
             dirs: std::array::from_fn(dir),
             sync: SyncStats {
                 total_ios: 0,
-                lat: LatTrack::new(true),
+                lat: LatTrack::new(syncs(o)),
             },
             io_depth: [0; 7],
             submit: [0; 7],
@@ -98,10 +103,8 @@ impl Live {
                 p.hist.clear();
             }
         }
-        self.sync = SyncStats {
-            total_ios: 0,
-            lat: LatTrack::new(true),
-        };
+        self.sync.total_ios = 0;
+        self.sync.lat.reset();
         self.io_depth = [0; 7];
         self.submit = [0; 7];
         self.complete = [0; 7];
