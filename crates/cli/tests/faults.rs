@@ -264,3 +264,47 @@ fn sigterm_while_logging_keeps_complete_logs_and_results() {
     assert!(ios > 0);
     assert_eq!(lines, ios, "every measured I/O is in the log");
 }
+
+#[test]
+fn a_file_truncated_under_an_mmap_job_fails_that_job_only() {
+    let d = tmpdir();
+    std::fs::write(d.path().join("mapped"), vec![7u8; 16 << 20]).expect("data file");
+    let child = Command::new(bin())
+        .args([
+            "--output-format=json",
+            "--name=mm",
+            "--ioengine=mmap",
+            "--filename=mapped",
+            "--rw=randread",
+            "--size=16m",
+            "--time_based",
+            "--runtime=3",
+            "--name=other",
+            "--ioengine=null",
+            "--size=1g",
+            "--time_based",
+            "--runtime=3",
+        ])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(Duration::from_millis(700));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(d.path().join("mapped"))
+        .and_then(|f| f.set_len(0))
+        .expect("truncate under the job");
+    let out = child.wait_with_output().expect("wait");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "no SIGBUS death: {err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert_eq!(u(&job(&v, 0)["error"]), libc::EIO as u64, "{err}");
+    assert!(u(&job(&v, 0)["read"]["total_ios"]) > 0);
+    assert_eq!(u(&job(&v, 1)["error"]), 0);
+    assert!(
+        u(&job(&v, 1)["read"]["total_ios"]) > 0,
+        "the other job's results kept"
+    );
+}

@@ -32,6 +32,7 @@ macro_rules! no_completions {
 
 mod libaio;
 mod mmap;
+mod mmap_guard;
 mod null;
 mod ops;
 mod psync;

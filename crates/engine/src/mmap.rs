@@ -6,6 +6,7 @@
 use std::io;
 use std::ptr;
 
+use crate::mmap_guard::{self, Guard};
 use crate::ops;
 use crate::{Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
 
@@ -16,6 +17,8 @@ struct Mapping {
     addr: *mut u8,
     len: u64,
     writable: bool,
+    /// Lets the SIGBUS handler repair this mapping if the file shrinks under it.
+    _guard: Option<Guard>,
 }
 
 pub(crate) struct MmapEngine {
@@ -63,15 +66,28 @@ impl MmapEngine {
                 Some(end) if end <= map.len => {}
                 _ => return -(libc::EINVAL as i64),
             }
+            let before = mmap_guard::faults();
             // SAFETY: [off, off+len) is inside the mapping; the buffer holds len bytes.
-            unsafe { ptr::copy_nonoverlapping(unit.buf, map.addr.add(off as usize), len as usize) };
+            let dst = unsafe { map.addr.add(off as usize) };
+            // SAFETY: as above.
+            unsafe { ptr::copy_nonoverlapping(unit.buf, dst, len as usize) };
+            if mmap_guard::hit(before, dst, len as usize) {
+                return -(libc::EIO as i64);
+            }
             return len as i64;
         }
         // Reads stop at the end of the mapping like pread stops at end of file.
         let n = len.min(map.len.saturating_sub(off));
         if n > 0 {
+            let before = mmap_guard::faults();
             // SAFETY: [off, off+n) is inside the mapping; the buffer holds len >= n bytes.
-            unsafe { ptr::copy_nonoverlapping(map.addr.add(off as usize), unit.buf, n as usize) };
+            let src = unsafe { map.addr.add(off as usize) };
+            // SAFETY: as above.
+            unsafe { ptr::copy_nonoverlapping(src, unit.buf, n as usize) };
+            // The file shrank under the mapping: the bytes are not the file's.
+            if mmap_guard::hit(before, src, n as usize) {
+                return -(libc::EIO as i64);
+            }
         }
         n as i64
     }
@@ -99,22 +115,23 @@ fn map_file(f: &FileInfo) -> io::Result<Mapping> {
             addr: ptr::null_mut(),
             len: 0,
             writable: false,
+            _guard: None,
         });
     }
     let rw = libc::PROT_READ | libc::PROT_WRITE;
-    match mmap(f.fd, len, rw) {
-        Ok(addr) => Ok(Mapping {
-            addr,
-            len,
-            writable: true,
-        }),
-        Err(e) if e.raw_os_error() == Some(libc::EACCES) => Ok(Mapping {
-            addr: mmap(f.fd, len, libc::PROT_READ)?,
-            len,
-            writable: false,
-        }),
-        Err(e) => Err(e),
-    }
+    let (addr, writable) = match mmap(f.fd, len, rw) {
+        Ok(addr) => (addr, true),
+        Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
+            (mmap(f.fd, len, libc::PROT_READ)?, false)
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(Mapping {
+        addr,
+        len,
+        writable,
+        _guard: Some(Guard::new(addr, len)),
+    })
 }
 
 fn mmap(fd: i32, len: u64, prot: i32) -> io::Result<*mut u8> {
