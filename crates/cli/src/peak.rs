@@ -259,78 +259,12 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         j.submit.iter().sum(),
         j.complete.iter().sum(),
     );
-    let iops = d.iops();
-    let calls = |b: &[u64; 7]| b.iter().sum::<u64>().max(1);
-    let (per_submit, per_reap) = (
-        d.total_ios as f64 / calls(&j.submit) as f64,
-        d.total_ios as f64 / calls(&j.complete) as f64,
-    );
-    let list = [
-        1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
-        99.95, 99.99,
-    ];
-    let clat_pct: Vec<(f64, u64)> = match &d.clat.hist {
-        Some(h) => list
-            .iter()
-            .copied()
-            .zip(h.percentiles(&list).into_iter().map(|v| v.unwrap_or(0)))
-            .collect(),
-        None => Vec::new(),
-    };
+    let s = Summary::of(&r, a.write);
     if a.json {
-        let pmap = |v: &[(f64, u64)]| -> serde_json::Value {
-            v.iter()
-                .map(|(p, x)| (format!("{p:.6}"), serde_json::json!(x)))
-                .collect::<serde_json::Map<_, _>>()
-                .into()
-        };
-        let doc = serde_json::json!({
-            "ioscope": crate::fio::version(), "job": job, "engine": a.engine, "nop": a.nop, "threads": a.threads,
-            "depth": a.depth, "batch_submit": a.batch, "bs": bs, "runtime_ms": d.runtime_ms,
-            "ios": d.total_ios, "iops": iops, "bw_bytes": d.bw_bytes(),
-            "ios_per_submit": per_submit, "ios_per_reap": per_reap,
-            "iops_per_second": obs.samples,
-            "usr_cpu_s": j.cpu.usr_s, "sys_cpu_s": j.cpu.sys_s,
-            "clock": r.meta.clock, "tsc_hz": r.meta.tsc_hz,
-            "clat_ns": {"mean": d.clat.stat.mean(), "N": d.clat.stat.n, "percentile": pmap(&clat_pct)},
-        });
+        let doc = json_doc(&a, &job, bs, &r, &s, &obs);
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
-        println!(
-            "peak: {:.0} IOPS, {:.1} MiB/s, IOS/call={:.1}/{:.1}, {} I/Os in {} ms, cpu usr={:.2}s sys={:.2}s",
-            iops,
-            d.bw_bytes() as f64 / (1 << 20) as f64,
-            per_submit,
-            per_reap,
-            d.total_ios,
-            d.runtime_ms,
-            j.cpu.usr_s,
-            j.cpu.sys_s
-        );
-        if !clat_pct.is_empty() {
-            println!(
-                "Latency percentiles (submission to completion, {} clock):",
-                r.meta.clock
-            );
-            print!(
-                "{}",
-                ioscope_report::num::percentile_block("clat", &clat_pct, 2)
-            );
-        }
-        let n = obs.samples.len().max(1) as f64;
-        let (min, max) = obs
-            .samples
-            .iter()
-            .fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
-                (lo.min(x), hi.max(x))
-            });
-        println!(
-            "Minimum IOPS={:.0}, Average IOPS={:.0}, Maximum IOPS={:.0} (per second, {} s)",
-            if obs.samples.is_empty() { 0.0 } else { min },
-            obs.samples.iter().sum::<f64>() / n,
-            max,
-            obs.samples.len()
-        );
+        print_text(&r, &s, &obs);
     }
     if let Some(sig) = crate::signals::received() {
         eprintln!("ioscope peak: interrupted by {sig}");
@@ -338,4 +272,106 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     Ok(crate::signals::exit_code(
         j.error != 0 && !j.error_tolerated,
     ))
+}
+
+/// What peak reports of its one job.
+struct Summary<'r> {
+    job: &'r ioscope_stats::JobResult,
+    dir: &'r ioscope_stats::DirStats,
+    per_submit: f64,
+    per_reap: f64,
+    clat_pct: Vec<(f64, u64)>,
+}
+
+impl<'r> Summary<'r> {
+    fn of(r: &'r ioscope_stats::RunResult, write: bool) -> Summary<'r> {
+        let j = &r.jobs[0];
+        let d = if write { &j.dirs[1] } else { &j.dirs[0] };
+        let calls = |b: &[u64; 7]| b.iter().sum::<u64>().max(1);
+        let list = [
+            1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9,
+            99.95, 99.99,
+        ];
+        let clat_pct = match &d.clat.hist {
+            Some(h) => list
+                .iter()
+                .copied()
+                .zip(h.percentiles(&list).into_iter().map(|v| v.unwrap_or(0)))
+                .collect(),
+            None => Vec::new(),
+        };
+        Summary {
+            job: j,
+            dir: d,
+            per_submit: d.total_ios as f64 / calls(&j.submit) as f64,
+            per_reap: d.total_ios as f64 / calls(&j.complete) as f64,
+            clat_pct,
+        }
+    }
+}
+
+fn json_doc(
+    a: &Args,
+    job: &[String],
+    bs: u64,
+    r: &ioscope_stats::RunResult,
+    s: &Summary,
+    obs: &PerSecond,
+) -> serde_json::Value {
+    let (j, d) = (s.job, s.dir);
+    let pmap: serde_json::Map<String, serde_json::Value> = s
+        .clat_pct
+        .iter()
+        .map(|(p, x)| (format!("{p:.6}"), serde_json::json!(x)))
+        .collect();
+    serde_json::json!({
+        "ioscope": crate::fio::version(), "job": job, "engine": a.engine, "nop": a.nop, "threads": a.threads,
+        "depth": a.depth, "batch_submit": a.batch, "bs": bs, "runtime_ms": d.runtime_ms,
+        "ios": d.total_ios, "iops": d.iops(), "bw_bytes": d.bw_bytes(),
+        "ios_per_submit": s.per_submit, "ios_per_reap": s.per_reap,
+        "iops_per_second": obs.samples,
+        "usr_cpu_s": j.cpu.usr_s, "sys_cpu_s": j.cpu.sys_s,
+        "clock": r.meta.clock, "tsc_hz": r.meta.tsc_hz,
+        "interrupted": crate::signals::received().is_some(),
+        "clat_ns": {"mean": d.clat.stat.mean(), "N": d.clat.stat.n, "percentile": pmap},
+    })
+}
+
+fn print_text(r: &ioscope_stats::RunResult, s: &Summary, obs: &PerSecond) {
+    let (j, d) = (s.job, s.dir);
+    println!(
+        "peak: {:.0} IOPS, {:.1} MiB/s, IOS/call={:.1}/{:.1}, {} I/Os in {} ms, cpu usr={:.2}s sys={:.2}s",
+        d.iops(),
+        d.bw_bytes() as f64 / (1 << 20) as f64,
+        s.per_submit,
+        s.per_reap,
+        d.total_ios,
+        d.runtime_ms,
+        j.cpu.usr_s,
+        j.cpu.sys_s
+    );
+    if !s.clat_pct.is_empty() {
+        println!(
+            "Latency percentiles (submission to completion, {} clock):",
+            r.meta.clock
+        );
+        print!(
+            "{}",
+            ioscope_report::num::percentile_block("clat", &s.clat_pct, 2)
+        );
+    }
+    let n = obs.samples.len().max(1) as f64;
+    let (min, max) = obs
+        .samples
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| {
+            (lo.min(x), hi.max(x))
+        });
+    println!(
+        "Minimum IOPS={:.0}, Average IOPS={:.0}, Maximum IOPS={:.0} (per second, {} s)",
+        if obs.samples.is_empty() { 0.0 } else { min },
+        obs.samples.iter().sum::<f64>() / n,
+        max,
+        obs.samples.len()
+    );
 }

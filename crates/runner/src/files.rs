@@ -251,14 +251,7 @@ pub fn prepare(
     }
     if layout_files > 0 {
         check_space(&plans[0].0, layout_bytes)?;
-        say(format!(
-            "{}: Laying out IO file{} ({} file{} / {}MiB)",
-            o.name,
-            if layout_files > 1 { "s" } else { "" },
-            layout_files,
-            if layout_files > 1 { "s" } else { "" },
-            layout_bytes >> 20
-        ));
+        say(layout_message(&o.name, layout_files, layout_bytes));
     }
     plans
         .into_iter()
@@ -267,6 +260,15 @@ pub fn prepare(
             open_one(o, &p, ex, (start, len), layout, access)
         })
         .collect()
+}
+
+/// fio's notice before it lays out files.
+fn layout_message(job: &str, files: u64, bytes: u64) -> String {
+    let s = if files > 1 { "s" } else { "" };
+    format!(
+        "{job}: Laying out IO file{s} ({files} file{s} / {}MiB)",
+        bytes >> 20
+    )
 }
 
 /// The null engine does no I/O to files (fio's "diskless" engines): nothing is created;
