@@ -1,0 +1,267 @@
+//! JSON document → [`ResultFile`]. Tolerant of what differs between fio versions and
+//! ioscope (missing sections read as empty), strict about what the document must have
+//! (a `jobs` array of objects with a `jobname`).
+
+use crate::{Dir, Disk, Job, ResultFile, ResultsError, DIR_NAMES};
+use serde_json::{Map, Value};
+use std::path::Path;
+
+/// Read and parse the result file at `path`.
+pub fn read_file(path: &Path) -> Result<ResultFile, ResultsError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ResultsError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_str(&text, path)
+}
+
+/// Parse the text of a result file; `origin` names it in errors.
+///
+/// fio prints error and warning lines on stdout before the document (and some runs
+/// append a normal-format report after it), so parsing starts at the first `{` and
+/// stops after the first complete JSON value.
+pub fn parse_str(text: &str, origin: &Path) -> Result<ResultFile, ResultsError> {
+    let start = text.find('{').ok_or_else(|| ResultsError::NoJson {
+        path: origin.to_path_buf(),
+    })?;
+    let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+    let value = match values.next() {
+        Some(Ok(v)) => v,
+        Some(Err(source)) => {
+            return Err(ResultsError::Json {
+                path: origin.to_path_buf(),
+                source,
+            })
+        }
+        None => {
+            return Err(ResultsError::NoJson {
+                path: origin.to_path_buf(),
+            })
+        }
+    };
+    from_value(&value, origin)
+}
+
+/// Read an already parsed document (ioscope's own `json_value`, for instance).
+pub fn from_value(v: &Value, origin: &Path) -> Result<ResultFile, ResultsError> {
+    let bad = |why: String| ResultsError::NotAResult {
+        path: origin.to_path_buf(),
+        why,
+    };
+    let doc = v
+        .as_object()
+        .ok_or_else(|| bad("the document is not a JSON object".into()))?;
+    let jobs = doc
+        .get("jobs")
+        .ok_or_else(|| bad("no \"jobs\" array".into()))?
+        .as_array()
+        .ok_or_else(|| bad("\"jobs\" is not an array".into()))?;
+    let jobs = jobs
+        .iter()
+        .enumerate()
+        .map(|(i, j)| job(j).map_err(|why| bad(format!("job {}: {why}", i + 1))))
+        .collect::<Result<Vec<Job>, ResultsError>>()?;
+    Ok(ResultFile {
+        version: doc
+            .get("fio version")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        global_options: doc
+            .get("global options")
+            .and_then(Value::as_object)
+            .map(options)
+            .unwrap_or_default(),
+        groups: crate::groups_of(&jobs),
+        jobs,
+        disks: doc
+            .get("disk_util")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(disk).collect())
+            .unwrap_or_default(),
+    })
+}
+
+fn job(v: &Value) -> Result<Job, String> {
+    let o = v.as_object().ok_or("not a JSON object")?;
+    let name = o
+        .get("jobname")
+        .and_then(Value::as_str)
+        .ok_or("no \"jobname\"")?
+        .to_string();
+    let mut dirs: [Dir; 3] = Default::default();
+    for (d, key) in DIR_NAMES.iter().enumerate() {
+        if let Some(x) = o.get(*key) {
+            dirs[d] = dir(x).map_err(|why| format!("{name}: {key}: {why}"))?;
+        }
+    }
+    Ok(Job {
+        groupid: o.get("groupid").and_then(Value::as_u64).unwrap_or(0) as u32,
+        options: o
+            .get("job options")
+            .and_then(Value::as_object)
+            .map(options)
+            .unwrap_or_default(),
+        job_runtime_ms: o.get("job_runtime").and_then(Value::as_u64).unwrap_or(0),
+        dirs,
+        name,
+    })
+}
+
+/// fio writes option values as strings; numbers are accepted too (hand-written files).
+fn options(m: &Map<String, Value>) -> Vec<(String, String)> {
+    m.iter()
+        .map(|(k, v)| {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), s)
+        })
+        .collect()
+}
+
+fn dir(v: &Value) -> Result<Dir, String> {
+    let o = v.as_object().ok_or("not a JSON object")?;
+    let io_bytes = match o.get("io_bytes") {
+        Some(x) => x.as_u64().ok_or("io_bytes is not a non-negative integer")?,
+        // fio 2.x wrote only io_kbytes ("io_bytes" is in KiB there too).
+        None => o.get("io_kbytes").and_then(Value::as_u64).unwrap_or(0) * 1024,
+    };
+    let u = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Ok(Dir {
+        io_bytes,
+        bw_bytes: match o.get("bw_bytes").and_then(Value::as_u64) {
+            Some(b) => b,
+            None => u("bw") * 1024,
+        },
+        iops: o.get("iops").and_then(Value::as_f64).unwrap_or(0.0),
+        runtime_ms: u("runtime"),
+        total_ios: u("total_ios"),
+        clat_pct: percentiles(o.get("clat_ns")),
+        lat_pct: percentiles(o.get("lat_ns")),
+        clat_mean_ns: o
+            .get("clat_ns")
+            .and_then(|c| c.get("mean"))
+            .and_then(Value::as_f64),
+        lat_mean_ns: o
+            .get("lat_ns")
+            .and_then(|c| c.get("mean"))
+            .and_then(Value::as_f64),
+    })
+}
+
+/// `{"percentile": {"50.000000": 123, …}}` → [(50.0, 123), …] in ascending order.
+fn percentiles(lat: Option<&Value>) -> Vec<(f64, u64)> {
+    let Some(m) = lat
+        .and_then(|l| l.get("percentile"))
+        .and_then(Value::as_object)
+    else {
+        return Vec::new();
+    };
+    let mut v: Vec<(f64, u64)> = m
+        .iter()
+        .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, v.as_u64()?)))
+        .collect();
+    v.sort_by(|a, b| a.0.total_cmp(&b.0));
+    v
+}
+
+fn disk(v: &Value) -> Option<Disk> {
+    let o = v.as_object()?;
+    let u = |k: &str| o.get(k).and_then(Value::as_u64).unwrap_or(0);
+    Some(Disk {
+        name: o.get("name")?.as_str()?.to_string(),
+        read_ios: u("read_ios"),
+        write_ios: u("write_ios"),
+        util: o.get("util").and_then(Value::as_f64).unwrap_or(0.0),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn testdata(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("testdata")
+            .join(name)
+    }
+
+    #[test]
+    fn reads_fio_json_with_prios_and_percentiles() {
+        let r = read_file(&testdata("fio333_libaio_cmdprio.json")).expect("parses");
+        assert_eq!(r.version.as_deref(), Some("fio-3.33"));
+        assert_eq!(r.jobs.len(), 1);
+        let j = &r.jobs[0];
+        assert_eq!(j.name, "j1");
+        assert_eq!(j.dirs[0].io_bytes, 52957184);
+        assert_eq!(j.dirs[0].bw_bytes, 52904279);
+        assert_eq!(j.dirs[0].runtime_ms, 1001);
+        assert_eq!(j.option("cmdprio_class", &r), Some("1"));
+        assert_eq!(j.options_with_prefix("cmdprio").count(), 2);
+        assert!(j.dirs[0]
+            .clat_pct
+            .iter()
+            .any(|&(p, ns)| p == 50.0 && ns == 72192));
+        assert_eq!(r.disks[0].name, "vda");
+        // One job: min = max = its own bandwidth (bytes * 1000 / runtime).
+        let g = &r.groups[0].dirs[0];
+        assert_eq!(g.min_bw, 52957184 * 1000 / 1001);
+        assert_eq!(g.min_bw, g.max_bw);
+    }
+
+    #[test]
+    fn reads_json_plus() {
+        let r = read_file(&testdata("fio333_null_jsonplus.json")).expect("parses");
+        assert_eq!(r.jobs[0].name, "jp");
+        assert_eq!(r.jobs[0].dirs[0].io_bytes, 65536);
+    }
+
+    #[test]
+    fn skips_error_lines_before_the_document() {
+        let text = "fio: some error on stdout\n{\"jobs\": [{\"jobname\": \"a\", \"read\": {\"io_bytes\": 5}}]}\ntrailing";
+        let r = parse_str(text, Path::new("x.json")).expect("parses");
+        assert_eq!(r.jobs[0].dirs[0].io_bytes, 5);
+    }
+
+    #[test]
+    fn errors_name_the_file() {
+        let p = Path::new("bad.json");
+        for text in [
+            "no json here",
+            "{\"jobs\": [",
+            "{\"foo\": 1}",
+            "{\"jobs\": [1]}",
+        ] {
+            let e = parse_str(text, p).expect_err(text).to_string();
+            assert!(e.starts_with("bad.json: "), "{e}");
+        }
+        let e = read_file(Path::new("/nonexistent/r.json")).expect_err("missing");
+        assert!(e.to_string().contains("/nonexistent/r.json"), "{e}");
+    }
+
+    #[test]
+    fn groups_take_min_and_max_over_jobs() {
+        let text = r#"{"jobs": [
+            {"jobname": "a", "groupid": 0, "read": {"io_bytes": 1000, "runtime": 1000}},
+            {"jobname": "b", "groupid": 0, "read": {"io_bytes": 4000, "runtime": 2000}},
+            {"jobname": "c", "groupid": 1, "read": {"io_bytes": 7, "runtime": 1}}]}"#;
+        let r = parse_str(text, Path::new("g.json")).expect("parses");
+        assert_eq!(r.groups.len(), 2);
+        let g = &r.groups[0].dirs[0];
+        assert_eq!((g.min_bw, g.max_bw, g.agg_bw), (1000, 2000, 2500));
+        assert_eq!((g.min_run_ms, g.max_run_ms), (1000, 2000));
+    }
+
+    #[test]
+    fn global_options_apply_to_jobs() {
+        let text = r#"{"global options": {"prioclass": "2"},
+            "jobs": [{"jobname": "a", "job options": {"prio": 3}}]}"#;
+        let r = parse_str(text, Path::new("g.json")).expect("parses");
+        let j = &r.jobs[0];
+        assert_eq!(j.option("prio", &r), Some("3"));
+        assert_eq!(j.option("prioclass", &r), Some("2"));
+        assert_eq!(j.option("ioscheduler", &r), None);
+    }
+}
