@@ -2,6 +2,7 @@
 //! flags are one table, `ioscope_options::flags::COMMANDS`.
 
 mod bwlog;
+mod fairness;
 mod fio;
 mod peak;
 mod quick;
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let result = match args.first().and_then(|a| a.to_str()) {
         Some("quick") => utf8(&args[1..]).and_then(|a| quick::main(&a)),
+        Some("fairness") => utf8(&args[1..]).and_then(|a| fairness::main(&a)),
         Some("peak") => utf8(&args[1..]).and_then(|a| peak::main(&a)),
         Some("completions") => utf8(&args[1..]).and_then(|a| completions(&a)),
         Some("help") => utf8(&args[1..]).and_then(|a| help(&a)),

@@ -463,6 +463,53 @@ pub const PEAK_FLAGS: &[FlagDef] = &[
     HELP,
 ];
 
+/// `ioscope fairness`.
+pub const FAIRNESS_FLAGS: &[FlagDef] = &[
+    flag(
+        "model",
+        ReqVal,
+        "MODEL",
+        "Weights: cfq (180-20*prio, default), bfq ((8-prio)*10), equal, or w1,w2,... one per job",
+    ),
+    flag(
+        "dir",
+        ReqVal,
+        "DIR",
+        "Bytes that count: read, write or all (default all: read+write+trim)",
+    ),
+    flag(
+        "json",
+        NoVal,
+        "",
+        "Print the table and figures as one JSON document on stdout",
+    ),
+    flag(
+        "scenario",
+        ReqVal,
+        "NAME",
+        "Run 8 random readers on TARGET instead of reading a result: prio-ladder (be 0..7) or equal (all be 4)",
+    ),
+    flag(
+        "size",
+        ReqVal,
+        "SIZE",
+        "--scenario: size of the region read (default: the file's size; 1g for a new file)",
+    ),
+    flag(
+        "runtime",
+        ReqVal,
+        "TIME",
+        "--scenario: run time (default 10s, seconds unless a unit is given)",
+    ),
+    flag(
+        "ioscheduler",
+        ReqVal,
+        "NAME",
+        "--scenario: switch the device to this I/O scheduler for the run (restored afterwards)",
+    ),
+    HELP,
+];
+
 const ONLY_HELP: &[FlagDef] = &[HELP];
 
 /// Every subcommand, the fio face first.
@@ -498,6 +545,25 @@ pub const COMMANDS: &[CommandDef] = &[
                   totals, min/avg/max of the per-second IOPS and latency percentiles (submission \
                   to completion, self-calibrated TSC clock).",
         flags: PEAK_FLAGS,
+    },
+    CommandDef {
+        name: "fairness",
+        about: "I/O-priority fairness: each job's transferred bytes against its weighted share",
+        usage: "ioscope fairness [FLAGS] RESULT.json | ioscope fairness --scenario NAME [FLAGS] TARGET",
+        operands: "a JSON result of ioscope or fio (--output-format=json or json+), or with --scenario the file or device to read",
+        details: "Prints total priority (sum of weights), total data transferred, and per job: \
+                  class, prio, ideal = total * weight / total weight, xferred and %diff = \
+                  xferred * 100 / ideal - 100 (integer arithmetic); then Jain's index over \
+                  xferred/weight, the max/min ratio of xferred/weight, every pair where a \
+                  lower-priority job transferred more than a higher-priority one, and each \
+                  group's min/max bandwidth as fio computes it. A job's priority is its \
+                  prioclass/prio job options; a job without them is be 4, the kernel's \
+                  default for best effort at nice 0 (prio alone means be; prioclass alone \
+                  means level 4). rt and idle jobs get the weight of their level; the class \
+                  order rt, be, idle counts for violations. With --scenario, a warning says \
+                  when the device's scheduler ignores best-effort levels (mq-deadline, kyber, \
+                  none; bfq honours them).",
+        flags: FAIRNESS_FLAGS,
     },
     CommandDef {
         name: "completions",
