@@ -1,0 +1,301 @@
+//! `ioscope fairness`: the seed's four tables reproduced from their xferred numbers, the
+//! JSON document, priority-order violations, a real prio-ladder run with the scheduler
+//! warning, and fio 3.33's own JSON read back.
+
+#[macro_use]
+mod common;
+use common::*;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../results/testdata")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The seed's tables as it prints them (columns shown with single spaces).
+const PATCHED_LADDER: &str = "total priority: 880
+total data transferred: 1045920
+class prio ideal xferred %diff
+be 0 213938 352500 64
+be 1 190167 193012 1
+be 2 166396 123380 -26
+be 3 142625 86260 -40
+be 4 118854 62964 -48
+be 5 95083 40180 -58
+be 6 71312 74484 4
+be 7 47541 113140 137";
+
+const PATCHED_EQUAL: &str = "total priority: 800
+total data transferred: 1071036
+class prio ideal xferred %diff
+be 4 133879 222452 66
+be 4 133879 243188 81
+be 4 133879 187380 39
+be 4 133879 42512 -69
+be 4 133879 39156 -71
+be 4 133879 47604 -65
+be 4 133879 37364 -73
+be 4 133879 251380 87";
+
+const VANILLA_LADDER: &str = "total priority: 880
+total data transferred: 954272
+class prio ideal xferred %diff
+be 0 195192 229108 17
+be 1 173504 202740 16
+be 2 151816 156660 3
+be 3 130128 152052 16
+be 4 108440 91636 -16
+be 5 86752 64244 -26
+be 6 65064 34292 -48
+be 7 43376 23540 -46";
+
+const VANILLA_EQUAL: &str = "total priority: 800
+total data transferred: 887264
+class prio ideal xferred %diff
+be 4 110908 124404 12
+be 4 110908 123380 11
+be 4 110908 118004 6
+be 4 110908 113396 2
+be 4 110908 107252 -4
+be 4 110908 98356 -12
+be 4 110908 96244 -14
+be 4 110908 106228 -5";
+
+fn fairness(args: &[&str]) -> Run {
+    let mut a = vec!["fairness"];
+    a.extend_from_slice(args);
+    let r = run(&a);
+    assert_eq!(r.code, 0, "{:?}: {}", args, r.stderr);
+    r
+}
+
+#[test]
+fn reproduces_the_seeds_four_tables() {
+    for (file, want) in [
+        ("seed_patched_ladder.json", PATCHED_LADDER),
+        ("seed_patched_equal.json", PATCHED_EQUAL),
+        ("seed_vanilla_ladder.json", VANILLA_LADDER),
+        // This fixture has no prio options: every job is the kernel's default, be 4.
+        ("seed_vanilla_equal.json", VANILLA_EQUAL),
+    ] {
+        let r = fairness(&[&fixture(file)]);
+        let lines: Vec<&str> = r.stdout.lines().take(11).collect();
+        // The seed's columns are tab stops.
+        assert!(
+            lines[2..].iter().all(|l| l.split('\t').count() == 5),
+            "{file}: {lines:?}"
+        );
+        let spaced: Vec<String> = lines.iter().map(|l| l.replace('\t', " ")).collect();
+        let want: Vec<&str> = want.lines().collect();
+        assert_eq!(spaced, want, "{file}");
+    }
+}
+
+#[test]
+fn json_has_the_table_and_figures() {
+    let d = tmpdir();
+    let (r, v) = run_json(
+        d.path(),
+        &["fairness", "--json", &fixture("seed_patched_ladder.json")],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(v["model"], "cfq");
+    assert_eq!(u(&v["total"]), 1045920);
+    assert_eq!(u(&v["total_weight"]), 880);
+    let jobs = v["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 8);
+    let j = &jobs[2];
+    assert_eq!(j["name"], "reader2");
+    assert_eq!(j["class"], "be");
+    assert_eq!(u(&j["prio"]), 2);
+    assert_eq!(u(&j["weight"]), 140);
+    assert_eq!(u(&j["ideal"]), 166396);
+    assert_eq!(u(&j["xferred"]), 123380);
+    assert_eq!(j["diff_pct"].as_i64(), Some(-26));
+    let jain = v["jain"].as_f64().expect("jain");
+    assert!(jain > 0.125 && jain < 1.0, "{jain}");
+    assert_eq!(v["violations"].as_array().map(Vec::len), Some(6));
+    assert!(v["groups"][0]["read"]["min_bw"].as_u64().is_some());
+}
+
+#[test]
+fn violations_only_where_a_lower_priority_got_more() {
+    let r = fairness(&[&fixture("seed_patched_ladder.json")]);
+    let v: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("violation: "))
+        .collect();
+    assert!(
+        v.contains(&"violation: be 7 got more than be 3: 113140 > 86260 (reader7 > reader3)"),
+        "{v:?}"
+    );
+    assert_eq!(v.len(), 6, "{v:?}");
+    assert!(r.stdout.contains("jain index: "));
+    assert!(r.stdout.contains("max/min share: "));
+    // fio's group line: aggregate, then the slowest and the fastest job.
+    assert!(r.stdout.contains("group 0 READ: bw="), "{}", r.stdout);
+    let r = fairness(&[&fixture("seed_vanilla_ladder.json")]);
+    assert!(!r.stdout.contains("violation: "), "{}", r.stdout);
+    assert!(r.stdout.contains("priority order: no violations"));
+}
+
+/// The active scheduler of the disk holding `path`, read from /sys independently of
+/// ioscope's code; `None` when no block device is behind it.
+fn scheduler_of(path: &Path) -> Option<String> {
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (maj, min) = (libc::major(dev), libc::minor(dev));
+    let sys = std::fs::canonicalize(format!("/sys/dev/block/{maj}:{min}")).ok()?;
+    let disk = if sys.join("partition").exists() {
+        sys.parent()?.to_path_buf()
+    } else {
+        sys
+    };
+    let text = std::fs::read_to_string(disk.join("queue/scheduler")).ok()?;
+    let active = text.split_whitespace().find(|s| s.starts_with('['))?;
+    Some(active.trim_matches(|c| c == '[' || c == ']').to_string())
+}
+
+#[test]
+fn prio_ladder_run_on_a_temp_file() {
+    let d = tmpdir();
+    let file = d.path().join("ladder.dat");
+    let r = run_in(
+        d.path(),
+        &[
+            "fairness",
+            "--scenario",
+            "prio-ladder",
+            "--size=64m",
+            "--runtime=2",
+            &file.display().to_string(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let total: u64 = lines[1]
+        .strip_prefix("total data transferred: ")
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert!(total > 0);
+    let rows: Vec<Vec<&str>> = lines[3..11]
+        .iter()
+        .map(|l| l.split('\t').collect())
+        .collect();
+    let mut sum = 0;
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row[0], "be", "{}", r.stdout);
+        assert_eq!(row[1], i.to_string(), "{}", r.stdout);
+        sum += row[3].parse::<u64>().expect("xferred");
+    }
+    assert!(!lines[11].starts_with("be\t"), "{}", r.stdout);
+    assert_eq!(sum, total);
+    let warned = r.stderr.contains("ignores best-effort priority levels");
+    match scheduler_of(d.path()) {
+        Some(s) if s == "bfq" => assert!(!warned, "bfq honours levels: {}", r.stderr),
+        Some(s) => assert!(warned, "scheduler {s}, no warning: {}", r.stderr),
+        None => assert!(
+            r.stderr.contains("cannot tell the I/O scheduler"),
+            "{}",
+            r.stderr
+        ),
+    }
+}
+
+#[test]
+fn reads_fio_333_json_of_a_prio_run() {
+    if !available!(Prereq::Fio333) {
+        return;
+    }
+    let d = tmpdir();
+    let file = d.path().join("fio.dat");
+    let out = d.path().join("fio.json");
+    let args: Vec<String> = [
+        format!("--filename={}", file.display()),
+        "--size=16m".into(),
+        "--rw=randread".into(),
+        "--bs=4k".into(),
+        "--direct=1".into(),
+        "--ioengine=psync".into(),
+        "--time_based".into(),
+        "--runtime=1".into(),
+        "--name=hi".into(),
+        "--prioclass=2".into(),
+        "--prio=1".into(),
+        "--name=lo".into(),
+        "--prioclass=2".into(),
+        "--prio=6".into(),
+        "--output-format=json".into(),
+        format!("--output={}", out.display()),
+    ]
+    .into();
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let f = run_tool(Path::new("fio"), d.path(), &a, &[]);
+    assert_eq!(f.code, 0, "fio: {}", f.stderr);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("fio output"))
+            .expect("fio JSON");
+    let io: Vec<u64> = (0..2)
+        .map(|i| u(&job(&doc, i)["read"]["io_bytes"]))
+        .collect();
+    let (r, v) = run_json(
+        d.path(),
+        &["fairness", "--json", &out.display().to_string()],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let jobs = v["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(
+        (jobs[0]["name"].as_str(), u(&jobs[0]["prio"])),
+        (Some("hi"), 1)
+    );
+    assert_eq!(
+        (jobs[1]["name"].as_str(), u(&jobs[1]["prio"])),
+        (Some("lo"), 6)
+    );
+    assert_eq!(u(&jobs[0]["xferred"]), io[0]);
+    assert_eq!(u(&jobs[1]["xferred"]), io[1]);
+    assert_eq!(u(&v["total"]), io[0] + io[1]);
+    assert_eq!(u(&v["total_weight"]), 160 + 60);
+    let text = fairness(&[&out.display().to_string()]);
+    assert!(text.stdout.contains("group 0 READ: bw="), "{}", text.stdout);
+}
+
+#[test]
+fn bad_input_names_the_file() {
+    let d = tmpdir();
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, "fio: error\n{\"jobs\": [").expect("write");
+    let r = run_in(d.path(), &["fairness", &bad.display().to_string()]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("bad.json: not valid JSON"),
+        "{}",
+        r.stderr
+    );
+    let other = d.path().join("other.json");
+    std::fs::write(&other, "{\"a\": 1}").expect("write");
+    let r = run_in(d.path(), &["fairness", &other.display().to_string()]);
+    assert!(
+        r.stderr
+            .contains("other.json: not an ioscope or fio result"),
+        "{}",
+        r.stderr
+    );
+    let prio = d.path().join("prio.json");
+    std::fs::write(
+        &prio,
+        "{\"jobs\": [{\"jobname\": \"x\", \"job options\": {\"prio\": \"9\"}}]}",
+    )
+    .expect("write");
+    let r = run_in(d.path(), &["fairness", &prio.display().to_string()]);
+    assert!(
+        r.stderr.contains("prio.json: job 'x'") && r.stderr.contains("'9'"),
+        "{}",
+        r.stderr
+    );
+}
