@@ -75,6 +75,15 @@ const COVERED: &[(&str, &str)] = &[
     ("peak", "no-lat"),
     ("peak", "json"),
     ("peak", "help"),
+    // fairness
+    ("fairness", "model"),
+    ("fairness", "dir"),
+    ("fairness", "json"),
+    ("fairness", "help"),
+    ("fairness", "scenario"),
+    ("fairness", "size"),
+    ("fairness", "runtime"),
+    ("fairness", "ioscheduler"),
     // completions, help
     ("completions", "help"),
     ("help", "help"),
@@ -983,4 +992,132 @@ fn peak_on_a_file_writes_reads_buffered_and_polls() {
             r.stderr
         );
     }
+}
+
+// ---------------------------------------------------------------- fairness
+
+fn fairness_fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../results/testdata")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+#[test]
+fn fairness_flags_model_dir_json_help() {
+    let d = tmpdir();
+    let f = fairness_fixture("seed_patched_ladder.json");
+    let first_line = |args: &[&str]| {
+        let r = run_in(d.path(), args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r.stdout.lines().next().unwrap_or_default().to_string()
+    };
+    assert_eq!(first_line(&["fairness", &f]), "total priority: 880");
+    assert_eq!(
+        first_line(&["fairness", "--model=cfq", &f]),
+        "total priority: 880"
+    );
+    assert_eq!(
+        first_line(&["fairness", "--model", "bfq", &f]),
+        "total priority: 360"
+    );
+    assert_eq!(
+        first_line(&["fairness", "--model=equal", &f]),
+        "total priority: 8"
+    );
+    assert_eq!(
+        first_line(&["fairness", "--model=8,7,6,5,4,3,2,1", &f]),
+        "total priority: 36"
+    );
+    let r = run_in(d.path(), &["fairness", "--model=1,2", &f]);
+    assert!(
+        r.code == 1 && r.stderr.contains("2 weights for 8 jobs"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(d.path(), &["fairness", "--model=fifo", &f]);
+    assert!(r.code == 1 && r.stderr.contains("--model"), "{}", r.stderr);
+    let (r, v) = run_json(d.path(), &["fairness", "--json", "--dir=write", &f]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        (v["total"].as_u64(), v["dir"].as_str()),
+        (Some(0), Some("write"))
+    );
+    let (_, v) = run_json(
+        d.path(),
+        &["fairness", "--json", "--dir=read", "--model=bfq", &f],
+    );
+    assert_eq!(
+        (v["total"].as_u64(), v["model"].as_str()),
+        (Some(1045920), Some("bfq"))
+    );
+    assert_eq!(v["jobs"][0]["weight"].as_u64(), Some(80));
+    let r = run_in(d.path(), &["fairness", "--dir=sideways", &f]);
+    assert!(
+        r.code == 1 && r.stderr.contains("--dir=sideways"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(d.path(), &["fairness", "--help"]);
+    assert_eq!(r.code, 0);
+    assert!(
+        r.stdout.contains("ioscope fairness") && r.stdout.contains("be 4"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn fairness_scenario_flags() {
+    let d = tmpdir();
+    let file = d.path().join("eq.dat").display().to_string();
+    // equal: 8 readers at be 4, for --runtime on a file of --size.
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "fairness",
+            "--scenario=equal",
+            "--size=16m",
+            "--runtime=1",
+            "--json",
+            &file,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let jobs = v["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 8);
+    assert!(jobs
+        .iter()
+        .all(|j| j["prio"].as_u64() == Some(4) && j["class"] == "be"));
+    assert_eq!(v["total_weight"].as_u64(), Some(800));
+    let len = std::fs::metadata(&file).expect("laid out").len();
+    assert_eq!(len, 16 << 20);
+    let max_run = v["groups"][0]["read"]["max_run_ms"].as_u64().expect("run");
+    assert!((900..=1500).contains(&max_run), "{max_run}");
+    // An --ioscheduler the device does not offer is refused before the run (or, without
+    // a block device behind the file, said to change nothing).
+    let r = run_in(
+        d.path(),
+        &[
+            "fairness",
+            "--scenario=equal",
+            "--runtime=1",
+            "--ioscheduler=nosuch",
+            &file,
+        ],
+    );
+    assert!(r.stderr.contains("--ioscheduler=nosuch"), "{}", r.stderr);
+    let r = run_in(d.path(), &["fairness", "--scenario=zigzag", &file]);
+    assert!(
+        r.code == 1 && r.stderr.contains("--scenario=zigzag"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(d.path(), &["fairness", "--size=16m", &file]);
+    assert!(
+        r.code == 1 && r.stderr.contains("--size needs --scenario"),
+        "{}",
+        r.stderr
+    );
 }
