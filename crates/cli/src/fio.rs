@@ -219,6 +219,9 @@ impl Observer for Observers<'_> {
     fn message(&mut self, line: &str) {
         self.status.message(line);
     }
+    fn warning(&mut self, line: &str) {
+        self.status.warning(line);
+    }
     fn progress(&mut self, jobs: &[JobProgress]) {
         if let Some(b) = self.bw.as_deref_mut() {
             b.progress(jobs);

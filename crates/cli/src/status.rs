@@ -121,6 +121,12 @@ impl Observer for Status {
         }
     }
 
+    /// Errors and warnings go to stderr whatever the format, as fio's do.
+    fn warning(&mut self, line: &str) {
+        self.finish();
+        eprintln!("{line}");
+    }
+
     fn interim(&mut self, report: &ioscope_stats::RunResult) {
         if let Some((formats, tv)) = self.interim.clone() {
             self.finish();

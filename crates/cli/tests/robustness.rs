@@ -295,3 +295,33 @@ fn the_start_line_counts_processes_and_threads_as_fio_does() {
     let r = run(&with_thread);
     assert!(r.stdout.contains("Starting 2 threads"), "{}", r.stdout);
 }
+
+#[test]
+fn io_errors_go_to_stderr_and_notices_to_stdout_with_normal_output() {
+    let d = tmpdir();
+    // An O_DIRECT read of 1000 bytes fails with EINVAL at I/O time; laying out the
+    // missing file first prints fio's notice.
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=e",
+            "--filename=data",
+            "--size=64k",
+            "--bs=1000",
+            "--direct=1",
+            "--rw=read",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stdout.contains("Laying out IO file"),
+        "notice on stdout: {}",
+        r.stdout
+    );
+    assert!(
+        !r.stdout.contains("io_u error"),
+        "no error text on stdout: {}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("io_u error"), "{}", r.stderr);
+}
