@@ -8,39 +8,7 @@ use common::*;
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
 
-struct Loop {
-    dev: String,
-    img: std::path::PathBuf,
-}
-
-impl Loop {
-    /// A loop device over a file in /dev/shm; None when losetup fails (the caller checked
-    /// root and losetup first).
-    fn new(size: &str) -> Option<Loop> {
-        let img = std::path::PathBuf::from(format!(
-            "/dev/shm/ioscope-test-{}-{size}.img",
-            std::process::id()
-        ));
-        let dev = sh(&format!(
-            "truncate -s {size} {0} && losetup --direct-io=on --find --show {0}",
-            img.display()
-        ))?;
-        Some(Loop { dev, img })
-    }
-    fn sched_path(&self) -> String {
-        format!(
-            "/sys/block/{}/queue/scheduler",
-            self.dev.trim_start_matches("/dev/")
-        )
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = sh(&format!("losetup -d {}", self.dev));
-        let _ = std::fs::remove_file(&self.img);
-    }
-}
+use common::LoopDev as Loop;
 
 #[test]
 fn ioscheduler_is_switched_for_the_run_and_restored() {

@@ -137,3 +137,38 @@ pub fn sh(cmd: &str) -> Option<String> {
         .success()
         .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
+
+/// A loop device over a file in /dev/shm, detached and removed on drop.
+pub struct LoopDev {
+    pub dev: String,
+    img: std::path::PathBuf,
+}
+
+impl LoopDev {
+    /// A loop device over a file in /dev/shm; None when losetup fails (the caller checked
+    /// root and losetup first).
+    pub fn new(size: &str) -> Option<LoopDev> {
+        let img = std::path::PathBuf::from(format!(
+            "/dev/shm/ioscope-test-{}-{size}.img",
+            std::process::id()
+        ));
+        let dev = sh(&format!(
+            "truncate -s {size} {0} && losetup --direct-io=on --find --show {0}",
+            img.display()
+        ))?;
+        Some(LoopDev { dev, img })
+    }
+    pub fn sched_path(&self) -> String {
+        format!(
+            "/sys/block/{}/queue/scheduler",
+            self.dev.trim_start_matches("/dev/")
+        )
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = sh(&format!("losetup -d {}", self.dev));
+        let _ = std::fs::remove_file(&self.img);
+    }
+}
