@@ -169,29 +169,6 @@ fn enospc_fails_one_job_and_keeps_the_others_results() {
     assert!(r.stderr.contains("No space left on device"), "{}", r.stderr);
 }
 
-/// Start ioscope, signal it after `after`, return (exit code, seconds from the signal
-/// to exit, stdout, stderr).
-fn signal_at(dir: &Path, args: &[&str], after: Duration, sig: i32) -> (i32, f64, String, String) {
-    let child = Command::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    std::thread::sleep(after);
-    let t = Instant::now();
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, sig) };
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.code().unwrap_or(-1),
-        t.elapsed().as_secs_f64(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn sigint_during_layout_stops_within_a_second() {
     let d = tmpdir();
@@ -203,8 +180,12 @@ fn sigint_during_layout_stops_within_a_second() {
         "--rw=read",
         "--output-format=json",
     ];
-    let (code, secs, out, err) =
-        signal_at(d.path(), &args, Duration::from_millis(500), libc::SIGINT);
+    let Signalled {
+        code,
+        secs,
+        stdout: out,
+        stderr: err,
+    } = signal_run(d.path(), &args, Duration::from_millis(500), &[libc::SIGINT]);
     let _ = std::fs::remove_file(d.path().join("big"));
     assert_eq!(code, 130, "{err}");
     assert!(secs < 1.0, "took {secs:.2} s to stop");
@@ -226,7 +207,12 @@ fn sigint_during_ramp_gives_valid_marked_results() {
         "--ramp_time=20",
         "--output-format=json",
     ];
-    let (code, secs, out, _) = signal_at(d.path(), &args, Duration::from_millis(500), libc::SIGINT);
+    let Signalled {
+        code,
+        secs,
+        stdout: out,
+        ..
+    } = signal_run(d.path(), &args, Duration::from_millis(500), &[libc::SIGINT]);
     assert_eq!(code, 130);
     assert!(secs < 2.0, "took {secs:.2} s");
     let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
@@ -251,8 +237,17 @@ fn sigterm_while_logging_keeps_complete_logs_and_results() {
         "--write_lat_log=L",
         "--output-format=json",
     ];
-    let (code, secs, out, _) =
-        signal_at(d.path(), &args, Duration::from_millis(800), libc::SIGTERM);
+    let Signalled {
+        code,
+        secs,
+        stdout: out,
+        ..
+    } = signal_run(
+        d.path(),
+        &args,
+        Duration::from_millis(800),
+        &[libc::SIGTERM],
+    );
     assert_eq!(code, 143);
     assert!(secs < 2.0, "took {secs:.2} s");
     let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");

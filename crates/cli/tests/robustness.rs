@@ -5,32 +5,8 @@ mod common;
 use common::*;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
-
-/// Start ioscope in `dir`, send `signals` after `after`, return (exit code, stdout, stderr).
-fn interrupt(dir: &Path, args: &[&str], after: Duration, signals: &[i32]) -> (i32, String, String) {
-    let child = Command::new(bin())
-        .args(args)
-        .current_dir(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn ioscope");
-    std::thread::sleep(after);
-    for &s in signals {
-        // SAFETY: signalling our own child.
-        unsafe { libc::kill(child.id() as i32, s) };
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 const LONG_NULL: [&str; 6] = [
     "--name=long",
@@ -46,7 +22,12 @@ fn sigint_marks_the_json_interrupted_and_exits_130() {
     let d = tmpdir();
     let mut args = LONG_NULL.to_vec();
     args.push("--output-format=json");
-    let (code, out, err) = interrupt(d.path(), &args, Duration::from_millis(700), &[libc::SIGINT]);
+    let Signalled {
+        code,
+        stdout: out,
+        stderr: err,
+        ..
+    } = signal_run(d.path(), &args, Duration::from_millis(700), &[libc::SIGINT]);
     assert_eq!(code, 130, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("one valid JSON document");
     assert_eq!(v["ioscope"]["interrupted"], true);
@@ -61,7 +42,9 @@ fn sigint_marks_the_json_interrupted_and_exits_130() {
 #[test]
 fn sigterm_marks_the_normal_report_and_exits_143() {
     let d = tmpdir();
-    let (code, out, _) = interrupt(
+    let Signalled {
+        code, stdout: out, ..
+    } = signal_run(
         d.path(),
         &LONG_NULL,
         Duration::from_millis(700),
@@ -80,7 +63,9 @@ fn a_second_sigint_still_prints_what_was_measured() {
     let d = tmpdir();
     let mut args = LONG_NULL.to_vec();
     args.push("--output-format=json");
-    let (code, out, _) = interrupt(
+    let Signalled {
+        code, stdout: out, ..
+    } = signal_run(
         d.path(),
         &args,
         Duration::from_millis(700),
@@ -139,7 +124,7 @@ fn a_killed_run_leaves_no_stale_output() {
     std::fs::write(&out, "{\"stale\": true}").expect("write stale file");
     let mut args = LONG_NULL.to_vec();
     args.extend(["--output-format=json", "--output=out.json"]);
-    let (code, _, _) = interrupt(
+    let Signalled { code, .. } = signal_run(
         d.path(),
         &args,
         Duration::from_millis(700),

@@ -6,12 +6,13 @@ use crate::assemble::{assemble, Finished};
 use crate::clock::{unix_ms, Clock};
 use crate::error::RunError;
 use crate::job::{Shared, STATE_DONE, STATE_RUNNING};
+use crate::prepare::JobMeta;
 use crate::run::{JobProgress, Observer};
 use crate::sampling::{MinRate, Sampler};
 use crate::steady::SteadyTracker;
 use crate::thread::ThreadOut;
 use ioscope_options::{ExitWhat, JobOptions, SteadySpec};
-use ioscope_stats::{JobInfo, RunResult};
+use ioscope_stats::RunResult;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,12 +21,7 @@ use std::time::{Duration, Instant};
 pub(crate) struct Running {
     pub handle: std::thread::JoinHandle<Result<ThreadOut, RunError>>,
     pub shared: Arc<Shared>,
-    pub info: JobInfo,
-    pub name: String,
-    pub groupid: u32,
-    pub sample_dirs: [bool; 3],
-    pub planned: Option<u64>,
-    pub runtime_s: Option<f64>,
+    pub meta: JobMeta,
     pub start_ms: u64,
     pub group_reporting: bool,
     pub ioprio: u16,
@@ -71,7 +67,7 @@ pub(crate) fn steady_trackers(running: &[Running], clock: &'static Clock) -> Vec
     let mut groups: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
     for (i, r) in running.iter().enumerate() {
         match &r.watch.steady {
-            Some(_) if r.group_reporting => groups.entry(r.groupid).or_default().push(i),
+            Some(_) if r.group_reporting => groups.entry(r.meta.groupid).or_default().push(i),
             Some((spec, dur, ramp, iv)) => out.push(SteadyTracker::new(
                 spec.clone(),
                 *dur,
@@ -159,11 +155,11 @@ impl Monitor<'_> {
         for r in self.running.iter_mut() {
             r.watch
                 .sampler
-                .tick(&r.shared, now, self.clock, &r.sample_dirs);
+                .tick(&r.shared, now, self.clock, &r.meta.sample_dirs);
             if r.shared.state.load(Relaxed) != STATE_DONE {
                 all_done = false;
             }
-            let dirs = r.sample_dirs;
+            let dirs = r.meta.sample_dirs;
             let Some(m) = &mut r.watch.min_rate else {
                 continue;
             };
@@ -205,7 +201,7 @@ pub(crate) fn apply_exitall(running: &[Running], seen_done: &mut [bool]) -> bool
         all |= what == ExitWhat::All;
         for r in running.iter() {
             let hit = match what {
-                ExitWhat::Group => r.groupid == running[i].groupid,
+                ExitWhat::Group => r.meta.groupid == running[i].meta.groupid,
                 ExitWhat::Stonewall | ExitWhat::All => true,
             };
             if hit {
@@ -240,15 +236,15 @@ fn interim_report(
                     res.dirs[d].bw = r.watch.sampler.bw[d];
                     res.dirs[d].iops = r.watch.sampler.iops[d];
                 }
-                res.name = r.name.clone();
-                res.groupid = r.groupid;
+                res.name = r.meta.name.clone();
+                res.groupid = r.meta.groupid;
                 res.jobs = 1;
                 res.start_unix_ms = r.start_ms;
                 res.elapsed_s = run_start.elapsed().as_secs().max(1);
-                res.info = r.info.clone();
+                res.info = r.meta.info.clone();
                 got.push(Finished {
                     result: res,
-                    groupid: r.groupid,
+                    groupid: r.meta.groupid,
                     grouped: r.group_reporting,
                     ioprio: r.ioprio,
                 });
@@ -266,16 +262,16 @@ fn interim_report(
 fn progress_of(r: &Running, elapsed: f64) -> JobProgress {
     let st = r.shared.state.load(Relaxed);
     JobProgress {
-        name: r.name.clone(),
-        rw: rw_char(&r.info.rw),
+        name: r.meta.name.clone(),
+        rw: rw_char(&r.meta.info.rw),
         running: st != STATE_DONE,
         done: st == STATE_DONE,
         bytes: std::array::from_fn(|d| r.shared.bytes[d].load(Relaxed)),
         ios: std::array::from_fn(|d| r.shared.ios[d].load(Relaxed)),
         submit_calls: r.shared.submit_calls.load(Relaxed),
         reap_calls: r.shared.reap_calls.load(Relaxed),
-        planned: r.planned,
-        runtime_s: r.runtime_s,
+        planned: r.meta.planned,
+        runtime_s: r.meta.runtime_s,
         elapsed_s: elapsed,
     }
 }

@@ -65,7 +65,7 @@ pub(crate) fn run_phase(
 fn link_wait_for(ready: &mut [Ready]) {
     let names: Vec<(String, Arc<crate::job::Shared>)> = ready
         .iter()
-        .map(|r| (r.name.clone(), r.ctx.shared.clone()))
+        .map(|r| (r.meta.name.clone(), r.ctx.shared.clone()))
         .collect();
     for r in ready.iter_mut() {
         if let Some(target) = r.ctx.opts.wait_for.clone() {
@@ -87,18 +87,13 @@ fn start(r: Ready, env: &Env, barrier: Arc<Barrier>) -> Result<Running, RunError
     let ctx = r.ctx;
     let engine = env.engine.clone();
     let handle = std::thread::Builder::new()
-        .name(format!("ioscope-{}", r.name))
+        .name(format!("ioscope-{}", r.meta.name))
         .spawn(move || job_thread(ctx, barrier, engine))
         .map_err(|e| RunError::Setup(format!("cannot start a job thread: {e}")))?;
     Ok(Running {
         handle,
         shared,
-        info: r.info,
-        name: r.name,
-        groupid: r.groupid,
-        sample_dirs: r.sample_dirs,
-        planned: r.planned,
-        runtime_s: r.runtime_s,
+        meta: r.meta,
         start_ms: unix_ms(),
         group_reporting,
         ioprio,
@@ -120,13 +115,13 @@ fn collect(
     let joined = r
         .handle
         .join()
-        .map_err(|_| RunError::Setup(format!("job '{}' panicked", r.name)))?;
+        .map_err(|_| RunError::Setup(format!("job '{}' panicked", r.meta.name)))?;
     for m in r.shared.take_messages() {
         obs.warning(&m);
     }
     let (mut res, tid, logs) = joined?;
     if let Some(cmd) = &r.postrun {
-        if let Err(e) = exec_hook(&r.name, "postrun", cmd) {
+        if let Err(e) = exec_hook(&r.meta.name, "postrun", cmd) {
             obs.warning(&format!("warning: {e}"));
         }
     }
@@ -136,7 +131,7 @@ fn collect(
             let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
             obs.warning(&format!(
                 "{}: {dropped} log entries were dropped ({}): the log writer could not keep up",
-                r.name,
+                r.meta.name,
                 names.join(", ")
             ));
         }
@@ -145,17 +140,17 @@ fn collect(
         res.dirs[d].bw = r.watch.sampler.bw[d];
         res.dirs[d].iops = r.watch.sampler.iops[d];
     }
-    res.name = r.name;
-    res.groupid = r.groupid;
+    res.name = r.meta.name;
+    res.groupid = r.meta.groupid;
     res.jobs = 1;
     res.pid = tid;
     res.start_unix_ms = r.start_ms;
     res.elapsed_s = run_start.elapsed().as_secs().max(1);
-    res.info = r.info;
+    res.info = r.meta.info;
     res.steadystate = steady;
     Ok(r.stats.then_some(Finished {
         result: res,
-        groupid: r.groupid,
+        groupid: r.meta.groupid,
         grouped: r.group_reporting,
         ioprio: r.ioprio,
     }))

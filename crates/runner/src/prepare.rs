@@ -78,15 +78,23 @@ pub fn job_info(spec: &JobSpec, files: &[JobFile]) -> JobInfo {
     }
 }
 
-/// A job ready to start in its thread.
-pub(crate) struct Ready {
-    pub ctx: JobCtx,
+/// What the monitor, the status line and the report know of a job clone.
+pub(crate) struct JobMeta {
     pub info: JobInfo,
     pub name: String,
     pub groupid: u32,
+    /// Directions the job does (bandwidth samples are taken for these).
     pub sample_dirs: [bool; 3],
+    /// Bytes the job will do in total, when size-bounded.
     pub planned: Option<u64>,
+    /// Seconds of ramp + runtime, when time-bounded.
     pub runtime_s: Option<f64>,
+}
+
+/// A job ready to start in its thread.
+pub(crate) struct Ready {
+    pub ctx: JobCtx,
+    pub meta: JobMeta,
 }
 
 fn seed_for(o: &JobOptions, number: u32) -> u64 {
@@ -146,7 +154,6 @@ pub(crate) fn prepare_job(
     let planned = Workload::new(&o, &regions, seed).planned_bytes();
     let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);
     Ok(Ready {
-        sample_dirs: [a.reads, a.writes, a.trims],
         ctx: JobCtx {
             seed,
             opts: o,
@@ -162,11 +169,14 @@ pub(crate) fn prepare_job(
             clone: p.clone,
             combine_submit_wait: ro.combine_submit_wait,
         },
-        info,
-        name: p.spec.name.clone(),
-        groupid: p.groupid,
-        planned,
-        runtime_s,
+        meta: JobMeta {
+            info,
+            name: p.spec.name.clone(),
+            groupid: p.groupid,
+            sample_dirs: [a.reads, a.writes, a.trims],
+            planned,
+            runtime_s,
+        },
     })
 }
 

@@ -172,3 +172,42 @@ impl Drop for LoopDev {
         let _ = std::fs::remove_file(&self.img);
     }
 }
+
+/// What a signalled run left: exit code (-1 when killed), seconds from the first
+/// signal to exit, stdout and stderr.
+pub struct Signalled {
+    pub code: i32,
+    pub secs: f64,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Start ioscope in `dir`, send `signals` (5 ms apart) after `after`.
+pub fn signal_run(
+    dir: &Path,
+    args: &[&str],
+    after: std::time::Duration,
+    signals: &[i32],
+) -> Signalled {
+    let child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn ioscope");
+    std::thread::sleep(after);
+    let t = std::time::Instant::now();
+    for &s in signals {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, s) };
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().expect("wait");
+    Signalled {
+        code: out.status.code().unwrap_or(-1),
+        secs: t.elapsed().as_secs_f64(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
