@@ -302,11 +302,12 @@ impl Workload {
             self.ios_left -= 1;
             return Some(w);
         }
-        if let Some(s) = self.sync_due() {
-            return Some(s);
-        }
+        // As fio: a sync is issued before the next I/O, so none follows the last write.
         if !self.time_based && self.total_left == 0 {
             return None;
+        }
+        if let Some(s) = self.sync_due() {
+            return Some(s);
         }
         if self.pass_done >= self.pass_bytes {
             self.start_pass();
@@ -601,6 +602,7 @@ mod tests {
             o.fsync = 2;
         });
         let v = all(&mut Workload::new(&o, &[(0, 16384)], 1));
-        assert_eq!(v.iter().filter(|i| i.ddir == Ddir::Sync).count(), 2);
+        // 4 writes, a sync after the second; none after the last (as fio).
+        assert_eq!(v.iter().filter(|i| i.ddir == Ddir::Sync).count(), 1);
     }
 }
