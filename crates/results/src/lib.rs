@@ -29,6 +29,19 @@ pub struct ResultFile {
     /// Per group: min/max bandwidth as fio's "Run status group" lines compute them.
     pub groups: Vec<Group>,
     pub disks: Vec<Disk>,
+    /// ioscope's `"ioscope"` key (where and with what the run was made); `None` in fio's
+    /// documents, which do not say.
+    pub meta: Option<Meta>,
+}
+
+/// The machine and program of an ioscope run, from its `"ioscope"` key. Fields the
+/// document lacks are `None`, so an old or hand-written file still reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    pub ioscope_version: Option<String>,
+    pub kernel: Option<String>,
+    pub hostname: Option<String>,
+    pub cpu_model: Option<String>,
 }
 
 /// One job (or one group's merged job under group_reporting).
