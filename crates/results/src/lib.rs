@@ -127,6 +127,39 @@ impl Job {
     }
 }
 
+/// Metrics of a direction that `ioscope compare` knows, in its order.
+pub const METRICS: &[&str] = &[
+    "bw",
+    "iops",
+    "lat_mean",
+    "clat_mean",
+    "clat_p50",
+    "clat_p90",
+    "clat_p99",
+    "clat_p99.9",
+    "clat_p99.99",
+];
+
+impl Dir {
+    /// The value of one of [`METRICS`]: bw in bytes/s, iops, latencies in ns; `None`
+    /// when the document does not report it (a percentile not in its list, no lat_ns).
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        match name {
+            "bw" => Some(self.bw_bytes as f64),
+            "iops" => Some(self.iops),
+            "lat_mean" => self.lat_mean_ns,
+            "clat_mean" => self.clat_mean_ns,
+            _ => {
+                let p: f64 = name.strip_prefix("clat_p")?.parse().ok()?;
+                self.clat_pct
+                    .iter()
+                    .find(|(q, _)| (q - p).abs() < 1e-9)
+                    .map(|&(_, ns)| ns as f64)
+            }
+        }
+    }
+}
+
 impl GroupDir {
     fn from_stats(g: ioscope_stats::GroupDir) -> GroupDir {
         GroupDir {

@@ -235,6 +235,17 @@ mod tests {
     }
 
     #[test]
+    fn metrics_by_name() {
+        let r = read_file(&testdata("fio333_libaio_cmdprio.json")).expect("parses");
+        let d = &r.jobs[0].dirs[0];
+        assert_eq!(d.metric("bw"), Some(52904279.0));
+        assert_eq!(d.metric("clat_p50"), Some(72192.0));
+        assert!(d.metric("clat_mean").is_some());
+        assert_eq!(d.metric("clat_p42"), None);
+        assert_eq!(d.metric("nonsense"), None);
+    }
+
+    #[test]
     fn reads_json_plus() {
         let r = read_file(&testdata("fio333_null_jsonplus.json")).expect("parses");
         assert_eq!(r.jobs[0].name, "jp");
