@@ -318,6 +318,14 @@ mod tests {
     }
 
     #[test]
+    fn one_run_each_as_in_the_seed_is_not_enough_and_cannot_size_the_need() {
+        let c = compare(&[1000.0], &[1066.0], Goal::Higher);
+        assert_eq!(c.verdict, Verdict::NotEnough);
+        assert!((c.delta_pct.unwrap() - 6.6).abs() < 1e-9);
+        assert_eq!((c.p_value, c.reps_needed), (None, None));
+    }
+
+    #[test]
     fn zero_baseline_has_no_delta() {
         let c = compare(&[0.0, 0.0, 0.0, 0.0], &[1.0, 1.0, 1.0, 1.0], Goal::Higher);
         assert_eq!(c.delta_pct, None);

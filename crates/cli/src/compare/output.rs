@@ -33,6 +33,10 @@ fn cells(r: &Row) -> [String; 9] {
 fn verdict(r: &Row) -> String {
     match (r.cmp.verdict, r.cmp.reps_needed) {
         (Verdict::NotEnough, Some(n)) => format!("{} (need ~{n} per side)", r.cmp.verdict),
+        // One run per side (the seed's case) shows no noise to size the need from.
+        (Verdict::NotEnough, None) if r.cmp.n_a < 2 && r.cmp.n_b < 2 => {
+            format!("{} (noise unknown: repeat each side)", r.cmp.verdict)
+        }
         (v, _) => v.to_string(),
     }
 }
