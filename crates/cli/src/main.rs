@@ -2,6 +2,7 @@
 //! flags are one table, `ioscope_options::flags::COMMANDS`.
 
 mod bwlog;
+mod compare;
 mod fairness;
 mod fio;
 mod peak;
@@ -36,6 +37,7 @@ fn main() -> ExitCode {
         Some("quick") => utf8(&args[1..]).and_then(|a| quick::main(&a)),
         Some("fairness") => utf8(&args[1..]).and_then(|a| fairness::main(&a)),
         Some("peak") => utf8(&args[1..]).and_then(|a| peak::main(&a)),
+        Some("compare") => utf8(&args[1..]).and_then(|a| compare::main(&a)),
         Some("completions") => utf8(&args[1..]).and_then(|a| completions(&a)),
         Some("help") => utf8(&args[1..]).and_then(|a| help(&a)),
         _ => fio::main(&args),

@@ -84,6 +84,13 @@ const COVERED: &[(&str, &str)] = &[
     ("fairness", "size"),
     ("fairness", "runtime"),
     ("fairness", "ioscheduler"),
+    // compare
+    ("compare", "json"),
+    ("compare", "markdown"),
+    ("compare", "run"),
+    ("compare", "repeat"),
+    ("compare", "output"),
+    ("compare", "help"),
     // completions, help
     ("completions", "help"),
     ("help", "help"),
@@ -1119,5 +1126,91 @@ fn fairness_scenario_flags() {
         r.code == 1 && r.stderr.contains("--size needs --scenario"),
         "{}",
         r.stderr
+    );
+}
+
+// ---------------------------------------------------------------- compare
+
+/// A fio-shaped result of one read job `x` with bandwidth `bw`.
+fn compare_doc(dir: &Path, name: &str, bw: u64) {
+    let doc = serde_json::json!({"fio version": "fio-3.33", "jobs": [{"jobname": "x",
+        "read": {"io_bytes": 1 << 20, "bw_bytes": bw, "iops": (bw / 4096) as f64, "runtime": 1000}}]});
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::write(dir.join(name), doc.to_string()).expect("write");
+}
+
+#[test]
+fn compare_flags_json_markdown_run_repeat_output_help() {
+    let d = tmpdir();
+    for (i, (a, b)) in [(100, 110), (101, 111), (99, 109), (100, 112)]
+        .iter()
+        .enumerate()
+    {
+        compare_doc(&d.path().join("a"), &format!("{i}.json"), a * 1_000_000);
+        compare_doc(&d.path().join("b"), &format!("{i}.json"), b * 1_000_000);
+    }
+    // Plain: the table; --json: an array of rows; --markdown: a GitHub table.
+    let r = run_in(d.path(), &["compare", "a", "b"]);
+    assert!(r.stdout.contains("job  dir   metric"), "{}", r.stdout);
+    let (_, v) = run_json(d.path(), &["compare", "--json", "a", "b"]);
+    assert_eq!(v[0]["metric"], "bw");
+    assert_eq!(v[0]["verdict"], "better");
+    let r = run_in(d.path(), &["compare", "--markdown", "a", "b"]);
+    assert!(r.stdout.contains("| x | read | bw |"), "{}", r.stdout);
+    // --run with --repeat and -o/--output: job files run N times each into DIR.
+    let job = d.path().join("j.fio");
+    std::fs::write(&job, "[x]\nioengine=null\nsize=1m\nbs=4k\n").expect("write");
+    let j = job.to_str().expect("utf-8");
+    let r = run_in(
+        d.path(),
+        &["compare", "--run", "--repeat=2", "-o", "o1", j, j],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("not enough repetitions"), "{}", r.stdout);
+    let names = |dir: &str| {
+        let mut v: Vec<String> = std::fs::read_dir(d.path().join(dir))
+            .expect("results kept")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        names("o1"),
+        ["a-1.json", "a-2.json", "b-1.json", "b-2.json"]
+    );
+    let r = run_in(
+        d.path(),
+        &["compare", "--run", "--repeat", "1", "--output=o2", j, j],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(names("o2"), ["a-1.json", "b-1.json"]);
+    // Without -o the results go to a temporary directory that is named.
+    let r = run_in(d.path(), &["compare", "--run", "--repeat=1", j, j]);
+    let tmp = r
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("ioscope compare: results in "))
+        .expect("names the directory");
+    assert!(Path::new(tmp).join("b-1.json").is_file(), "{tmp}");
+    let _ = std::fs::remove_dir_all(tmp);
+    // Bad values and flags without --run.
+    let r = run_in(d.path(), &["compare", "--run", "--repeat=0", j, j]);
+    assert!(
+        r.code == 1 && r.stderr.contains("--repeat=0"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(d.path(), &["compare", "--repeat=3", "a", "b"]);
+    assert!(
+        r.code == 1 && r.stderr.contains("goes with --run"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(d.path(), &["compare", "--help"]);
+    assert!(
+        r.code == 0 && r.stdout.contains("ioscope compare") && r.stdout.contains("Mann-Whitney"),
+        "{}",
+        r.stdout
     );
 }

@@ -510,6 +510,44 @@ pub const FAIRNESS_FLAGS: &[FlagDef] = &[
     HELP,
 ];
 
+/// `ioscope compare`.
+pub const COMPARE_FLAGS: &[FlagDef] = &[
+    flag(
+        "json",
+        NoVal,
+        "",
+        "Print the rows as a JSON array (job, direction, metric, a, b, delta_pct, CI, p_value, verdict, n_a, n_b)",
+    ),
+    flag(
+        "markdown",
+        NoVal,
+        "",
+        "Print the table as GitHub markdown (for a patch mail)",
+    ),
+    flag(
+        "run",
+        NoVal,
+        "",
+        "Run the job files A.fio and B.fio interleaved (A B A B ...) and compare the results",
+    ),
+    flag(
+        "repeat",
+        ReqVal,
+        "N",
+        "--run: runs of each job file (default 5; at least 4 can show a significant change)",
+    ),
+    FlagDef {
+        aliases: &["o"],
+        ..flag(
+            "output",
+            ReqVal,
+            "DIR",
+            "--run: keep the results as DIR/a-1.json, DIR/b-1.json, ... (default: a new temporary directory)",
+        )
+    },
+    HELP,
+];
+
 const ONLY_HELP: &[FlagDef] = &[HELP];
 
 /// Every subcommand, the fio face first.
@@ -564,6 +602,23 @@ pub const COMMANDS: &[CommandDef] = &[
                   when the device's scheduler ignores best-effort levels (mq-deadline, kyber, \
                   none; bfq honours them).",
         flags: FAIRNESS_FLAGS,
+    },
+    CommandDef {
+        name: "compare",
+        about: "A/B comparison of repeated runs: is the change outside run-to-run noise?",
+        usage: "ioscope compare [FLAGS] A B | ioscope compare --run [--repeat N] [-o DIR] A.fio B.fio",
+        operands: "A and B: a JSON result of ioscope or fio, or a directory whose *.json files are repetitions; with --run two job files",
+        details: "Per job (matched by name and group), direction and metric (bw, iops, \
+                  lat_mean, clat_mean, clat_p50 ... clat_p99.99, as reported): the means of \
+                  A and B, delta % = (B - A) / A * 100, its 95% bootstrap interval (2000 \
+                  resamples, fixed seed), the two-sided Mann-Whitney p (exact up to 10 \
+                  repetitions per side) and a verdict: better or worse when p < 0.05 and \
+                  the interval excludes 0, no significant change otherwise, not enough \
+                  repetitions below 3 per side or when the test cannot reach 0.05 (3 vs 3), \
+                  with the repetitions per side needed at the observed noise. Before the \
+                  table: the job options, ioscope versions, kernels, hosts and CPUs that \
+                  differ between A and B.",
+        flags: COMPARE_FLAGS,
     },
     CommandDef {
         name: "completions",

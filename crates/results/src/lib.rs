@@ -29,6 +29,19 @@ pub struct ResultFile {
     /// Per group: min/max bandwidth as fio's "Run status group" lines compute them.
     pub groups: Vec<Group>,
     pub disks: Vec<Disk>,
+    /// ioscope's `"ioscope"` key (where and with what the run was made); `None` in fio's
+    /// documents, which do not say.
+    pub meta: Option<Meta>,
+}
+
+/// The machine and program of an ioscope run, from its `"ioscope"` key. Fields the
+/// document lacks are `None`, so an old or hand-written file still reads.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Meta {
+    pub ioscope_version: Option<String>,
+    pub kernel: Option<String>,
+    pub hostname: Option<String>,
+    pub cpu_model: Option<String>,
 }
 
 /// One job (or one group's merged job under group_reporting).
@@ -111,6 +124,39 @@ impl Job {
     /// Bytes moved in all directions.
     pub fn io_bytes_all(&self) -> u64 {
         self.dirs.iter().map(|d| d.io_bytes).sum()
+    }
+}
+
+/// Metrics of a direction that `ioscope compare` knows, in its order.
+pub const METRICS: &[&str] = &[
+    "bw",
+    "iops",
+    "lat_mean",
+    "clat_mean",
+    "clat_p50",
+    "clat_p90",
+    "clat_p99",
+    "clat_p99.9",
+    "clat_p99.99",
+];
+
+impl Dir {
+    /// The value of one of [`METRICS`]: bw in bytes/s, iops, latencies in ns; `None`
+    /// when the document does not report it (a percentile not in its list, no lat_ns).
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        match name {
+            "bw" => Some(self.bw_bytes as f64),
+            "iops" => Some(self.iops),
+            "lat_mean" => self.lat_mean_ns,
+            "clat_mean" => self.clat_mean_ns,
+            _ => {
+                let p: f64 = name.strip_prefix("clat_p")?.parse().ok()?;
+                self.clat_pct
+                    .iter()
+                    .find(|(q, _)| (q - p).abs() < 1e-9)
+                    .map(|&(_, ns)| ns as f64)
+            }
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! ioscope (missing sections read as empty), strict about what the document must have
 //! (a `jobs` array of objects with a `jobname`).
 
-use crate::{Dir, Disk, Job, ResultFile, ResultsError, DIR_NAMES};
+use crate::{Dir, Disk, Job, Meta, ResultFile, ResultsError, DIR_NAMES};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -78,7 +78,18 @@ pub fn from_value(v: &Value, origin: &Path) -> Result<ResultFile, ResultsError> 
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(disk).collect())
             .unwrap_or_default(),
+        meta: doc.get("ioscope").and_then(Value::as_object).map(meta),
     })
+}
+
+fn meta(o: &Map<String, Value>) -> Meta {
+    let s = |k: &str| o.get(k).and_then(Value::as_str).map(str::to_string);
+    Meta {
+        ioscope_version: s("ioscope_version"),
+        kernel: s("kernel"),
+        hostname: s("hostname"),
+        cpu_model: s("cpu_model"),
+    }
 }
 
 fn job(v: &Value) -> Result<Job, String> {
@@ -209,6 +220,29 @@ mod tests {
         let g = &r.groups[0].dirs[0];
         assert_eq!(g.min_bw, 52957184 * 1000 / 1001);
         assert_eq!(g.min_bw, g.max_bw);
+    }
+
+    #[test]
+    fn reads_ioscope_metadata_and_none_for_fio() {
+        let text = r#"{"jobs": [], "ioscope": {"kernel": "6.1.0", "hostname": "h", "ioscope_version": "0.1"}}"#;
+        let r = parse_str(text, Path::new("x.json")).expect("parses");
+        let m = r.meta.expect("meta");
+        assert_eq!(m.kernel.as_deref(), Some("6.1.0"));
+        assert_eq!(m.hostname.as_deref(), Some("h"));
+        assert_eq!(m.cpu_model, None);
+        let r = read_file(&testdata("fio333_null_jsonplus.json")).expect("parses");
+        assert_eq!(r.meta, None);
+    }
+
+    #[test]
+    fn metrics_by_name() {
+        let r = read_file(&testdata("fio333_libaio_cmdprio.json")).expect("parses");
+        let d = &r.jobs[0].dirs[0];
+        assert_eq!(d.metric("bw"), Some(52904279.0));
+        assert_eq!(d.metric("clat_p50"), Some(72192.0));
+        assert!(d.metric("clat_mean").is_some());
+        assert_eq!(d.metric("clat_p42"), None);
+        assert_eq!(d.metric("nonsense"), None);
     }
 
     #[test]
