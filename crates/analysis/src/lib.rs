@@ -3,12 +3,14 @@
 //! [`prio`]: I/O priorities and the weight each scheduler model gives them;
 //! [`fairness`]: the "ideal vs transferred" table, Jain's index, share ratios and
 //! priority-order violations; [`compare`]: A/B comparison of repeated runs (bootstrap
-//! interval, Mann-Whitney p-value, verdict).
+//! interval, Mann-Whitney p-value, verdict); [`timeline`]: fairness per time window from
+//! bandwidth logs.
 
 pub mod compare;
 pub mod fairness;
 mod mannwhitney;
 pub mod prio;
+pub mod timeline;
 
 pub use compare::{compare, Comparison, Goal, Verdict};
 pub use fairness::{fairness_table, jain_index, share_ratio, violations, Row, Table, Violation};
