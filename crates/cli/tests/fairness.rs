@@ -344,3 +344,202 @@ fn prio_ladder_under_bfq_orders_the_shares() {
     let after = std::fs::read_to_string(lp.sched_path()).unwrap_or_default();
     assert_eq!(after, offered, "the scheduler was restored after the run");
 }
+
+/// A fio-shaped result of three jobs at be 1, be 4 and be 6 reading 1000 bytes each:
+/// the first with clat percentiles and mean, the second with lat only, the third with
+/// no latency at all.
+fn latency_doc(dir: &Path) -> String {
+    let pct = |base: u64| {
+        serde_json::json!({"50.000000": base, "90.000000": base * 2,
+            "99.000000": base * 4, "99.900000": base * 8})
+    };
+    let read = |lat: serde_json::Value| {
+        let mut r = serde_json::json!({"io_bytes": 1000, "bw_bytes": 1000, "iops": 1.0,
+            "runtime": 1000, "total_ios": 10});
+        if let (Some(m), Some(l)) = (r.as_object_mut(), lat.as_object()) {
+            m.extend(l.clone());
+        }
+        r
+    };
+    let doc = serde_json::json!({"fio version": "fio-3.33", "jobs": [
+        {"jobname": "hi", "job options": {"prioclass": "2", "prio": "1"},
+         "read": read(serde_json::json!({"clat_ns": {"mean": 12345.6, "percentile": pct(10_000)}}))},
+        {"jobname": "mid", "job options": {"prio": "4"},
+         "read": read(serde_json::json!({"lat_ns": {"mean": 2000.0, "percentile": {"50.000000": 1500}}}))},
+        {"jobname": "lo", "job options": {"prio": "6"}, "read": read(serde_json::json!({}))},
+    ]});
+    let path = dir.join("lat.json");
+    std::fs::write(&path, doc.to_string()).expect("write");
+    path.display().to_string()
+}
+
+#[test]
+fn latency_per_priority_side_by_side() {
+    let d = tmpdir();
+    let f = latency_doc(d.path());
+    let r = fairness(&[&f]);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "class\tprio\tdir\tlat\tmean\tp50\tp99\tp99.9")
+        .unwrap_or_else(|| panic!("{}", r.stdout));
+    assert_eq!(
+        &lines[at + 1..at + 4],
+        [
+            "be\t1\tread\tclat\t12.3\t10.0\t40.0\t80.0",
+            "be\t4\tread\tlat\t2.0\t1.5\t-\t-",
+            "be\t6\tread\tclat\t-\t-\t-\t-",
+        ],
+        "{}",
+        r.stdout
+    );
+    // fio's own percentiles of a real run (one job, randrw: the direction of most I/Os).
+    let r = fairness(&[&fixture("fio333_libaio_cmdprio.json")]);
+    assert!(
+        r.stdout.contains("be\t4\twrite\tclat\t163.9\t94.7\t1876.0\t3883.0"),
+        "{}",
+        r.stdout
+    );
+    let (r, v) = run_json(d.path(), &["fairness", "--json", &f]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let l = &v["jobs"][0]["latency"];
+    assert_eq!(l["kind"], "clat");
+    assert_eq!(l["mean_ns"].as_f64(), Some(12345.6));
+    assert_eq!(
+        (u(&l["p50_ns"]), u(&l["p99_ns"]), u(&l["p99_9_ns"])),
+        (10_000, 40_000, 80_000)
+    );
+    let l = &v["jobs"][1]["latency"];
+    assert_eq!((l["kind"].as_str(), u(&l["p50_ns"])), (Some("lat"), 1500));
+    assert!(l["p99_ns"].is_null());
+    assert!(v["jobs"][2]["latency"]["mean_ns"].is_null());
+    assert!(v.get("windows").is_none());
+}
+
+/// fio-format bandwidth logs of 500 ms averages for `secs` seconds, one per job; job
+/// `gap.0` (0-based) logs nothing in (gap.1, gap.2] ms.
+fn write_bw_logs(prefix: &Path, jobs: usize, secs: u64, gap: Option<(usize, u64, u64)>) {
+    for j in 0..jobs {
+        let mut text = String::new();
+        for t in (1..=secs * 2).map(|i| i * 500) {
+            if gap.is_some_and(|(g, a, b)| g == j && t > a && t <= b) {
+                continue;
+            }
+            text.push_str(&format!("{t}, 40000, 0, 0, 0\n{t}, 7, 1, 0, 0\n"));
+        }
+        let path = format!("{}_bw.{}.log", prefix.display(), j + 1);
+        std::fs::write(path, text).expect("write log");
+    }
+}
+
+#[test]
+fn bw_log_windows_and_starvation() {
+    let d = tmpdir();
+    let f = latency_doc(d.path());
+    let even = d.path().join("even");
+    write_bw_logs(&even, 3, 4, None);
+    let gap = d.path().join("gap");
+    write_bw_logs(&gap, 3, 4, Some((2, 1000, 3000)));
+    // Equal weights: even logs are perfectly fair in every window.
+    let r = fairness(&["--model=equal", "--bw-log", &even.display().to_string(), &f]);
+    let w: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("t=")).collect();
+    assert_eq!(w.len(), 4, "{}", r.stdout);
+    assert!(w[0].starts_with("t=0s jain=1.00 min="), "{}", r.stdout);
+    assert!(w[3].starts_with("t=3s jain=1.00"), "{}", r.stdout);
+    assert!(r.stdout.contains("starved: none"), "{}", r.stdout);
+    // A 2 s gap in job 3 (be 6): starved at 1-3 s, and the least served there.
+    let r = fairness(&["--model=equal", "--bw-log", &gap.display().to_string(), &f]);
+    assert!(
+        r.stdout.contains("starved: be 6 (lo) at 1-3 s"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("t=1s jain=0.67 min=be6 (0%) max="),
+        "{}",
+        r.stdout
+    );
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "fairness",
+            "--json",
+            "--model=equal",
+            "--window=2s",
+            "--dir=read",
+            "--bw-log",
+            &gap.display().to_string(),
+            &f,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(u(&v["window_ms"]), 2000);
+    let windows = v["windows"].as_array().expect("windows");
+    assert_eq!(windows.len(), 2);
+    assert_eq!(u(&windows[1]["t_ms"]), 2000);
+    let share: Vec<f64> = windows[0]["share_pct"]
+        .as_array()
+        .expect("share_pct")
+        .iter()
+        .filter_map(|s| s.as_f64())
+        .collect();
+    assert_eq!(share.len(), 3);
+    assert!((share[2] - 20.0).abs() < 1e-9, "{share:?}");
+    assert!(v["windows"][0]["jain"].as_f64().is_some_and(|j| j < 1.0));
+    assert_eq!(v["starved"].as_array().map(Vec::len), Some(0));
+    // Malformed and missing logs name the file (and the line).
+    let bad = d.path().join("bad");
+    write_bw_logs(&bad, 3, 2, None);
+    let log2 = format!("{}_bw.2.log", bad.display());
+    std::fs::write(&log2, "500, 10, 0, 0, 0\n1000, ten, 0, 0, 0\n").expect("write");
+    let r = run_in(
+        d.path(),
+        &["fairness", "--bw-log", &bad.display().to_string(), &f],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains(&format!("{log2}:2: bad bandwidth 'ten'")),
+        "{}",
+        r.stderr
+    );
+    let missing = d.path().join("missing");
+    let r = run_in(
+        d.path(),
+        &["fairness", "--bw-log", &missing.display().to_string(), &f],
+    );
+    assert!(
+        r.code == 1 && r.stderr.contains("missing_bw.1.log"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn equal_scenario_prints_windows() {
+    let d = tmpdir();
+    let file = d.path().join("eq.dat");
+    let r = fairness(&[
+        "--scenario",
+        "equal",
+        "--size=64m",
+        "--runtime=3",
+        &file.display().to_string(),
+    ]);
+    let w: Vec<&str> = r.stdout.lines().filter(|l| l.starts_with("t=")).collect();
+    assert!((3..=4).contains(&w.len()), "{}", r.stdout);
+    assert!(w[0].starts_with("t=0s jain="), "{}", r.stdout);
+    assert!(w[1].starts_with("t=1s jain="), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("fairness over time") && r.stdout.contains("starved: "),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("class\tprio\tdir\tlat\tmean"), "{}", r.stdout);
+    // The logs went to a temporary directory, not next to the file or into the cwd.
+    let left: Vec<_> = std::fs::read_dir(d.path())
+        .expect("dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, [std::ffi::OsString::from("eq.dat")]);
+}

@@ -507,6 +507,18 @@ pub const FAIRNESS_FLAGS: &[FlagDef] = &[
         "NAME",
         "--scenario: switch the device to this I/O scheduler for the run (restored afterwards)",
     ),
+    flag(
+        "bw-log",
+        ReqVal,
+        "PREFIX",
+        "Fairness over time from bandwidth logs PREFIX_bw.N.log (N = job number; write_bw_log's format); with --scenario: keep the run's logs under PREFIX",
+    ),
+    flag(
+        "window",
+        ReqVal,
+        "TIME",
+        "--bw-log, --scenario: window length for fairness over time (default 1s, seconds unless a unit is given)",
+    ),
     HELP,
 ];
 
@@ -600,7 +612,13 @@ pub const COMMANDS: &[CommandDef] = &[
                   means level 4). rt and idle jobs get the weight of their level; the class \
                   order rt, be, idle counts for violations. With --scenario, a warning says \
                   when the device's scheduler ignores best-effort levels (mq-deadline, kyber, \
-                  none; bfq honours them).",
+                  none; bfq honours them). A second table gives each job's latency (clat, or \
+                  lat when only that is reported): mean, p50, p99, p99.9 in usec, - where the \
+                  result has no such figure. With --bw-log (and always with --scenario, \
+                  which logs 500 ms averages), per --window: Jain's index, the jobs least \
+                  and most served against their weight with their share of the window's \
+                  bytes, and every job that got less than 10% of its ideal share \
+                  (starved).",
         flags: FAIRNESS_FLAGS,
     },
     CommandDef {

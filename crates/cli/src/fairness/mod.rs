@@ -4,6 +4,7 @@
 
 mod output;
 mod scenario;
+mod timeline;
 
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_analysis::fairness::Entry;
@@ -40,6 +41,9 @@ struct Args {
     model: Model,
     dir: Dir,
     json: bool,
+    /// --bw-log: the logs' prefix (with --scenario: where to write them, kept).
+    bw_log: Option<String>,
+    window_ms: u64,
 }
 
 /// The arguments, parsed through the flag table; `None` after `--help`.
@@ -63,6 +67,21 @@ fn parse(args: &[String]) -> Result<Option<Args>> {
         [] => bail!("fairness: name a JSON result file (see ioscope fairness --help)"),
         _ => bail!("fairness: give one operand (see ioscope fairness --help)"),
     };
+    let window_ms = match p.value("window") {
+        Some(v) => {
+            let us = ioscope_options::units::parse_time_us(v, 1_000_000)
+                .map_err(|e| anyhow!("--window: {e}"))?;
+            if us < 1000 {
+                bail!("--window={v}: at least 1ms");
+            }
+            us / 1000
+        }
+        None => 1000,
+    };
+    if p.value("window").is_some() && p.value("bw-log").is_none() && p.value("scenario").is_none()
+    {
+        bail!("--window needs --bw-log (or --scenario): the windows are cut from bandwidth logs");
+    }
     let source = match p.value("scenario") {
         Some(name) => Source::Scenario(scenario::Scenario::from_flags(name, operand, &p)?),
         None => {
@@ -79,6 +98,8 @@ fn parse(args: &[String]) -> Result<Option<Args>> {
         model,
         dir,
         json: p.has("json"),
+        bw_log: p.value("bw-log").map(str::to_string),
+        window_ms,
     }))
 }
 
@@ -86,11 +107,47 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     let Some(a) = parse(args)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let (results, origin) = match &a.source {
-        Source::File(path) => (ioscope_results::read_file(path)?, path.clone()),
-        Source::Scenario(s) => (s.run(a.json)?, s.target.clone()),
+    // With --scenario, the jobs write bandwidth logs: under --bw-log's prefix (kept) or
+    // in a temporary directory removed after reading.
+    let mut temp: Option<PathBuf> = None;
+    let (results, origin, bw_prefix) = match &a.source {
+        Source::File(path) => (
+            ioscope_results::read_file(path)?,
+            path.clone(),
+            a.bw_log.clone(),
+        ),
+        Source::Scenario(s) => {
+            let prefix = match &a.bw_log {
+                Some(p) => p.clone(),
+                None => {
+                    let d = temp_dir()?;
+                    let prefix = d.join("fairness").display().to_string();
+                    temp = Some(d);
+                    prefix
+                }
+            };
+            let run = s.run(a.json, &prefix);
+            if run.is_err() {
+                if let Some(d) = &temp {
+                    let _ = std::fs::remove_dir_all(d);
+                }
+            }
+            (run?, s.target.clone(), Some(prefix))
+        }
     };
-    let entries = entries(&results, a.dir, &origin)?;
+    let result = report(&a, &results, &origin, bw_prefix.as_deref());
+    if let Some(d) = &temp {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    result?;
+    if let Some(sig) = crate::signals::received() {
+        eprintln!("ioscope fairness: interrupted by {sig}: the table covers the run until then");
+    }
+    Ok(crate::signals::exit_code(false))
+}
+
+fn report(a: &Args, results: &ResultFile, origin: &Path, bw_prefix: Option<&str>) -> Result<()> {
+    let entries = entries(results, a.dir, origin)?;
     if entries.len() < 2 && !a.json {
         eprintln!(
             "ioscope fairness: {} has {} job(s): fairness needs several (results written with \
@@ -101,11 +158,22 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     }
     let table = ioscope_analysis::fairness_table(&entries, &a.model)
         .with_context(|| format!("{}", origin.display()))?;
+    let latency: Vec<output::Latency> = results
+        .jobs
+        .iter()
+        .map(|j| output::Latency::of(j, a.dir))
+        .collect();
+    let timeline = match bw_prefix {
+        Some(p) => Some(timeline::build(p, &table, a.dir, a.window_ms)?),
+        None => None,
+    };
     let report = output::Report {
         table: &table,
         model: &a.model,
         dir: a.dir,
-        results: &results,
+        results,
+        latency: &latency,
+        timeline: timeline.as_ref(),
     };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report.json())?);
@@ -114,10 +182,21 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
             println!("{line}");
         }
     }
-    if let Some(sig) = crate::signals::received() {
-        eprintln!("ioscope fairness: interrupted by {sig}: the table covers the run until then");
+    Ok(())
+}
+
+/// A new private directory for the scenario's bandwidth logs.
+fn temp_dir() -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    for i in 0..1000u32 {
+        let d = base.join(format!("ioscope-fairness-{}-{i}", std::process::id()));
+        match std::fs::create_dir(&d) {
+            Ok(()) => return Ok(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => bail!("{}: {e}", d.display()),
+        }
     }
-    Ok(crate::signals::exit_code(false))
+    bail!("{}: cannot make a directory for the logs", base.display())
 }
 
 /// One entry per job: its priority from the job options, its bytes in `dir`.

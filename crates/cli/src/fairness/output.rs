@@ -1,9 +1,10 @@
 //! The fairness report as text (the seed's table, then the figures) and as JSON.
 
+use super::timeline::Timeline;
 use super::Dir;
 use ioscope_analysis::{jain_index, share_ratio, violations, Model, Table};
 use ioscope_report::num;
-use ioscope_results::{ResultFile, DIR_NAMES};
+use ioscope_results::{Job, ResultFile, DIR_NAMES};
 use serde_json::{json, Value};
 
 pub struct Report<'a> {
@@ -11,6 +12,71 @@ pub struct Report<'a> {
     pub model: &'a Model,
     pub dir: Dir,
     pub results: &'a ResultFile,
+    /// One per row of the table.
+    pub latency: &'a [Latency],
+    pub timeline: Option<&'a Timeline>,
+}
+
+/// A job's latency in one direction: completion latency (clat) when the result has it,
+/// else total latency (lat); `None` where the result does not report a figure.
+pub struct Latency {
+    pub dir: &'static str,
+    /// "clat" or "lat".
+    pub kind: &'static str,
+    pub mean_ns: Option<f64>,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+    pub p99_9_ns: Option<u64>,
+}
+
+impl Latency {
+    /// From the job's `dir` bytes; with `all`, the direction with the most I/Os.
+    pub fn of(job: &Job, dir: Dir) -> Latency {
+        let d = match dir {
+            Dir::Read => 0,
+            Dir::Write => 1,
+            Dir::All => (0..3)
+                .rev()
+                .max_by_key(|&d| job.dirs[d].total_ios)
+                .unwrap_or(0),
+        };
+        let jd = &job.dirs[d];
+        let clat = !jd.clat_pct.is_empty() || jd.clat_mean_ns.is_some();
+        let lat = !jd.lat_pct.is_empty() || jd.lat_mean_ns.is_some();
+        let (kind, pct, mean) = if clat || !lat {
+            ("clat", &jd.clat_pct, jd.clat_mean_ns)
+        } else {
+            ("lat", &jd.lat_pct, jd.lat_mean_ns)
+        };
+        let at = |p: f64| {
+            pct.iter()
+                .find(|(q, _)| (q - p).abs() < 1e-9)
+                .map(|&(_, ns)| ns)
+        };
+        Latency {
+            dir: DIR_NAMES[d],
+            kind,
+            mean_ns: mean,
+            p50_ns: at(50.0),
+            p99_ns: at(99.0),
+            p99_9_ns: at(99.9),
+        }
+    }
+
+    fn cells(&self) -> [String; 4] {
+        let us = |ns: Option<f64>| ns.map_or("-".to_string(), |n| format!("{:.1}", n / 1000.0));
+        [
+            us(self.mean_ns),
+            us(self.p50_ns.map(|n| n as f64)),
+            us(self.p99_ns.map(|n| n as f64)),
+            us(self.p99_9_ns.map(|n| n as f64)),
+        ]
+    }
+
+    fn json(&self) -> Value {
+        json!({"dir": self.dir, "kind": self.kind, "mean_ns": self.mean_ns,
+            "p50_ns": self.p50_ns, "p99_ns": self.p99_ns, "p99_9_ns": self.p99_9_ns})
+    }
 }
 
 impl Report<'_> {
@@ -59,6 +125,23 @@ impl Report<'_> {
                 ));
             }
         }
+        out.push(String::new());
+        out.push("latency (usec; clat = completion, lat = submission to completion):".into());
+        out.push("class\tprio\tdir\tlat\tmean\tp50\tp99\tp99.9".into());
+        for (r, l) in t.rows.iter().zip(self.latency) {
+            let [mean, p50, p99, p999] = l.cells();
+            out.push(format!(
+                "{}\t{}\t{}\t{}\t{mean}\t{p50}\t{p99}\t{p999}",
+                r.prio.class.name(),
+                r.prio.level,
+                l.dir,
+                l.kind
+            ));
+        }
+        if let Some(tl) = self.timeline {
+            out.push(String::new());
+            out.extend(tl.text(t));
+        }
         out
     }
 
@@ -68,10 +151,11 @@ impl Report<'_> {
         let jobs: Vec<Value> = t
             .rows
             .iter()
-            .map(|r| {
+            .zip(self.latency)
+            .map(|(r, l)| {
                 json!({"name": r.name, "class": r.prio.class.name(), "prio": r.prio.level,
                     "weight": r.weight, "ideal": r.ideal, "xferred": r.xferred,
-                    "diff_pct": r.diff_pct})
+                    "diff_pct": r.diff_pct, "latency": l.json()})
             })
             .collect();
         let violations: Vec<Value> = violations(t)
@@ -99,7 +183,7 @@ impl Report<'_> {
                 Value::Object(m)
             })
             .collect();
-        json!({
+        let mut doc = json!({
             "model": self.model.name(),
             "dir": self.dir.name(),
             "total": t.total,
@@ -109,6 +193,13 @@ impl Report<'_> {
             "max_min_ratio": share_ratio(&shares),
             "violations": violations,
             "groups": groups,
-        })
+        });
+        if let (Some(tl), Some(m)) = (self.timeline, doc.as_object_mut()) {
+            let (windows, starved) = tl.json(t);
+            m.insert("window_ms".into(), tl.window_ms.into());
+            m.insert("windows".into(), windows);
+            m.insert("starved".into(), starved);
+        }
+        doc
     }
 }

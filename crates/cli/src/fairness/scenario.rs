@@ -55,7 +55,7 @@ impl Scenario {
     }
 
     /// fio-style argv: global options first, then one `--name` per reader.
-    fn argv(&self) -> Vec<String> {
+    fn argv(&self, bw_prefix: &str) -> Vec<String> {
         let mut v: Vec<String> = vec![
             format!("--filename={}", self.target.display()),
             "--rw=randread".into(),
@@ -64,6 +64,8 @@ impl Scenario {
             "--ioengine=psync".into(),
             "--time_based".into(),
             format!("--runtime={}", self.runtime_s),
+            format!("--write_bw_log={bw_prefix}"),
+            "--log_avg_msec=500".into(),
         ];
         if let Some(s) = self.size {
             v.push(format!("--size={s}"));
@@ -81,9 +83,10 @@ impl Scenario {
     }
 
     /// Check the scheduler, run, and hand back the result as a result file would read.
-    pub fn run(&self, quiet: bool) -> Result<ResultFile> {
+    /// The jobs write bandwidth logs `<bw_prefix>_bw.N.log` (500 ms averages).
+    pub fn run(&self, quiet: bool, bw_prefix: &str) -> Result<ResultFile> {
         self.check_scheduler()?;
-        let c = cli::parse_args(&self.argv())?;
+        let c = cli::parse_args(&self.argv(bw_prefix))?;
         let set = crate::fio::load_jobs(&c)?;
         if !quiet {
             eprintln!(
