@@ -46,10 +46,7 @@ pub struct Starvation {
 /// weights of the fairness model (one per job). Windows run from 0 to the last sample.
 pub fn windows(series: &[Series], weights: &[u64], window_ms: u64) -> Vec<Window> {
     let w = window_ms.max(1);
-    let last = series
-        .iter()
-        .flat_map(|s| s.iter().map(|&(t, _)| t))
-        .max();
+    let last = series.iter().flat_map(|s| s.iter().map(|&(t, _)| t)).max();
     let Some(last) = last else {
         return Vec::new();
     };
@@ -168,7 +165,10 @@ mod tests {
         let s: Vec<Series> = (0..8).map(|_| series(5, 1000.0, None)).collect();
         let w = windows(&s, &[100; 8], 1000);
         assert_eq!(w.len(), 5);
-        assert_eq!(w.iter().map(|w| w.t_ms).collect::<Vec<_>>(), [0, 1000, 2000, 3000, 4000]);
+        assert_eq!(
+            w.iter().map(|w| w.t_ms).collect::<Vec<_>>(),
+            [0, 1000, 2000, 3000, 4000]
+        );
         for x in &w {
             assert!((x.jain.unwrap() - 1.0).abs() < 1e-12);
             assert!(x.share_pct.iter().all(|&p| (p - 12.5).abs() < 1e-9));

@@ -396,7 +396,8 @@ fn latency_per_priority_side_by_side() {
     // fio's own percentiles of a real run (one job, randrw: the direction of most I/Os).
     let r = fairness(&[&fixture("fio333_libaio_cmdprio.json")]);
     assert!(
-        r.stdout.contains("be\t4\twrite\tclat\t163.9\t94.7\t1876.0\t3883.0"),
+        r.stdout
+            .contains("be\t4\twrite\tclat\t163.9\t94.7\t1876.0\t3883.0"),
         "{}",
         r.stdout
     );
@@ -534,7 +535,11 @@ fn equal_scenario_prints_windows() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("class\tprio\tdir\tlat\tmean"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("class\tprio\tdir\tlat\tmean"),
+        "{}",
+        r.stdout
+    );
     // The logs went to a temporary directory, not next to the file or into the cwd.
     let left: Vec<_> = std::fs::read_dir(d.path())
         .expect("dir")

@@ -84,6 +84,8 @@ const COVERED: &[(&str, &str)] = &[
     ("fairness", "size"),
     ("fairness", "runtime"),
     ("fairness", "ioscheduler"),
+    ("fairness", "bw-log"),
+    ("fairness", "window"),
     // compare
     ("compare", "json"),
     ("compare", "markdown"),
@@ -1124,6 +1126,52 @@ fn fairness_scenario_flags() {
     let r = run_in(d.path(), &["fairness", "--size=16m", &file]);
     assert!(
         r.code == 1 && r.stderr.contains("--size needs --scenario"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn fairness_flags_bw_log_window() {
+    let d = tmpdir();
+    let f = fairness_fixture("seed_patched_ladder.json");
+    // One fio-format log per job (500 ms averages, 3 s), equal bytes for everyone.
+    let prefix = d.path().join("lg").display().to_string();
+    for n in 1..=8 {
+        let text: String = (1..=6)
+            .map(|i| format!("{}, 1000, 0, 0, 0\n", i * 500))
+            .collect();
+        std::fs::write(format!("{prefix}_bw.{n}.log"), text).expect("write log");
+    }
+    let windows = |args: &[&str]| {
+        let r = run_in(d.path(), args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r.stdout
+            .lines()
+            .filter(|l| l.starts_with("t="))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let w = windows(&["fairness", "--model=equal", "--bw-log", &prefix, &f]);
+    assert_eq!(w.len(), 3, "{w:?}");
+    assert!(w[2].starts_with("t=2s jain=1.00"), "{w:?}");
+    let w = windows(&["fairness", "--bw-log", &prefix, "--window", "500ms", &f]);
+    assert_eq!(w.len(), 6, "{w:?}");
+    assert!(w[1].starts_with("t=0.5s jain="), "{w:?}");
+    let w = windows(&["fairness", &format!("--bw-log={prefix}"), "--window=3", &f]);
+    assert_eq!(w.len(), 1, "{w:?}");
+    let r = run_in(d.path(), &["fairness", "--window=2s", &f]);
+    assert!(
+        r.code == 1 && r.stderr.contains("--window needs --bw-log"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(
+        d.path(),
+        &["fairness", "--bw-log", &prefix, "--window=0", &f],
+    );
+    assert!(
+        r.code == 1 && r.stderr.contains("--window=0"),
         "{}",
         r.stderr
     );

@@ -78,8 +78,7 @@ fn parse(args: &[String]) -> Result<Option<Args>> {
         }
         None => 1000,
     };
-    if p.value("window").is_some() && p.value("bw-log").is_none() && p.value("scenario").is_none()
-    {
+    if p.value("window").is_some() && p.value("bw-log").is_none() && p.value("scenario").is_none() {
         bail!("--window needs --bw-log (or --scenario): the windows are cut from bandwidth logs");
     }
     let source = match p.value("scenario") {
@@ -135,7 +134,8 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
             (run?, s.target.clone(), Some(prefix))
         }
     };
-    let result = report(&a, &results, &origin, bw_prefix.as_deref());
+    let logs = bw_prefix.map(|p| (p, temp.is_some()));
+    let result = report(&a, &results, &origin, logs);
     if let Some(d) = &temp {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -146,7 +146,14 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     Ok(crate::signals::exit_code(false))
 }
 
-fn report(a: &Args, results: &ResultFile, origin: &Path, bw_prefix: Option<&str>) -> Result<()> {
+/// The table, the latencies and, with `logs` (prefix, whether in a temporary directory),
+/// the windows, printed as text or JSON.
+fn report(
+    a: &Args,
+    results: &ResultFile,
+    origin: &Path,
+    logs: Option<(String, bool)>,
+) -> Result<()> {
     let entries = entries(results, a.dir, origin)?;
     if entries.len() < 2 && !a.json {
         eprintln!(
@@ -163,8 +170,14 @@ fn report(a: &Args, results: &ResultFile, origin: &Path, bw_prefix: Option<&str>
         .iter()
         .map(|j| output::Latency::of(j, a.dir))
         .collect();
-    let timeline = match bw_prefix {
-        Some(p) => Some(timeline::build(p, &table, a.dir, a.window_ms)?),
+    let timeline = match logs {
+        Some((p, temp)) => {
+            let mut tl = timeline::build(&p, &table, a.dir, a.window_ms)?;
+            if temp {
+                tl.source = "the run's bandwidth logs, 500 ms averages".into();
+            }
+            Some(tl)
+        }
         None => None,
     };
     let report = output::Report {

@@ -10,7 +10,8 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 pub struct Timeline {
-    pub prefix: String,
+    /// Where the samples came from, for the heading.
+    pub source: String,
     pub window_ms: u64,
     pub windows: Vec<Window>,
     pub starved: Vec<Starvation>,
@@ -40,7 +41,7 @@ pub fn build(prefix: &str, table: &Table, dir: Dir, window_ms: u64) -> Result<Ti
     let windows = timeline::windows(&series, &weights, window_ms);
     let starved = timeline::starvation(&windows, window_ms);
     Ok(Timeline {
-        prefix: prefix.to_string(),
+        source: format!("{prefix}_bw.N.log"),
         window_ms,
         windows,
         starved,
@@ -117,9 +118,9 @@ impl Timeline {
     pub fn text(&self, table: &Table) -> Vec<String> {
         let names = labels(table);
         let mut out = vec![format!(
-            "fairness over time ({}_bw.N.log, {}s windows; min/max: share of the window's \
-             bytes of the jobs least and most served against their weight):",
-            self.prefix,
+            "fairness over time ({}, {}s windows; min/max: share of the window's bytes of \
+             the jobs least and most served against their weight):",
+            self.source,
             secs(self.window_ms)
         )];
         if self.windows.is_empty() {
