@@ -299,33 +299,23 @@ fn mixed_workload_splits_by_rwmixread() {
 #[test]
 fn sigint_gives_complete_valid_results_promptly() {
     let d = tmpdir();
-    let child = std::process::Command::new(bin())
-        .args([
-            "--name=s",
-            "--filename=data",
-            "--size=16m",
-            "--rw=randread",
-            "--time_based",
-            "--runtime=60",
-            "--output-format=json",
-        ])
-        .current_dir(d.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let t = std::time::Instant::now();
-    // SAFETY: sending a signal to our child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        t.elapsed() < std::time::Duration::from_secs(3),
-        "took {:?} to stop",
-        t.elapsed()
+    let args = [
+        "--name=s",
+        "--filename=data",
+        "--size=16m",
+        "--rw=randread",
+        "--time_based",
+        "--runtime=60",
+        "--output-format=json",
+    ];
+    let r = signal_run(
+        d.path(),
+        &args,
+        std::time::Duration::from_millis(1500),
+        &[libc::SIGINT],
     );
-    let v: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("valid JSON after SIGINT");
+    assert!(r.secs < 3.0, "took {:.2} s to stop", r.secs);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("valid JSON after SIGINT");
     assert!(u(&job(&v, 0)["read"]["total_ios"]) > 0);
     assert!(u(&job(&v, 0)["read"]["runtime"]) < 5000);
 }

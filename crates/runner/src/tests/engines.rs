@@ -33,8 +33,15 @@ fn every_implemented_engine_sets_up_and_agrees_on_sync() {
             };
             match ioscope_engine::with_engine(e.name, &cfg, IsSync) {
                 Ok(sync) => assert_eq!(sync, e.is_sync(depth), "{} at depth {depth}", e.name),
-                // io_uring may be disabled by the kernel's sysctl; nothing else may fail.
-                Err(err) if e.name == "io_uring" => eprintln!("io_uring unavailable: {err}"),
+                // io_uring may be disabled by the kernel's sysctl: a visible skip
+                // locally, a failure under CI=true; nothing else may fail.
+                Err(err)
+                    if e.name == "io_uring" && std::env::var("CI").as_deref() != Ok("true") =>
+                {
+                    use std::io::Write;
+                    let msg = format!("SKIP engine identity of io_uring: {err}\n");
+                    let _ = std::io::stderr().write_all(msg.as_bytes());
+                }
                 Err(err) => panic!("{}: {err}", e.name),
             }
         }
