@@ -1,0 +1,294 @@
+//! `ioscope sweep plan|run|status|import`: parameter sweeps from a TOML sweep file,
+//! run through the runner as a library (crates/sweep), reported by `ioscope report`.
+
+mod import;
+mod progress;
+
+use anyhow::{anyhow, bail, Context, Result};
+use ioscope_options::flags::Parsed;
+use ioscope_sweep::campaign::{self, Status};
+use ioscope_sweep::execute::nominal_seconds;
+use ioscope_sweep::{Campaign, Settings, SweepFile};
+use progress::{duration_text, SweepProgress};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Flags and the verbs they go with.
+const VERB_FLAGS: &[(&str, &[&str])] = &[
+    ("output", &["run", "import"]),
+    ("retry-failed", &["run"]),
+    ("allow-destructive", &["run"]),
+    ("emit", &["plan"]),
+    ("check", &["plan"]),
+    ("json", &["plan", "status"]),
+];
+
+pub fn main(args: &[String]) -> Result<ExitCode> {
+    let Some(p) = crate::parse_flags("sweep", args)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let (verb, rest) = match p.operands.split_first() {
+        Some((v, rest)) => (v.as_str(), rest),
+        None => bail!("sweep: give a verb: plan, run, status or import (see ioscope sweep --help)"),
+    };
+    if !["plan", "run", "status", "import"].contains(&verb) {
+        bail!("sweep: unknown verb '{verb}': plan, run, status or import");
+    }
+    for (flag, verbs) in VERB_FLAGS {
+        if p.has(flag) && !verbs.contains(&verb) {
+            bail!(
+                "--{flag} goes with sweep {}, not sweep {verb}",
+                verbs.join(" or sweep ")
+            );
+        }
+    }
+    let [operand] = rest else {
+        bail!(
+            "sweep {verb}: give one {}",
+            if verb == "status" {
+                "run directory"
+            } else if verb == "import" {
+                "fio-tests directory"
+            } else {
+                "sweep file"
+            }
+        );
+    };
+    let operand = Path::new(operand);
+    match verb {
+        "plan" => plan(operand, &p),
+        "run" => run(operand, &p),
+        "status" => status(operand, p.has("json")),
+        _ => import::main(operand, &p),
+    }
+}
+
+fn load(path: &Path) -> Result<Campaign> {
+    let f = SweepFile::read(path)?;
+    Ok(Campaign::new(f)?)
+}
+
+/// Points' planned time: the time-bounded ones' sum, and how many are size-bounded.
+fn planned(c: &Campaign) -> Result<(f64, usize)> {
+    let mut secs = 0.0;
+    let mut unknown = 0;
+    for p in &c.points {
+        match nominal_seconds(&p.job_set()?) {
+            Some(s) => secs += s,
+            None => unknown += 1,
+        }
+    }
+    Ok((secs, unknown))
+}
+
+fn plan(path: &Path, p: &Parsed) -> Result<ExitCode> {
+    let c = load(path)?;
+    if p.has("check") {
+        c.check(&Default::default())?;
+    }
+    if let Some(dir) = p.value("emit") {
+        std::fs::create_dir_all(dir).with_context(|| dir.to_string())?;
+        for pt in &c.points {
+            let f = Path::new(dir).join(format!("{}.fio", pt.id));
+            std::fs::write(&f, pt.job_text()).with_context(|| f.display().to_string())?;
+        }
+    }
+    let (secs, unknown) = planned(&c)?;
+    let pre = precondition_text(&c.file);
+    if p.has("json") {
+        let doc = serde_json::json!({
+            "sweep_file": path.display().to_string(),
+            "target": c.identity,
+            "points": c.points.len(),
+            "planned_seconds": secs,
+            "size_bounded_points": unknown,
+            "precondition": pre,
+            "ids": c.points.iter().map(|p| p.id.clone()).collect::<Vec<_>>(),
+            "first": c.points.iter().take(3).map(|p| p.job_text()).collect::<Vec<_>>(),
+            "checked": p.has("check"),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("sweep file: {}", path.display());
+    println!("target: {}", c.identity.text());
+    for s in &c.file.sweeps {
+        let n = c.points.iter().filter(|p| p.sweep == s.name).count();
+        let axes: Vec<String> = s
+            .axes
+            .iter()
+            .map(|a| format!("{} ({})", a.name, a.values.len()))
+            .collect();
+        println!(
+            "sweep {}: {n} points = {} profile(s) x {}",
+            s.name,
+            s.profiles.len().max(1),
+            axes.join(" x ")
+        );
+    }
+    let unknown_text = match unknown {
+        0 => String::new(),
+        n => format!(" + {n} size-bounded point(s) of unknown duration"),
+    };
+    println!(
+        "points: {}, planned time: {}{unknown_text}",
+        c.points.len(),
+        duration_text(Duration::from_secs_f64(secs))
+    );
+    if let Some(t) = pre {
+        println!("before the points: {t}");
+    }
+    if p.has("check") {
+        println!("check: every point passes the checks a run makes (nothing ran)");
+    }
+    if let Some(dir) = p.value("emit") {
+        println!("job files: {} written to {dir}", c.points.len());
+    }
+    for pt in c.points.iter().take(3) {
+        println!("\n{}", pt.job_text().trim_end());
+    }
+    if c.points.len() > 3 {
+        println!(
+            "\n... and {} more (--emit DIR writes them all)",
+            c.points.len() - 3
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What runs before the points, in words, with its duration where known.
+fn precondition_text(f: &SweepFile) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(p) = &f.precondition {
+        if p.purge == ioscope_sweep::file::Purge::Discard {
+            parts.push("purge (discard)".to_string());
+        }
+        if p.passes > 0 {
+            parts.push(format!(
+                "{} sequential write pass(es) of {} blocks",
+                p.passes, p.bs
+            ));
+        }
+    }
+    if let Some(s) = &f.steady {
+        let round = ioscope_sweep::precondition::job_sets(f)
+            .ok()
+            .and_then(|sets| sets.last().and_then(nominal_seconds));
+        let c = &s.criteria;
+        parts.push(match (&s.fio_ss, round) {
+            (Some(ss), _) => format!("steady state by fio's ss={ss} (one run)"),
+            (None, Some(r)) => format!(
+                "steady state: rounds of {}, {}..{} rounds ({}..{})",
+                duration_text(Duration::from_secs_f64(r)),
+                c.window,
+                c.max_rounds,
+                duration_text(Duration::from_secs_f64(r * c.window as f64)),
+                duration_text(Duration::from_secs_f64(r * c.max_rounds as f64))
+            ),
+            (None, None) => format!("steady state: {}..{} rounds", c.window, c.max_rounds),
+        });
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+fn run(path: &Path, p: &Parsed) -> Result<ExitCode> {
+    let dir = PathBuf::from(
+        p.value("output")
+            .ok_or_else(|| anyhow!("sweep run: name the run directory with -o DIR"))?,
+    );
+    let c = load(path)?;
+    crate::signals::install();
+    let settings = Settings {
+        allow_destructive: p.has("allow-destructive"),
+        retry_failed: p.has("retry-failed"),
+    };
+    eprintln!(
+        "ioscope sweep: {} points on {} into {}",
+        c.points.len(),
+        c.identity.text(),
+        dir.display()
+    );
+    let mut progress = SweepProgress::new(c.points.len());
+    let summary = c.run(&dir, &settings, &mut progress);
+    progress.finish();
+    let summary = summary?;
+    // The report covers what finished, interrupted or not.
+    let written = crate::report::write_dir(&dir, &dir, false);
+    println!(
+        "{} points: {} run, {} finished before, {} failed, {} pruned, {} not run",
+        summary.total, summary.done, summary.skipped, summary.failed, summary.pruned, summary.left
+    );
+    match written {
+        Ok(w) => println!("report: {}", w.html.display()),
+        Err(e) => eprintln!("ioscope sweep: no report: {e:#}"),
+    }
+    if summary.interrupted {
+        eprintln!(
+            "ioscope sweep: interrupted; finished points are saved: run the same command again to resume"
+        );
+        return Ok(crate::signals::exit_code(false));
+    }
+    Ok(if summary.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn status(dir: &Path, json: bool) -> Result<ExitCode> {
+    let l = campaign::load(dir)?;
+    if !l.is_sweep {
+        bail!(
+            "{}: not a sweep run directory (no journal.jsonl and sweep.toml)",
+            dir.display()
+        );
+    }
+    let count = |f: fn(&Status) -> bool| l.records.iter().filter(|r| f(&r.status)).count();
+    let done = count(|s| *s == Status::Done);
+    let failed = count(|s| matches!(s, Status::Failed(_)));
+    let pruned = count(|s| matches!(s, Status::Pruned(_)));
+    let left = count(|s| *s == Status::Left);
+    let spent: f64 = l.records.iter().filter_map(|r| r.seconds).sum();
+    let mean = (done > 0).then(|| spent / done as f64);
+    let eta: Option<f64> = l
+        .records
+        .iter()
+        .filter(|r| r.status == Status::Left)
+        .map(|r| r.nominal_s.map(|n| n + 0.2).or(mean))
+        .sum();
+    if json {
+        let doc = serde_json::json!({
+            "dir": dir.display().to_string(),
+            "points": l.records.len(), "done": done, "failed": failed, "pruned": pruned,
+            "left": left, "seconds_spent": spent, "eta_seconds": eta,
+            "failures": l.records.iter().filter_map(|r| match &r.status {
+                Status::Failed(e) => Some(serde_json::json!({"point": r.id, "error": e})), _ => None
+            }).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{}: {} points: {done} done, {failed} failed, {pruned} pruned, {left} left",
+        dir.display(),
+        l.records.len()
+    );
+    println!(
+        "time spent: {} on {done} point(s); left: {}",
+        duration_text(Duration::from_secs_f64(spent)),
+        match eta {
+            Some(e) if left > 0 => format!("~{}", duration_text(Duration::from_secs_f64(e))),
+            Some(_) => "nothing".into(),
+            None => "unknown".into(),
+        }
+    );
+    for r in &l.records {
+        match &r.status {
+            Status::Failed(e) => println!("failed: {}: {e}", r.id),
+            Status::Pruned(why) => println!("pruned: {}: {why}", r.id),
+            _ => {}
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

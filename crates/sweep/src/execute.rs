@@ -1,0 +1,486 @@
+//! Running a campaign: check every point before anything runs, precondition, then run
+//! the points in order through the runner, journaling each step and writing each
+//! point's JSON+ result atomically. A second run on the same directory resumes: points
+//! whose key finished are skipped, failed ones are skipped unless retried, and the
+//! early-stop guard sees the finished points' results again so it prunes the same way.
+
+use crate::error::SweepError;
+use crate::file::SweepFile;
+use crate::identity::Identity;
+use crate::journal::{self, now_ms, Event, Journal, PointState, State};
+use crate::matrix::{self, Point};
+use crate::precondition;
+use ioscope_analysis::sweep::{GuardLine, GuardMetric};
+use ioscope_options::JobSet;
+use ioscope_runner::{Observer, RunOptions, Runner};
+use ioscope_stats::RunResult;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+
+/// How a run treats what it finds.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// Allow writes the safety checks refuse, and a purge.
+    pub allow_destructive: bool,
+    /// Run points that failed before again.
+    pub retry_failed: bool,
+}
+
+/// Where the campaign stands when a point starts.
+#[derive(Clone, Debug)]
+pub struct Position {
+    /// Points already settled (finished, failed, pruned), this run or before.
+    pub settled: usize,
+    pub total: usize,
+    /// Time left, from the points' runtimes scaled by what finished points took.
+    pub eta: Option<Duration>,
+}
+
+/// What became of a point.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Done {
+        seconds: f64,
+        iops: f64,
+        bw: f64,
+    },
+    /// Finished in an earlier run.
+    Skipped,
+    Failed(String),
+    Pruned(String),
+    Interrupted,
+}
+
+/// How the sweep reports what it does (the command line draws a progress bar).
+pub trait Progress {
+    /// Where the runner's messages (layout notices, I/O errors) go.
+    fn observer(&mut self) -> &mut dyn Observer;
+    /// A step outside the points (preconditioning, a steady-state round).
+    fn stage(&mut self, text: &str);
+    fn point_start(&mut self, p: &Point, at: &Position);
+    fn point_end(&mut self, p: &Point, outcome: &Outcome);
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Summary {
+    pub total: usize,
+    pub done: usize,
+    pub skipped: usize,
+    pub failed: usize,
+    pub pruned: usize,
+    /// Points never reached (a signal stopped the run).
+    pub left: usize,
+    pub interrupted: bool,
+}
+
+/// A sweep file made ready: its target's identity and its points.
+pub struct Campaign {
+    pub file: SweepFile,
+    pub identity: Identity,
+    pub points: Vec<Point>,
+}
+
+/// Subdirectory of the points' results.
+pub const POINTS_DIR: &str = "points";
+
+impl Campaign {
+    /// Identify the target, refuse the wrong disk, expand the points.
+    pub fn new(file: SweepFile) -> Result<Campaign, SweepError> {
+        let identity = Identity::of(&file.target);
+        identity.check(&file.target)?;
+        let points = matrix::expand(&file, &identity.key())?;
+        Ok(Campaign {
+            file,
+            identity,
+            points,
+        })
+    }
+
+    /// Every point (and preconditioning job) through the checks a run makes: options,
+    /// values not supported yet, limits, memory. Nothing is touched.
+    pub fn check(&self, opts: &RunOptions) -> Result<Vec<JobSet>, SweepError> {
+        let runner = Runner::new(opts.clone());
+        for set in precondition::job_sets(&self.file)? {
+            runner
+                .plan(&set)
+                .map_err(|e| SweepError::Run(format!("preconditioning: {e}")))?;
+        }
+        self.points
+            .iter()
+            .map(|p| {
+                let set = p.job_set()?;
+                runner.plan(&set).map_err(|e| SweepError::Point {
+                    point: p.id.clone(),
+                    msg: e.to_string(),
+                })?;
+                Ok(set)
+            })
+            .collect()
+    }
+
+    /// A campaign that writes to a block device in use (mounted, partitioned, carrying
+    /// a file system or other signature) is refused as a whole before anything runs,
+    /// unless allowed — not discovered point by point.
+    pub fn check_writes(&self, sets: &[JobSet], settings: &Settings) -> Result<(), SweepError> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let writes = self
+            .file
+            .precondition
+            .as_ref()
+            .is_some_and(|p| p.passes > 0)
+            || self.file.steady.is_some()
+            || sets
+                .iter()
+                .flat_map(|s| &s.jobs)
+                .any(|j| j.opts.rw.mode.writes() || j.opts.rw.mode.trims());
+        if !writes || settings.allow_destructive || self.file.target.allow_destructive {
+            return Ok(());
+        }
+        let path = Path::new(&self.identity.path);
+        let Ok(md) = std::fs::metadata(path) else {
+            return Ok(());
+        };
+        if !md.file_type().is_block_device() {
+            return Ok(());
+        }
+        match ioscope_runner::safety::write_hazard(path, md.rdev()) {
+            Some(why) => Err(SweepError::Target(format!(
+                "the sweep writes to {why}: refused (--allow-destructive or allow_destructive = \
+                 true in [target] to destroy it)"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Run (or resume) the campaign into `dir`.
+    pub fn run(
+        &self,
+        dir: &Path,
+        settings: &Settings,
+        progress: &mut dyn Progress,
+    ) -> Result<Summary, SweepError> {
+        let opts = RunOptions {
+            allow_destructive: settings.allow_destructive,
+            ..RunOptions::default()
+        };
+        let sets = self.check(&opts)?;
+        self.check_writes(&sets, settings)?;
+        let io = |p: &Path, e: std::io::Error| SweepError::Io {
+            path: p.to_path_buf(),
+            msg: e.to_string(),
+        };
+        let points_dir = dir.join(POINTS_DIR);
+        std::fs::create_dir_all(&points_dir).map_err(|e| io(&points_dir, e))?;
+        let copy = dir.join("sweep.toml");
+        std::fs::write(&copy, &self.file.text).map_err(|e| io(&copy, e))?;
+        let state = journal::load(dir)?;
+        let mut journal = Journal::open(dir)?;
+        journal.write(&Event::Campaign {
+            t: now_ms(),
+            points: self.points.len(),
+            identity: self.identity.key(),
+        })?;
+        let runner = Runner::new(opts);
+        if !state.conditioned.contains(&self.identity.key()) {
+            let pre = precondition::Preconditioner {
+                campaign: self,
+                dir,
+                settings,
+                runner: &runner,
+            };
+            if !pre.run(&mut journal, progress)? {
+                return Ok(Summary {
+                    total: self.points.len(),
+                    left: self.points.len(),
+                    interrupted: true,
+                    ..Summary::default()
+                });
+            }
+        } else if self.file.precondition.is_some() || self.file.steady.is_some() {
+            progress.stage("preconditioning: done in an earlier run (journal), skipped");
+        }
+        let mut run = PointRun {
+            campaign: self,
+            dir,
+            settings,
+            state,
+            journal,
+            runner,
+            sets,
+            guards: HashMap::new(),
+            pruned: HashMap::new(),
+            summary: Summary {
+                total: self.points.len(),
+                ..Summary::default()
+            },
+            timing: (0.0, 0.0),
+        };
+        run.all(progress)?;
+        Ok(run.summary)
+    }
+}
+
+/// The state of a run over the points.
+struct PointRun<'a> {
+    campaign: &'a Campaign,
+    dir: &'a Path,
+    settings: &'a Settings,
+    state: State,
+    journal: Journal,
+    runner: Runner,
+    sets: Vec<JobSet>,
+    /// Guard state per line, and the lines it pruned (with why).
+    guards: HashMap<usize, GuardLine>,
+    pruned: HashMap<usize, String>,
+    summary: Summary,
+    /// Seconds the time-bounded points of this run took, and their planned seconds.
+    timing: (f64, f64),
+}
+
+impl PointRun<'_> {
+    fn all(&mut self, progress: &mut dyn Progress) -> Result<(), SweepError> {
+        let points = &self.campaign.points;
+        for (i, p) in points.iter().enumerate() {
+            if ioscope_runner::STOP.load(Relaxed) {
+                self.summary.interrupted = true;
+                self.summary.left = points.len() - i;
+                return Ok(());
+            }
+            let outcome = self.point(p, progress)?;
+            progress.point_end(p, &outcome);
+            match outcome {
+                Outcome::Done { .. } => self.summary.done += 1,
+                Outcome::Skipped => self.summary.skipped += 1,
+                Outcome::Failed(_) => self.summary.failed += 1,
+                Outcome::Pruned(_) => self.summary.pruned += 1,
+                Outcome::Interrupted => {
+                    self.summary.interrupted = true;
+                    self.summary.left = points.len() - i;
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn point(&mut self, p: &Point, progress: &mut dyn Progress) -> Result<Outcome, SweepError> {
+        if let Some(reason) = self.pruned.get(&p.line).cloned() {
+            if self.state.points.get(&p.key) != Some(&PointState::Pruned(reason.clone())) {
+                self.event(Event::Prune {
+                    t: now_ms(),
+                    key: p.key.clone(),
+                    id: p.id.clone(),
+                    reason: reason.clone(),
+                })?;
+            }
+            return Ok(Outcome::Pruned(reason));
+        }
+        match self.state.points.get(&p.key).cloned() {
+            Some(PointState::Finished { file, .. }) => {
+                if let Some(doc) = self.read_result(&file) {
+                    self.observe(p, Some(&doc));
+                    return Ok(Outcome::Skipped);
+                }
+            }
+            Some(PointState::Failed(e)) if !self.settings.retry_failed => {
+                self.observe(p, None);
+                return Ok(Outcome::Failed(e));
+            }
+            _ => {}
+        }
+        let at = self.position(p.index);
+        progress.point_start(p, &at);
+        self.event(Event::Start {
+            t: now_ms(),
+            key: p.key.clone(),
+            id: p.id.clone(),
+        })?;
+        let started = Instant::now();
+        let result = self
+            .runner
+            .run_set(&self.sets[p.index], progress.observer());
+        let seconds = started.elapsed().as_secs_f64();
+        let run = match result {
+            Ok(r) => r,
+            Err(e) => return self.failed(p, e.to_string()),
+        };
+        if run.meta.interrupted {
+            self.event(Event::Interrupted {
+                t: now_ms(),
+                key: p.key.clone(),
+                id: p.id.clone(),
+            })?;
+            return Ok(Outcome::Interrupted);
+        }
+        let doc = self.document(p, &run);
+        let rel = format!("{POINTS_DIR}/{}.json", p.id);
+        write_atomically(&self.dir.join(&rel), &doc)?;
+        if let Some(e) = run.jobs.iter().find(|j| j.error != 0 && !j.error_tolerated) {
+            let text = e
+                .error_text
+                .clone()
+                .unwrap_or_else(|| format!("error {}", e.error));
+            return self.failed(p, format!("job '{}': err={}: {text}", e.name, e.error));
+        }
+        self.event(Event::Finish {
+            t: now_ms(),
+            key: p.key.clone(),
+            id: p.id.clone(),
+            file: rel,
+            seconds,
+        })?;
+        self.state.seconds.push(seconds);
+        if let Some(n) = nominal_seconds(&self.sets[p.index]) {
+            self.timing.0 += seconds;
+            self.timing.1 += n;
+        }
+        let (iops, bw, _) = figures(&doc);
+        self.observe(p, Some(&doc));
+        Ok(Outcome::Done { seconds, iops, bw })
+    }
+
+    fn failed(&mut self, p: &Point, error: String) -> Result<Outcome, SweepError> {
+        self.event(Event::Fail {
+            t: now_ms(),
+            key: p.key.clone(),
+            id: p.id.clone(),
+            error: error.clone(),
+        })?;
+        self.observe(p, None);
+        Ok(Outcome::Failed(error))
+    }
+
+    fn event(&mut self, ev: Event) -> Result<(), SweepError> {
+        self.journal.write(&ev)
+    }
+
+    /// Feed the guard of the point's sweep; prune the rest of its line when it says so.
+    fn observe(&mut self, p: &Point, doc: Option<&Value>) {
+        let sweep = self.campaign.file.sweeps.iter().find(|s| s.name == p.sweep);
+        let Some(g) = sweep.and_then(|s| s.guard.as_ref()) else {
+            return;
+        };
+        let (iops, bw, p99) = doc.map(figures).unwrap_or((f64::NAN, f64::NAN, None));
+        let value = match g.guard.metric {
+            GuardMetric::Iops => iops,
+            GuardMetric::Bw => bw,
+        };
+        let value = doc.map(|_| value);
+        let line = self.guards.entry(p.line).or_default();
+        if let Some(why) = line.observe(&g.guard, value, p99) {
+            let at = p.axis(&g.axis).unwrap_or("?");
+            self.pruned
+                .insert(p.line, format!("{why} (at {}={at})", g.axis));
+        }
+    }
+
+    fn read_result(&self, rel: &str) -> Option<Value> {
+        let text = std::fs::read_to_string(self.dir.join(rel)).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// The JSON+ document of a point, with what the sweep knows under
+    /// `ioscope.sweep`: the point, its axes, its options as a job file, the target.
+    fn document(&self, p: &Point, run: &RunResult) -> Value {
+        let mut doc = ioscope_report::json::json_value(run, true);
+        let axes: serde_json::Map<String, Value> = p
+            .axes
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let sweep = serde_json::json!({
+            "sweep": p.sweep,
+            "profile": p.profile,
+            "point": p.id,
+            "index": p.index,
+            "key": p.key,
+            "axes": axes,
+            "job_file": p.job_text(),
+            "target": self.campaign.identity,
+        });
+        if let Some(meta) = doc.get_mut("ioscope").and_then(Value::as_object_mut) {
+            meta.insert("sweep".into(), sweep);
+        }
+        doc
+    }
+
+    /// Settled points and the time left, from the points' nominal runtimes scaled by
+    /// how long finished points took against theirs.
+    fn position(&self, index: usize) -> Position {
+        // Points run in order: every one before this is settled (run, skipped, failed
+        // or pruned).
+        let settled = index;
+        let nominal: Vec<Option<f64>> = self.sets.iter().map(nominal_seconds).collect();
+        let left: Vec<usize> = (index..self.campaign.points.len())
+            .filter(|&i| {
+                let q = &self.campaign.points[i];
+                !matches!(
+                    self.state.points.get(&q.key),
+                    Some(PointState::Finished { .. })
+                ) && !self.pruned.contains_key(&q.line)
+            })
+            .collect();
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let measured = mean(&self.state.seconds);
+        // How much longer than planned the points of this run took (layout, start-up,
+        // size-bounded points that ran slower or faster than their runtime cap).
+        let (took, planned) = self.timing;
+        let scale = if planned > 0.0 { took / planned } else { 1.0 };
+        let eta: Option<f64> = left
+            .iter()
+            .map(|&i| nominal[i].map(|n| n * scale).or(measured))
+            .sum();
+        Position {
+            settled,
+            total: self.campaign.points.len(),
+            eta: eta.map(Duration::from_secs_f64),
+        }
+    }
+}
+
+/// A point's planned seconds: ramp + runtime of its longest job, if time-bounded.
+pub fn nominal_seconds(set: &JobSet) -> Option<f64> {
+    set.jobs
+        .iter()
+        .map(|j| (j.opts.runtime > 0).then(|| (j.opts.runtime + j.opts.ramp_time) as f64 / 1e6))
+        .try_fold(0.0f64, |acc, s| s.map(|s| acc.max(s)))
+}
+
+/// IOPS and bandwidth (all directions) and the worst direction's p99 clat, in ns, of
+/// the first job of a result document.
+pub fn figures(doc: &Value) -> (f64, f64, Option<f64>) {
+    let Ok(r) = ioscope_results::from_value(doc, Path::new("point")) else {
+        return (f64::NAN, f64::NAN, None);
+    };
+    let Some(j) = r.jobs.first() else {
+        return (f64::NAN, f64::NAN, None);
+    };
+    let iops = j.dirs.iter().map(|d| d.iops).sum();
+    let bw = j.dirs.iter().map(|d| d.bw_bytes as f64).sum();
+    let p99 = j
+        .dirs
+        .iter()
+        .filter_map(|d| d.metric("clat_p99"))
+        .reduce(f64::max);
+    (iops, bw, p99)
+}
+
+/// Write `doc` (fio's JSON layout) to `path` through a temporary file and a rename, so
+/// a result file is either absent or whole.
+pub fn write_atomically(path: &Path, doc: &Value) -> Result<(), SweepError> {
+    let mut text = String::new();
+    ioscope_report::json::print_value(doc, 0, &mut text);
+    text.push('\n');
+    let tmp: PathBuf = path.with_extension("json.tmp");
+    let io = |e: std::io::Error| SweepError::Io {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    };
+    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
