@@ -2,6 +2,7 @@
 //! repetitions, jobs matched by name and group, and one row per job, direction and
 //! metric with the values of every repetition.
 
+use super::shape;
 use anyhow::{bail, Context, Result};
 use ioscope_analysis::{compare, Comparison, Goal};
 use ioscope_results::{ResultFile, DIR_NAMES, METRICS};
@@ -105,6 +106,9 @@ pub struct Row {
     pub dir: &'static str,
     pub metric: &'static str,
     pub cmp: Comparison,
+    /// The interval is the within-run one from json+ bins (one run per side), not a
+    /// bootstrap over repetitions.
+    pub ci_from_bins: bool,
 }
 
 /// The values of one metric over a side's repetitions (those that ran the job and
@@ -120,6 +124,23 @@ fn values(side: &Side, key: &JobKey, d: usize, metric: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The json+ completion-latency bins of a job and direction, summed over a side's
+/// repetitions (empty when a document has none).
+pub fn bins(side: &Side, key: &JobKey, d: usize) -> Vec<(u64, u64)> {
+    let hists: Vec<&[(u64, u64)]> = side
+        .reps
+        .iter()
+        .filter_map(|(_, f)| {
+            let (_, j) = keyed(f).into_iter().find(|(k, _)| k == key)?;
+            Some(j.dirs[d].clat_bins.as_slice())
+        })
+        .collect();
+    if hists.iter().any(|h| h.is_empty()) {
+        return Vec::new();
+    }
+    ioscope_analysis::shape::merge(hists)
+}
+
 /// Rows for every job in both sides, direction with data on both sides, and metric
 /// reported on both sides.
 pub fn rows(a: &Side, b: &Side) -> Vec<Row> {
@@ -132,11 +153,20 @@ pub fn rows(a: &Side, b: &Side) -> Vec<Row> {
                 if va.is_empty() || vb.is_empty() {
                     continue;
                 }
+                let mut cmp = compare(&va, &vb, Goal::of(metric));
+                let mut ci_from_bins = false;
+                if va.len() == 1 && vb.len() == 1 {
+                    let (ha, hb) = (bins(a, &key, d), bins(b, &key, d));
+                    if let Some(ci) = shape::bins_ci(metric, &ha, &hb, cmp.a) {
+                        (cmp.ci_pct, ci_from_bins) = (Some(ci), true);
+                    }
+                }
                 out.push(Row {
                     job: key.clone(),
                     dir,
                     metric,
-                    cmp: compare(&va, &vb, Goal::of(metric)),
+                    cmp,
+                    ci_from_bins,
                 });
             }
         }

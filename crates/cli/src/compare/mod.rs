@@ -2,11 +2,14 @@
 //! repeated runs with a confidence interval, a p-value and a verdict per job, direction
 //! and metric (the statistics: `ioscope_analysis::compare`).
 
+mod chart;
 mod inputs;
 mod output;
 mod run;
+mod shape;
 
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, bail, Context, Result};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -14,11 +17,10 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     let Some(p) = crate::parse_flags("compare", args)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let [a, b] = p.operands.as_slice() else {
-        bail!("compare: give two operands, A and B (see ioscope compare --help)");
-    };
-    let (a, b) = (Path::new(a), Path::new(b));
-    let (sa, sb) = if p.has("run") {
+    // Chart files are created before any run, so a bad path fails at once.
+    let svg_out = crate::out_file(p.value("svg"))?;
+    let html_out = crate::out_file(p.value("html"))?;
+    let (sa, sb) = if p.has("run") || p.has("vary") {
         let repeat = match p.value("repeat") {
             Some(v) => v
                 .parse::<usize>()
@@ -27,19 +29,28 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
                 .ok_or_else(|| anyhow!("--repeat={v}: give a number of runs from 1 to 1000"))?,
             None => 5,
         };
+        let arms = match (p.value("vary"), p.operands.as_slice()) {
+            (Some(v), [job]) => run::varied(Path::new(job), v)?,
+            (Some(_), _) => bail!("compare --vary: give one job file (see ioscope compare --help)"),
+            (None, [a, b]) => [run::from_file(Path::new(a))?, run::from_file(Path::new(b))?],
+            (None, _) => bail!("compare --run: give two job files, A.fio and B.fio"),
+        };
         let dir = match p.value("output") {
             Some(d) => PathBuf::from(d),
             None => temp_dir()?,
         };
         eprintln!("ioscope compare: results in {}", dir.display());
-        run::run(a, b, repeat, &dir)?
+        run::run(&arms, repeat, &dir)?
     } else {
         for f in ["repeat", "output"] {
             if p.has(f) {
-                bail!("--{f} goes with --run (A and B are results here)");
+                bail!("--{f} goes with --run or --vary (A and B are results here)");
             }
         }
-        (inputs::load(a)?, inputs::load(b)?)
+        let [a, b] = p.operands.as_slice() else {
+            bail!("compare: give two operands, A and B (see ioscope compare --help)");
+        };
+        (inputs::load(Path::new(a))?, inputs::load(Path::new(b))?)
     };
     let rows = inputs::rows(&sa, &sb);
     if rows.is_empty() {
@@ -59,18 +70,44 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         if sb.reps.len() == 1 { "" } else { "s" },
     )];
     head.extend(inputs::differences(&sa, &sb));
+    let shapes = shape::shapes(&sa, &sb, &rows);
+    let mut notes: Vec<String> = shapes.iter().map(shape::Shape::text).collect();
+    if rows.iter().any(|r| r.ci_from_bins) {
+        notes.push(
+            "* within-run interval from the json+ latency bins (one run per side: the \
+             run-to-run noise is unknown)"
+                .into(),
+        );
+    }
+    if svg_out.is_some() || html_out.is_some() {
+        let svg = chart::figure(&rows).svg()?;
+        if let Some((path, mut f)) = svg_out {
+            f.write_all(svg.as_bytes()).with_context(|| path.clone())?;
+        }
+        if let Some((path, mut f)) = html_out {
+            let page = chart::html(&head, &rows, &notes, &svg);
+            f.write_all(page.as_bytes()).with_context(|| path.clone())?;
+        }
+    }
     if p.has("json") {
         // stdout is the JSON document alone; the context goes to stderr.
         for l in &head {
             eprintln!("{l}");
         }
-        println!("{}", serde_json::to_string_pretty(&output::json(&rows))?);
+        let doc = output::json(&rows, &shapes);
+        println!("{}", serde_json::to_string_pretty(&doc)?);
     } else if p.has("markdown") {
         for l in &head {
             println!("- {l}");
         }
         println!();
         print!("{}", output::markdown(&rows));
+        if !notes.is_empty() {
+            println!();
+        }
+        for n in &notes {
+            println!("{n}");
+        }
     } else {
         for l in &head {
             println!("{l}");
@@ -79,6 +116,12 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         // SAFETY: isatty only inspects the descriptor.
         let tty = unsafe { libc::isatty(libc::STDOUT_FILENO) } == 1;
         print!("{}", output::table(&rows, tty));
+        if !notes.is_empty() {
+            println!();
+        }
+        for n in &notes {
+            println!("{n}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

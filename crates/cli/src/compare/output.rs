@@ -1,15 +1,16 @@
 //! The comparison as a terminal table, a GitHub markdown table or a JSON array.
 
 use super::inputs::Row;
+use super::shape::Shape;
 use ioscope_analysis::Verdict;
 use serde_json::{json, Value};
 
 /// The cells of a row, as text, in the order of [`HEADER`].
-const HEADER: [&str; 9] = [
+pub const HEADER: [&str; 9] = [
     "job", "dir", "metric", "A", "B", "delta %", "95% CI", "p", "verdict",
 ];
 
-fn cells(r: &Row) -> [String; 9] {
+pub fn cells(r: &Row) -> [String; 9] {
     let c = &r.cmp;
     let pct = |v: f64| format!("{v:+.1}");
     [
@@ -20,7 +21,10 @@ fn cells(r: &Row) -> [String; 9] {
         value(r.metric, c.b),
         c.delta_pct.map(pct).unwrap_or_else(|| "-".into()),
         c.ci_pct
-            .map(|(lo, hi)| format!("[{}, {}]", pct(lo), pct(hi)))
+            .map(|(lo, hi)| {
+                let mark = if r.ci_from_bins { "*" } else { "" };
+                format!("[{}, {}]{mark}", pct(lo), pct(hi))
+            })
             .unwrap_or_else(|| "-".into()),
         c.p_value
             .map(|p| format!("{p:.3}"))
@@ -101,8 +105,24 @@ pub fn markdown(rows: &[Row]) -> String {
     out
 }
 
-/// One object per row.
-pub fn json(rows: &[Row]) -> Value {
+/// One object per row, then one per latency shape test (metric `clat_shape`).
+pub fn json(rows: &[Row], shapes: &[Shape]) -> Value {
+    let shape_rows = shapes.iter().map(|s| {
+        json!({
+            "job": s.job,
+            "direction": s.dir,
+            "metric": "clat_shape",
+            "a": null, "b": null, "delta_pct": null, "ci_low_pct": null, "ci_high_pct": null,
+            "p_value": s.ks.p,
+            "verdict": s.verdict(),
+            "ks_d": s.ks.d,
+            "n_a": s.ks.n_a,
+            "n_b": s.ks.n_b,
+            "means_agree": s.means_agree,
+            "p99_delta_pct": s.p99_pct,
+            "p99_9_delta_pct": s.p99_9_pct,
+        })
+    });
     Value::Array(
         rows.iter()
             .map(|r| {
@@ -117,6 +137,7 @@ pub fn json(rows: &[Row]) -> Value {
                     "delta_pct": c.delta_pct,
                     "ci_low_pct": c.ci_pct.map(|x| x.0),
                     "ci_high_pct": c.ci_pct.map(|x| x.1),
+                    "ci_source": c.ci_pct.map(|_| if r.ci_from_bins { "bins" } else { "bootstrap" }),
                     "p_value": c.p_value,
                     "verdict": c.verdict.to_string(),
                     "reps_needed": c.reps_needed,
@@ -124,6 +145,7 @@ pub fn json(rows: &[Row]) -> Value {
                     "n_b": c.n_b,
                 })
             })
+            .chain(shape_rows)
             .collect(),
     )
 }

@@ -1,21 +1,96 @@
-//! `--run`: run two job files interleaved (A B A B ...) through the runner, keep every
-//! result as a JSON file, and hand back the two sides. Interleaving spreads slow drift
-//! (thermal, background work, page cache) over both sides instead of one.
+//! `--run` and `--vary`: run two job sets interleaved (A B A B ...) through the runner,
+//! keep every result as a JSON file, and hand back the two sides. Interleaving spreads
+//! slow drift (thermal, background work, page cache) over both sides instead of one.
+//!
+//! Both sets are built and planned (every check a run makes) before the first I/O, so a
+//! typo in B does not surface after an hour of A.
 
 use super::inputs::{self, Side};
 use crate::status::{Eta, Status};
-use anyhow::{bail, Context, Result};
-use ioscope_options::cli;
+use anyhow::{anyhow, bail, Context, Result};
+use ioscope_options::error::Loc;
+use ioscope_options::jobfile::{self, RawEntry, RawSection};
+use ioscope_options::{spec, JobSet};
 use ioscope_report::OutputFormat;
 use std::path::{Path, PathBuf};
 
-/// Run `a` and `b` `repeat` times each into `dir` (a-1.json, b-1.json, ...).
-pub fn run(a: &Path, b: &Path, repeat: usize, dir: &Path) -> Result<(Side, Side)> {
+/// One side to run: its name and its jobs.
+pub struct Arm {
+    pub label: String,
+    pub set: JobSet,
+}
+
+/// A job file as it is.
+pub fn from_file(job: &Path) -> Result<Arm> {
+    let sections = read(job)?;
+    Ok(Arm {
+        label: job.display().to_string(),
+        set: build(job, &sections)?,
+    })
+}
+
+/// `--vary OPT=A,B`: the job file twice, with OPT=A and OPT=B set last in every job (so
+/// it wins over the file's own setting, as a command-line option would).
+pub fn varied(job: &Path, spec_text: &str) -> Result<[Arm; 2]> {
+    let (opt, values) = spec_text.split_once('=').ok_or_else(|| {
+        anyhow!("--vary={spec_text}: write OPT=A,B (e.g. ioscheduler=none,mq-deadline)")
+    })?;
+    let values: Vec<&str> = values.split(',').collect();
+    let [a, b] = values.as_slice() else {
+        bail!("--vary={spec_text}: give exactly two values, OPT=A,B");
+    };
+    if opt.is_empty() || a.is_empty() || b.is_empty() {
+        bail!("--vary={spec_text}: write OPT=A,B with an option name and two values");
+    }
+    let sections = read(job)?;
+    let arm = |v: &str| -> Result<Arm> {
+        let mut s = sections.clone();
+        for sec in s.iter_mut().filter(|s| !s.is_global()) {
+            sec.entries.push(RawEntry {
+                key: opt.to_string(),
+                value: Some(v.to_string()),
+                loc: Loc::cli(0),
+            });
+        }
+        let set = build(job, &s).with_context(|| format!("--vary {opt}={v}"))?;
+        Ok(Arm {
+            label: format!("{} {opt}={v}", job.display()),
+            set,
+        })
+    };
+    Ok([arm(a)?, arm(b)?])
+}
+
+fn read(job: &Path) -> Result<Vec<RawSection>> {
+    jobfile::read_job_file(job).with_context(|| job.display().to_string())
+}
+
+fn build(job: &Path, sections: &[RawSection]) -> Result<JobSet> {
+    let set = spec::build(
+        &[],
+        &[],
+        &[sections.to_vec()],
+        &[],
+        &jobfile::Keywords::probe(),
+    )
+    .with_context(|| job.display().to_string())?;
+    if set.jobs.is_empty() {
+        bail!("{}: no jobs defined", job.display());
+    }
+    Ok(set)
+}
+
+/// Run both arms `repeat` times each into `dir` (a-1.json, b-1.json, ...).
+pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path) -> Result<(Side, Side)> {
+    let runner = ioscope_runner::Runner::new(Default::default());
+    for arm in arms {
+        runner.plan(&arm.set).with_context(|| arm.label.clone())?;
+    }
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
     crate::signals::install();
     let mut files: [Vec<PathBuf>; 2] = Default::default();
     for i in 1..=repeat {
-        for (s, (label, job)) in [("a", a), ("b", b)].into_iter().enumerate() {
+        for (s, (name, arm)) in ["a", "b"].into_iter().zip(arms).enumerate() {
             if ioscope_runner::STOP.load(std::sync::atomic::Ordering::Relaxed) {
                 bail!(
                     "interrupted after {} runs; results so far in {}",
@@ -23,36 +98,30 @@ pub fn run(a: &Path, b: &Path, repeat: usize, dir: &Path) -> Result<(Side, Side)
                     dir.display()
                 );
             }
-            eprintln!(
-                "ioscope compare: run {i}/{repeat} of {label}: {}",
-                job.display()
-            );
-            let out = dir.join(format!("{label}-{i}.json"));
-            run_one(job, &out)?;
+            eprintln!("ioscope compare: run {i}/{repeat} of {name}: {}", arm.label);
+            let out = dir.join(format!("{name}-{i}.json"));
+            run_one(&runner, arm, &out)?;
             files[s].push(out);
         }
     }
     let [fa, fb] = files;
     Ok((
-        inputs::from_files(a.display().to_string(), fa)?,
-        inputs::from_files(b.display().to_string(), fb)?,
+        inputs::from_files(arms[0].label.clone(), fa)?,
+        inputs::from_files(arms[1].label.clone(), fb)?,
     ))
 }
 
-/// One run of a job file, its JSON document written to `out`.
-fn run_one(job: &Path, out: &Path) -> Result<()> {
-    let Some(arg) = job.to_str() else {
-        bail!("{}: job file name is not valid UTF-8", job.display());
-    };
-    let c = cli::parse_args(&[arg.to_string()]).with_context(|| job.display().to_string())?;
-    let set = crate::fio::load_jobs(&c).with_context(|| job.display().to_string())?;
+/// One run of an arm, its JSON+ document (with the latency bins) written to `out`.
+fn run_one(runner: &ioscope_runner::Runner, arm: &Arm, out: &Path) -> Result<()> {
+    // Opened before the I/O: an unwritable directory fails now, not after the run.
+    let mut file = std::fs::File::create(out).with_context(|| out.display().to_string())?;
     let mut status = Status::new(false, Eta::Auto, None);
-    let runner = ioscope_runner::Runner::new(Default::default());
     let result = runner
-        .run_set(&set, &mut status)
-        .with_context(|| job.display().to_string())?;
+        .run_set(&arm.set, &mut status)
+        .with_context(|| arm.label.clone())?;
     status.finish();
-    let doc = ioscope_report::render(&result, &[OutputFormat::Json], 3);
-    std::fs::write(out, doc).with_context(|| out.display().to_string())?;
+    let doc = ioscope_report::render(&result, &[OutputFormat::JsonPlus], 3);
+    std::io::Write::write_all(&mut file, doc.as_bytes())
+        .with_context(|| out.display().to_string())?;
     Ok(())
 }

@@ -1,7 +1,8 @@
 //! `ioscope fairness`: is the disk shared by I/O priority? Reads a JSON result (ioscope's
-//! or fio's) or runs a scenario of 8 readers, and prints each job's transferred bytes
+//! or fio's), runs a fio job file, or runs a scenario of 8 readers, and prints each job's transferred bytes
 //! against its weighted share in the table format of the CFQ fairness reports.
 
+mod chart;
 mod output;
 mod scenario;
 mod timeline;
@@ -10,6 +11,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use ioscope_analysis::fairness::Entry;
 use ioscope_analysis::{Model, Priority};
 use ioscope_results::{ResultFile, READ, WRITE};
+use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -44,6 +47,9 @@ struct Args {
     /// --bw-log: the logs' prefix (with --scenario: where to write them, kept).
     bw_log: Option<String>,
     window_ms: u64,
+    /// --svg and --html: the path and the file, created while parsing (before any run).
+    svg: Option<(String, File)>,
+    html: Option<(String, File)>,
 }
 
 /// The arguments, parsed through the flag table; `None` after `--help`.
@@ -51,10 +57,10 @@ fn parse(args: &[String]) -> Result<Option<Args>> {
     let Some(p) = crate::parse_flags("fairness", args)? else {
         return Ok(None);
     };
-    let model = match p.value("model") {
-        Some(m) => Model::parse(m).map_err(|e| anyhow!("--model: {e}"))?,
-        None => Model::Cfq,
-    };
+    let model = p
+        .value("model")
+        .map(|m| Model::parse(m).map_err(|e| anyhow!("--model: {e}")))
+        .transpose()?;
     let dir = match p.value("dir") {
         None | Some("all") => Dir::All,
         Some("read") => Dir::Read,
@@ -92,6 +98,11 @@ fn parse(args: &[String]) -> Result<Option<Args>> {
             Source::File(operand)
         }
     };
+    let model = match (model, &source) {
+        (Some(m), _) => m,
+        (None, Source::Scenario(s)) => s.default_model().unwrap_or(Model::Cfq),
+        (None, Source::File(_)) => Model::Cfq,
+    };
     Ok(Some(Args {
         source,
         model,
@@ -99,17 +110,24 @@ fn parse(args: &[String]) -> Result<Option<Args>> {
         json: p.has("json"),
         bw_log: p.value("bw-log").map(str::to_string),
         window_ms,
+        svg: crate::out_file(p.value("svg"))?,
+        html: crate::out_file(p.value("html"))?,
     }))
 }
 
 pub fn main(args: &[String]) -> Result<ExitCode> {
-    let Some(a) = parse(args)? else {
+    let Some(mut a) = parse(args)? else {
         return Ok(ExitCode::SUCCESS);
     };
     // With --scenario, the jobs write bandwidth logs: under --bw-log's prefix (kept) or
     // in a temporary directory removed after reading.
     let mut temp: Option<PathBuf> = None;
     let (results, origin, bw_prefix) = match &a.source {
+        Source::File(path) if scenario::is_job_file(path) => (
+            scenario::run_job_file(path)?,
+            path.clone(),
+            a.bw_log.clone(),
+        ),
         Source::File(path) => (
             ioscope_results::read_file(path)?,
             path.clone(),
@@ -135,7 +153,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         }
     };
     let logs = bw_prefix.map(|p| (p, temp.is_some()));
-    let result = report(&a, &results, &origin, logs);
+    let result = report(&mut a, &results, &origin, logs);
     if let Some(d) = &temp {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -149,7 +167,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
 /// The table, the latencies and, with `logs` (prefix, whether in a temporary directory),
 /// the windows, printed as text or JSON.
 fn report(
-    a: &Args,
+    a: &mut Args,
     results: &ResultFile,
     origin: &Path,
     logs: Option<(String, bool)>,
@@ -188,6 +206,16 @@ fn report(
         latency: &latency,
         timeline: timeline.as_ref(),
     };
+    if a.svg.is_some() || a.html.is_some() {
+        let svg = chart::figure(&report).svg()?;
+        if let Some((path, f)) = &mut a.svg {
+            f.write_all(svg.as_bytes()).with_context(|| path.clone())?;
+        }
+        if let Some((path, f)) = &mut a.html {
+            let page = chart::html(&report, &origin.display().to_string(), &svg);
+            f.write_all(page.as_bytes()).with_context(|| path.clone())?;
+        }
+    }
     if a.json {
         println!("{}", serde_json::to_string_pretty(&report.json())?);
     } else {
@@ -224,10 +252,21 @@ fn entries(r: &ResultFile, dir: Dir, origin: &Path) -> Result<Vec<Entry>> {
                 Dir::Write => j.dirs[WRITE].io_bytes,
                 Dir::All => j.io_bytes_all(),
             };
+            let cgroup_weight = match j.option("cgroup_weight", r) {
+                Some(w) => Some(w.trim().parse::<u64>().map_err(|_| {
+                    anyhow!(
+                        "{}: job '{}': cgroup_weight={w} is not a number",
+                        origin.display(),
+                        j.name
+                    )
+                })?),
+                None => None,
+            };
             Ok(Entry {
                 name: j.name.clone(),
                 prio,
                 xferred,
+                cgroup_weight,
             })
         })
         .collect()

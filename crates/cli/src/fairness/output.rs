@@ -90,6 +90,13 @@ impl Report<'_> {
             self.model.name(),
             self.dir.name()
         ));
+        if matches!(self.model, Model::IoWeight) {
+            let w: Vec<String> = t.rows.iter().map(|r| r.weight.to_string()).collect();
+            out.push(format!(
+                "cgroup weights: {} (100 where unset)",
+                w.join(", ")
+            ));
+        }
         out.push(match jain_index(&shares) {
             Some(j) => {
                 format!("jain index: {j:.4} (xferred/weight; 1 = fair, 1/n = one job got all)")

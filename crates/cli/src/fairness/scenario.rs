@@ -1,6 +1,7 @@
-//! `--scenario`: 8 random readers, one per priority (prio-ladder) or all at be 4
-//! (equal), on one file or device, run through the runner like any job set. Before the
-//! run, the device's I/O scheduler is checked: most ignore best-effort levels.
+//! `--scenario`: 8 random readers, one per priority (prio-ladder), all at be 4 (equal),
+//! or each in a blkio cgroup of its own with weights 800, 700 … 100 (cgroup-weights), on
+//! one file or device, run through the runner like any job set. Before the run, the
+//! device's I/O scheduler is checked: most ignore best-effort levels and cgroup weights.
 
 use crate::status::{Eta, Status};
 use anyhow::{anyhow, bail, Result};
@@ -28,7 +29,8 @@ impl Scenario {
         let name = match name {
             "prio-ladder" => "prio-ladder",
             "equal" => "equal",
-            _ => bail!("--scenario={name}: use prio-ladder or equal"),
+            "cgroup-weights" => "cgroup-weights",
+            _ => bail!("--scenario={name}: use prio-ladder, equal or cgroup-weights"),
         };
         let size = match p.value("size") {
             Some(v) => Some(
@@ -61,7 +63,7 @@ impl Scenario {
             "--rw=randread".into(),
             "--bs=4k".into(),
             "--direct=1".into(),
-            "--ioengine=psync".into(),
+            format!("--ioengine={}", self.engine()),
             "--time_based".into(),
             format!("--runtime={}", self.runtime_s),
             format!("--write_bw_log={bw_prefix}"),
@@ -70,16 +72,42 @@ impl Scenario {
         if let Some(s) = self.size {
             v.push(format!("--size={s}"));
         }
+        if self.name == "cgroup-weights" {
+            // Groups share by weight when their queues stay busy: 8 in flight each.
+            v.push("--iodepth=8".into());
+        }
         if let Some(s) = &self.ioscheduler {
             v.push(format!("--ioscheduler={s}"));
         }
         for i in 0..8u8 {
+            if self.name == "cgroup-weights" {
+                // One group per reader, named by this process so runs never share one.
+                let w = 800 - 100 * u32::from(i);
+                v.push(format!("--name={}-{i}-w{w}", self.name));
+                v.push(format!("--cgroup=ioscope-{}-w{w}", std::process::id()));
+                v.push(format!("--cgroup_weight={w}"));
+                continue;
+            }
             let level = if self.name == "equal" { 4 } else { i };
             v.push(format!("--name={}-{i}-be{level}", self.name));
             v.push("--prioclass=2".into());
             v.push(format!("--prio={level}"));
         }
         v
+    }
+
+    /// bfq shares between cgroups by weight when each group keeps requests queued:
+    /// libaio at depth 8 there; one synchronous read at a time (psync) for priorities.
+    fn engine(&self) -> &'static str {
+        match self.name {
+            "cgroup-weights" => "libaio",
+            _ => "psync",
+        }
+    }
+
+    /// The weight model that fits the scenario when --model is not given.
+    pub fn default_model(&self) -> Option<ioscope_analysis::Model> {
+        (self.name == "cgroup-weights").then_some(ioscope_analysis::Model::IoWeight)
     }
 
     /// Check the scheduler, run, and hand back the result as a result file would read.
@@ -90,20 +118,14 @@ impl Scenario {
         let set = crate::fio::load_jobs(&c)?;
         if !quiet {
             eprintln!(
-                "ioscope fairness: {}: 8 random readers (4k, direct, psync) on {} for {} s",
+                "ioscope fairness: {}: 8 random readers (4k, direct, {}) on {} for {} s",
                 self.name,
+                self.engine(),
                 self.target.display(),
                 self.runtime_s
             );
         }
-        crate::signals::install();
-        let mut status = Status::new(false, Eta::Auto, None);
-        let runner = ioscope_runner::Runner::new(Default::default());
-        let run = runner.run_set(&set, &mut status)?;
-        status.finish();
-        // Through the JSON document, so a run and a file are read by the same code.
-        let doc = ioscope_report::json::json_value(&run, false);
-        Ok(ioscope_results::from_value(&doc, &self.target)?)
+        run_jobs(&set, &self.target)
     }
 
     /// Warn when the scheduler in effect for the run ignores best-effort levels; refuse
@@ -131,15 +153,55 @@ impl Scenario {
             None => dev.active.clone(),
         };
         if IGNORE_LEVELS.contains(&effective.as_str()) {
+            let (what, by) = match self.name {
+                "cgroup-weights" => ("cgroup weights", "weight"),
+                _ => ("best-effort priority levels", "prio"),
+            };
             eprintln!(
                 "ioscope fairness: warning: {} uses the {effective} I/O scheduler, which ignores \
-                 best-effort priority levels: expect no ordering by prio (bfq honours them: \
-                 --ioscheduler=bfq)",
+                 {what}: expect no ordering by {by} (bfq honours them: --ioscheduler=bfq)",
                 dev.disk
             );
         }
         Ok(())
     }
+}
+
+/// Run a job set through the runner (Ctrl-C ends it with what was measured) and read
+/// the result as a result file would be read.
+pub fn run_jobs(set: &ioscope_options::JobSet, origin: &Path) -> Result<ResultFile> {
+    crate::signals::install();
+    let mut status = Status::new(false, Eta::Auto, None);
+    let runner = ioscope_runner::Runner::new(Default::default());
+    let run = runner.run_set(set, &mut status)?;
+    status.finish();
+    // Through the JSON document, so a run and a file are read by the same code.
+    let doc = ioscope_report::json::json_value(&run, false);
+    Ok(ioscope_results::from_value(&doc, origin)?)
+}
+
+/// A fio job file given to `ioscope fairness`: its jobs, run as `ioscope FILE` would.
+pub fn run_job_file(path: &Path) -> Result<ResultFile> {
+    let c = cli::parse_args(&[path.display().to_string()])?;
+    let set = crate::fio::load_jobs(&c)?;
+    if set.jobs.len() < 2 {
+        eprintln!(
+            "ioscope fairness: warning: {} defines {} job(s); fairness compares several",
+            path.display(),
+            set.jobs.len()
+        );
+    }
+    run_jobs(&set, path)
+}
+
+/// A job file, not a result: a `[section]` line and no line starting with '{' (fio and
+/// ioscope print a result document's braces on lines of their own, after any notices).
+pub fn is_job_file(path: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let lines = || text.lines().map(str::trim);
+    !lines().any(|l| l.starts_with('{')) && lines().any(|l| l.starts_with('[') && l.ends_with(']'))
 }
 
 /// The I/O scheduler of the whole disk behind a file or device.

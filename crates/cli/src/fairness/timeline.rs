@@ -95,7 +95,7 @@ fn secs(ms: u64) -> String {
 }
 
 /// Short job labels: "be7", or "be4#3" (job number) when the priority is not unique.
-fn labels(table: &Table) -> Vec<String> {
+pub fn labels(table: &Table) -> Vec<String> {
     let short: Vec<String> = table
         .rows
         .iter()

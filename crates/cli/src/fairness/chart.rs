@@ -1,0 +1,133 @@
+//! The fairness report as pictures: ideal against transferred bytes per job, and with
+//! bandwidth logs each job's share of every window and Jain's index over time.
+
+use super::output::Report;
+use super::timeline;
+use ioscope_analysis::Table;
+use ioscope_plot::html::Page;
+use ioscope_plot::{BarSeries, Bars, Figure, LineSeries, Lines, Panel, XScale};
+
+/// The binary unit that keeps the largest of `max` bytes between 1 and 1024.
+fn unit(max: u64) -> (f64, &'static str) {
+    let mut u = (1.0, "bytes");
+    for (i, name) in ["KiB", "MiB", "GiB", "TiB"].into_iter().enumerate() {
+        let size = 1024f64.powi(i as i32 + 1);
+        if max as f64 >= size {
+            u = (size, name);
+        }
+    }
+    u
+}
+
+/// Bars per job; a shares panel and a Jain panel when the report has a timeline.
+pub fn figure(r: &Report) -> Figure {
+    let t = r.table;
+    let names = timeline::labels(t);
+    let max = t
+        .rows
+        .iter()
+        .map(|x| x.ideal.max(x.xferred))
+        .max()
+        .unwrap_or(0);
+    let (size, unit) = unit(max);
+    let mib = |v: u64| Some(v as f64 / size);
+    let mut panels = vec![Panel::Bars(Bars {
+        title: format!(
+            "Transferred against the ideal share ({} model)",
+            r.model.name()
+        ),
+        y_label: unit.into(),
+        categories: names.clone(),
+        series: vec![
+            BarSeries::new("ideal", t.rows.iter().map(|x| mib(x.ideal)).collect()),
+            BarSeries::new("xferred", t.rows.iter().map(|x| mib(x.xferred)).collect()),
+        ],
+    })];
+    if let Some(tl) = r.timeline.filter(|tl| !tl.windows.is_empty()) {
+        let secs = |ms: u64| ms as f64 / 1000.0;
+        let shares = (0..t.rows.len())
+            .map(|j| {
+                let pts = tl
+                    .windows
+                    .iter()
+                    .map(|w| (secs(w.t_ms), w.share_pct[j]))
+                    .collect();
+                LineSeries::new(names[j].clone(), pts)
+            })
+            .collect();
+        panels.push(Panel::Lines(lines(
+            format!(
+                "Share of each window's bytes ({} s windows)",
+                secs(tl.window_ms)
+            ),
+            "share, %",
+            shares,
+        )));
+        let jain: Vec<(f64, f64)> = tl
+            .windows
+            .iter()
+            .filter_map(|w| Some((secs(w.t_ms), w.jain?)))
+            .collect();
+        let mut s = LineSeries::new("Jain's index", jain);
+        s.dots = true;
+        panels.push(Panel::Lines(lines(
+            "Jain's index per window (1 = shared by weight)".into(),
+            "index",
+            vec![s],
+        )));
+    }
+    Figure::new(panels)
+}
+
+fn lines(title: String, y: &str, series: Vec<LineSeries>) -> Lines {
+    Lines {
+        title,
+        x_label: "time, s (window start)".into(),
+        y_label: y.into(),
+        x_scale: XScale::Linear,
+        series,
+        labels: Vec::new(),
+        bands: Vec::new(),
+    }
+}
+
+/// The text report and the charts in one page.
+pub fn html(r: &Report, origin: &str, svg: &str) -> String {
+    let mut p = Page::new("ioscope fairness");
+    p.meta("result", origin);
+    p.meta("model", r.model.name());
+    if let Some(v) = &r.results.version {
+        p.meta("written by", v.as_str());
+    }
+    p.heading("Shares");
+    p.table(
+        &[
+            "job", "class", "prio", "weight", "ideal", "xferred", "%diff",
+        ],
+        &rows(r.table),
+    );
+    p.svg(
+        svg,
+        "Per job: the bytes its weight entitles it to, and what it transferred",
+    );
+    p.heading("Report");
+    p.pre(&r.text().join("\n"));
+    p.render()
+}
+
+fn rows(t: &Table) -> Vec<Vec<String>> {
+    t.rows
+        .iter()
+        .map(|r| {
+            vec![
+                r.name.clone(),
+                r.prio.class.name().to_string(),
+                r.prio.level.to_string(),
+                r.weight.to_string(),
+                r.ideal.to_string(),
+                r.xferred.to_string(),
+                r.diff_pct.map_or("-".into(), |d| d.to_string()),
+            ]
+        })
+        .collect()
+}
