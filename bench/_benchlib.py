@@ -375,8 +375,15 @@ def job_metrics(data):
             "p99.9": pp.get("99.900000"),
             "p99.99": pp.get("99.990000"),
         }
+    wr = j.get("write") or {}
+    moved = (rd.get("io_bytes") or 0) + (wr.get("io_bytes") or 0)
+    written = wr.get("total_ios") or 0
     return {
         "iops": rd.get("iops"),
+        # Write+verify jobs: bytes written and read back over the job's runtime, and CPU
+        # per block written (its write and its verification).
+        "verify_mb_s": (moved / (rt_ms / 1000.0) / 1e6) if rt_ms and written else None,
+        "cpu_us_per_block": (cpu_us / written) if written else None,
         "total_ios": total,
         "p9999": pct.get("99.990000"),
         "p999": pct.get("99.900000"),

@@ -6,7 +6,7 @@ Sections (see bench/README.md):
      --write_lat_log (every I/O), and the fraction of I/Os that reached the log files
   B. shm-backed loop device, io_uring QD32, --cmdprio_percentage=30 --log_prio=1:
      per-priority clat p99.9/p99.99 with and without logging (fio also with --log_entries=1048576)
-  C. peak RSS of a logged null-engine run at --rate_iops=500000, full and half length
+  C. peak RSS of a logged null-engine run at --rate_iops=500000, 2 s and --rss-runtime long
 
 Runs alternate the tools (fio, ioscope, ...); figures are medians of --reps repetitions.
 Python 3 standard library only; installs and builds nothing.
@@ -38,7 +38,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bl.add_common_args(ap, default_runtime=10)
     ap.add_argument("--rss-runtime", type=int, default=None,
-                    help="length of the long RSS run in seconds (default 60; --quick: 10); the short one is half")
+                    help="length of the long RSS run in seconds (default 60; --quick: 10); the short one is 2 s")
     ap.add_argument("--rate-iops", type=int, default=500000, help="--rate_iops of the RSS runs (default 500000)")
     ap.add_argument("--skip", default="", help="comma-separated sections to skip: null,prio,rss")
     args = ap.parse_args()
@@ -218,7 +218,7 @@ def section_rss(b, reps, rss_rt):
         return ["", "## C. Peak RSS", "", "Skipped: /usr/bin/time is missing.", ""]
     tools = b.tools()
     rate = b.args.rate_iops
-    lengths = (rss_rt // 2, rss_rt)
+    lengths = (2, rss_rt)
     res = {}
     for rep in range(reps):
         for length in lengths:

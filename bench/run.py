@@ -7,6 +7,8 @@ Sections (see bench/README.md):
   3. io_uring CPU per I/O on a shm-backed loop device and on a real file in /tmp
   4. latency-tracking overhead at QD1 (null engine) for each tool
   5. `ioscope peak`: NOP ring with and without latency tracking, and on the loop device
+  6. data verification: a verify=crc32c write+verify job on tmpfs, MB/s (written + read
+     back) and CPU per block
 
 Runs alternate the tools (fio, ioscope, fio, ...) within each case; each figure is the
 median of --reps repetitions.  Python 3 standard library only; installs and builds nothing.
@@ -28,7 +30,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bl.add_common_args(ap, default_runtime=3)
     ap.add_argument("--skip", default="",
-                    help="comma-separated sections to skip: null,callgrind,uring,disk,overhead,peak")
+                    help="comma-separated sections to skip: null,callgrind,uring,disk,overhead,peak,verify")
     args = ap.parse_args()
     reps = args.reps or (1 if args.quick else 3)
     rt = int(args.runtime or (1 if args.quick else 3))
@@ -65,14 +67,14 @@ def null_args(qd, jobs, stats_off, rt, extra=()):
     return a + list(extra)
 
 
-def alternate(b, label, variants, reps, rt, wrap=None):
+def alternate(b, label, variants, reps, rt, wrap=None, extra_timeout=120):
     """variants: list of (key, tool, args).  Runs every variant once per repetition, in order.
     Returns {key: [result, ...]}."""
     out = {k: [] for k, _, _ in variants}
     for rep in range(reps):
         for key, tool, a in variants:
             b.progress("%s: %s rep %d/%d" % (label, key, rep + 1, reps))
-            res = b.job(tool, a, rt, wrap=wrap)
+            res = b.job(tool, a, rt, wrap=wrap, extra_timeout=extra_timeout)
             b.record("%s [%s]" % (label, key), tool, rep + 1, res)
             out[key].append(res)
     return out
@@ -218,6 +220,28 @@ def run_all(b, reps, rt, skip, rows):
                      bl.fmt_ratio(bl.ratio(pi, uring_fio_best)) + " io/fio", ""])
         rows.append(["ioscope peak on shm-loop", "CPU µs per I/O", "", "%.2f" % med(pk, "cpu_us_per_io")
                      if med(pk, "cpu_us_per_io") else "n/a", "", ""])
+
+    # ---------------------------------------------------------------- 6. data verification
+    if "verify" not in skip:
+        size = (256 << 20) if b.args.quick else GiB
+        path = os.path.join("/dev/shm", "ioscope-bench-verify-%d" % os.getpid())
+        for bs in ("4k", "128k"):
+            label = "verify=crc32c write+verify, bs=%s, %d MiB on tmpfs" % (bs, size >> 20)
+            a = ["--name=verify", "--filename=%s" % path, "--size=%d" % size, "--bs=%s" % bs, "--rw=write",
+                 "--verify=crc32c", "--ioengine=psync", "--thread"]
+            try:
+                res = alternate(b, label, [(t, t, a) for t in tools], reps, rt, extra_timeout=600)
+            finally:
+                if os.path.exists(path):
+                    os.remove(path)
+            mbs = {t: med(res.get(t, []), "verify_mb_s") for t in tools}
+            cpu = {t: med(res.get(t, []), "cpu_us_per_block") for t in tools}
+            rows.append([label, "MB/s (written + read back, over the job's runtime)", bl.fmt_num(mbs.get("fio")),
+                         bl.fmt_num(mbs.get("ioscope")), bl.fmt_ratio(bl.ratio(mbs.get("ioscope"), mbs.get("fio")))
+                         + " io/fio", "≥ 1×"])
+            rows.append([label, "CPU µs per block (write + verify)", "%.2f" % cpu["fio"] if cpu.get("fio") else "n/a",
+                         "%.2f" % cpu["ioscope"] if cpu.get("ioscope") else "n/a",
+                         bl.fmt_ratio(bl.ratio(cpu.get("ioscope"), cpu.get("fio"))) + " io/fio", ""])
 
     if target:
         b.notes.append("fast target: " + target["desc"])

@@ -1,0 +1,344 @@
+//! `ioscope log convert|summary|percentiles`: what fio ships as separate scripts, for
+//! ioscope's logs and fio's alike.
+
+use anyhow::{anyhow, bail, Context, Result};
+use ioscope_analysis::histlog::{self, HistRow};
+use ioscope_options::flags::Parsed;
+use ioscope_results::logs::{self, LogKind};
+use ioscope_runner::iolog::binary::{Reader, Rec};
+use ioscope_runner::iolog::text;
+use ioscope_stats::hist::Histogram;
+use ioscope_stats::LatStat;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const VERB_FLAGS: &[(&str, &[&str])] = &[
+    ("output", &["convert"]),
+    ("interval", &["percentiles"]),
+    ("divisor", &["percentiles"]),
+    ("decimals", &["percentiles"]),
+    ("directions", &["percentiles"]),
+    ("noweight", &["percentiles"]),
+    ("percentiles", &["percentiles", "summary"]),
+    ("json", &["summary"]),
+];
+
+pub fn main(args: &[String]) -> Result<ExitCode> {
+    let Some(p) = crate::parse_flags("log", args)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    let Some((verb, files)) = p.operands.split_first() else {
+        bail!("log: give a verb: convert, summary or percentiles (see ioscope log --help)");
+    };
+    if !["convert", "summary", "percentiles"].contains(&verb.as_str()) {
+        bail!("log: unknown verb '{verb}': convert, summary or percentiles");
+    }
+    for (flag, verbs) in VERB_FLAGS {
+        if p.has(flag) && !verbs.contains(&verb.as_str()) {
+            bail!(
+                "--{flag} goes with log {}, not log {verb}",
+                verbs.join(" or log ")
+            );
+        }
+    }
+    if files.is_empty() {
+        bail!("log {verb}: give the log files");
+    }
+    let files: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
+    match verb.as_str() {
+        "convert" => convert(&files, p.value("output").map(Path::new)),
+        "summary" => summary(&files, &p),
+        _ => percentiles(&files, &p),
+    }
+}
+
+/// Binary logs to the text logs their run would have written.
+fn convert(files: &[PathBuf], dir: Option<&Path>) -> Result<ExitCode> {
+    for f in files {
+        let reader = Reader::open(f).map_err(|e| anyhow!(e))?;
+        let mut outs: Vec<Option<BufWriter<File>>> = Vec::new();
+        for log in reader.meta.logs.clone() {
+            let out = match log {
+                Some(p) => {
+                    let p = match dir {
+                        Some(d) => d.join(p.file_name().unwrap_or(p.as_os_str())),
+                        None => p,
+                    };
+                    let file = File::create(&p).with_context(|| p.display().to_string())?;
+                    println!("{}", p.display());
+                    Some(BufWriter::with_capacity(1 << 20, file))
+                }
+                None => None,
+            };
+            outs.push(out);
+        }
+        let mut last = std::time::Instant::now();
+        let mut progress = |done: u64, total: u64| {
+            if last.elapsed().as_secs() >= 2 {
+                last = std::time::Instant::now();
+                eprintln!("ioscope log: {}: {done} of {total} I/Os", f.display());
+            }
+        };
+        drop(reader);
+        text::convert(f, outs, &mut progress).with_context(|| f.display().to_string())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One group of latencies: a file's log kind, direction and priority.
+#[derive(Default)]
+struct Group {
+    stat: LatStat,
+    hist: Histogram,
+}
+
+type Key = (String, &'static str, u8, u32);
+
+fn add(groups: &mut BTreeMap<Key, Group>, key: Key, v: u64) {
+    let g = groups.entry(key).or_insert_with(|| Group {
+        stat: LatStat::default(),
+        hist: Histogram::new(),
+    });
+    g.stat.add(v);
+    g.hist.add(v);
+}
+
+/// Counts, min, mean, max and percentiles per file, log, direction and priority.
+fn summary(files: &[PathBuf], p: &Parsed) -> Result<ExitCode> {
+    let pcts = pct_list(p.value("percentiles").unwrap_or("50:90:99:99.9:99.99"))?;
+    let mut groups: BTreeMap<Key, Group> = BTreeMap::new();
+    for f in files {
+        let name = f.display().to_string();
+        if let Ok(mut r) = Reader::open(f) {
+            let kinds: Vec<usize> = (0..3).filter(|&k| r.meta.logs[k].is_some()).collect();
+            let mut buf = vec![Rec::default(); 1 << 16];
+            loop {
+                let n = r.read(&mut buf).with_context(|| name.clone())?;
+                if n == 0 {
+                    break;
+                }
+                for rec in &buf[..n] {
+                    for &k in &kinds {
+                        if let Some(l) = text::record_line(rec, k, 0) {
+                            add(
+                                &mut groups,
+                                (
+                                    name.clone(),
+                                    ["lat", "slat", "clat"][k],
+                                    l.ddir,
+                                    u32::from(l.prio),
+                                ),
+                                l.value,
+                            );
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        let kind = match LogKind::of(f) {
+            Some(k @ (LogKind::Lat | LogKind::Clat | LogKind::Slat)) => k.name(),
+            Some(k) => bail!("{name}: a {} log holds no latencies (summary reads lat, clat and slat logs)", k.name()),
+            None => bail!("{name}: not a latency log by its name (NAME_lat|clat|slat[.N].log) nor an ioscope binary log"),
+        };
+        logs::for_each(f, logs::parse_entry, |e| {
+            add(&mut groups, (name.clone(), kind, e.ddir, e.prio), e.value)
+        })?;
+    }
+    if groups.is_empty() {
+        bail!("log summary: the logs hold no I/O");
+    }
+    let dirs = ["read", "write", "trim"];
+    if p.has("json") {
+        let rows: Vec<serde_json::Value> = groups
+            .iter()
+            .map(|((f, kind, d, prio), g)| {
+                let pc: serde_json::Map<String, serde_json::Value> = pcts
+                    .iter()
+                    .zip(g.hist.percentiles(&pcts))
+                    .map(|(p, v)| (format!("{p}"), serde_json::json!(v)))
+                    .collect();
+                serde_json::json!({"file": f, "log": kind, "direction": dirs[*d as usize], "prio": prio,
+                    "count": g.stat.n, "min_ns": g.stat.min(), "mean_ns": g.stat.mean(),
+                    "max_ns": g.stat.max, "percentiles_ns": pc})
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut head = vec!["file", "log", "dir", "prio", "count", "min", "mean", "max"]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+    head.extend(pcts.iter().map(|p| format!("p{p}")));
+    println!("latencies in ns; percentiles from a histogram with at most 0.1% error");
+    println!("{}", head.join("\t"));
+    for ((f, kind, d, prio), g) in &groups {
+        let mut row = vec![
+            f.clone(),
+            kind.to_string(),
+            dirs[*d as usize].to_string(),
+            prio_text(*prio),
+            g.stat.n.to_string(),
+            g.stat.min().to_string(),
+            format!("{:.1}", g.stat.mean()),
+            g.stat.max.to_string(),
+        ];
+        row.extend(
+            g.hist
+                .percentiles(&pcts)
+                .iter()
+                .map(|v| v.map_or("-".into(), |v| v.to_string())),
+        );
+        println!("{}", row.join("\t"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A log's prio field: fio's 0/1 (real time), or the ioprio value (log_prio=1) as
+/// class/level.
+fn prio_text(p: u32) -> String {
+    match p {
+        0 | 1 => p.to_string(),
+        v => {
+            let class = match v >> 13 {
+                1 => "rt",
+                2 => "be",
+                3 => "idle",
+                _ => "none",
+            };
+            format!("{class}/{}", v & 7)
+        }
+    }
+}
+
+fn pct_list(s: &str) -> Result<Vec<f64>> {
+    s.split([':', ','])
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| {
+            t.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| (0.0..=100.0).contains(v))
+                .ok_or_else(|| anyhow!("--percentiles: '{t}' is not a percentage"))
+        })
+        .collect()
+}
+
+/// fiologparser_hist.py's output from clat_hist logs.
+fn percentiles(files: &[PathBuf], p: &Parsed) -> Result<ExitCode> {
+    let num = |flag: &str, default: u64| -> Result<u64> {
+        match p.value(flag) {
+            None => Ok(default),
+            Some(v) => v
+                .parse()
+                .map_err(|_| anyhow!("--{flag}={v}: a whole number")),
+        }
+    };
+    let interval = num("interval", 1000)?.max(1);
+    let divisor = num("divisor", 1)?.max(1);
+    let decimals = num("decimals", 3)? as usize;
+    let pct_text = p.value("percentiles").unwrap_or("90:95:99");
+    let pcts = pct_list(pct_text)?;
+    let labels: Vec<String> = pct_text
+        .split([':', ','])
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| format!("{}%", t.trim()))
+        .collect();
+    let mut rows: Vec<HistRow> = Vec::new();
+    for f in files {
+        logs::for_each(f, logs::parse_hist_row, |r| {
+            rows.push(HistRow {
+                t_ms: r.t_ms,
+                ddir: r.ddir,
+                bins: r.bins,
+            })
+        })?;
+    }
+    if let Some(n) = rows.first().map(|r| r.bins.len()) {
+        if let Some(bad) = rows.iter().find(|r| r.bins.len() != n) {
+            bail!(
+                "log percentiles: rows with {n} and {} bins (different log_hist_coarseness)",
+                bad.bins.len()
+            );
+        }
+    }
+    rows.sort_by_key(|r| r.t_ms);
+    let o = histlog::Options {
+        interval_ms: interval,
+        percentiles: pcts,
+        noweight: p.has("noweight"),
+    };
+    let dirs: Vec<char> = match p.value("directions") {
+        Some(d) => {
+            let mut v: Vec<char> = d.chars().collect();
+            if let Some(c) = v.iter().find(|c| !"rwtm".contains(**c)) {
+                bail!("--directions={d}: '{c}' is not r, w, t or m");
+            }
+            v.sort_unstable();
+            v.dedup();
+            v
+        }
+        None => Vec::new(),
+    };
+    let mut head = vec!["end-time".to_string()];
+    if !dirs.is_empty() {
+        head.push("dir".into());
+    }
+    head.extend(["samples", "min", "avg", "median"].map(String::from));
+    head.extend(labels);
+    head.push("max".into());
+    println!("{}", head.join(", "));
+    let per_dir: Vec<(Option<char>, Vec<histlog::Interval>)> = if dirs.is_empty() {
+        vec![(None, histlog::intervals(&rows, &o))]
+    } else {
+        dirs.iter()
+            .map(|&c| {
+                let sel: Vec<HistRow> = rows
+                    .iter()
+                    .filter(|r| match c {
+                        'r' => r.ddir == 0,
+                        'w' => r.ddir == 1,
+                        't' => r.ddir == 2,
+                        _ => true,
+                    })
+                    .cloned()
+                    .collect();
+                (Some(c), histlog::intervals(&sel, &o))
+            })
+            .collect()
+    };
+    // Rows by end time, the directions of one time together, in letter order.
+    let mut lines: Vec<(u64, char, String)> = Vec::new();
+    for (c, ivs) in &per_dir {
+        for iv in ivs {
+            let d = divisor as f64;
+            let lat = |v: f64| format!("{:.*}", decimals, v / d);
+            let edge = |v: f64| {
+                if divisor > 1 {
+                    lat(v)
+                } else {
+                    format!("{}", v.trunc() as i64)
+                }
+            };
+            let mut cols = vec![iv.end_ms.to_string()];
+            if let Some(c) = c {
+                cols.push(c.to_string());
+            }
+            cols.push(iv.samples.to_string());
+            cols.push(edge(iv.min));
+            cols.push(lat(iv.avg));
+            cols.extend(iv.pcts.iter().map(|&v| lat(v)));
+            cols.push(edge(iv.max));
+            lines.push((iv.end_ms, c.unwrap_or(' '), cols.join(", ")));
+        }
+    }
+    lines.sort_by_key(|l| (l.0, l.1));
+    for (_, _, l) in lines {
+        println!("{l}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
