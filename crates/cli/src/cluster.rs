@@ -1,0 +1,248 @@
+//! `mpirun -np N ioscope [fio options] [job files]` (or `srun --mpi=pmix`): every rank
+//! runs the same jobs, with its own `${IOSCOPE_RANK}`, `${IOSCOPE_RANKS}` and
+//! `${IOSCOPE_HOST}`; the I/O of each phase starts on all ranks together; rank 0
+//! prints one report — each host's jobs and their exact aggregate. The protocol is
+//! in `ioscope_cluster`; this is the command line's side of it.
+
+use crate::fio::{self, Reporting};
+use anyhow::{bail, Result};
+use ioscope_cluster::launch::{self, Launch};
+use ioscope_cluster::{ClusterObserver, Rank, Transport};
+use ioscope_options::{cli, jobfile::Keywords, JobSet};
+use ioscope_runner::{JobProgress, Observer, Runner};
+use ioscope_stats::hosts::HostRun;
+use std::process::ExitCode;
+
+/// Was this process started as a rank of an MPI job it can take part in? A build
+/// without MPI started as one of several ranks refuses (each would run alone).
+pub fn launched() -> Result<Option<Launch>> {
+    let Some(l) = launch::detect() else {
+        return Ok(None);
+    };
+    if let Some(why) = launch::refuse_without_mpi(&l) {
+        bail!(why);
+    }
+    Ok(launch::MPI_BUILT_IN.then_some(l))
+}
+
+/// Subcommands that run I/O but do not take part in an MPI job yet: under a launch
+/// of several ranks each would run alone, so they refuse.
+pub fn refuse_subcommand(name: &str) -> Option<String> {
+    const ALONE: [&str; 5] = ["quick", "fairness", "peak", "compare", "sweep"];
+    let l = launch::detect().filter(|l| l.size > 1)?;
+    ALONE.contains(&name).then(|| {
+        format!(
+            "`ioscope {name}` does not run across MPI ranks yet (started by {} as rank {} of {}); \
+             run it on one host, or run job files under mpirun",
+            l.by, l.rank, l.size
+        )
+    })
+}
+
+/// Run as a rank of the MPI job. Returns the exit status; a run whose ranks did not
+/// all report ends the process here, without waiting on the missing ranks.
+#[cfg(feature = "mpi")]
+pub fn main(c: &cli::Cli, l: Launch) -> Result<ExitCode> {
+    let t = ioscope_cluster::mpi::MpiTransport::init().map_err(|e| anyhow::anyhow!("MPI: {e}"))?;
+    if t.size() != l.size {
+        bail!(
+            "{} started {} ranks but MPI sees {}: under Slurm, use srun --mpi=pmix",
+            l.by,
+            l.size,
+            t.size()
+        );
+    }
+    let (code, complete) = run(c, &t)?;
+    if !complete {
+        // A rank is gone: finalizing would wait for it.
+        std::process::exit(i32::from(code));
+    }
+    drop(t);
+    Ok(ExitCode::from(code))
+}
+
+#[cfg(not(feature = "mpi"))]
+pub fn main(_c: &cli::Cli, l: Launch) -> Result<ExitCode> {
+    bail!(
+        "{}",
+        launch::refuse_without_mpi(&Launch { size: 2, ..l }).unwrap_or_default()
+    )
+}
+
+/// What a rank needs to run, all checked before the ranks agree to start.
+struct Ready {
+    set: JobSet,
+    runner: Runner,
+    rep: Option<Reporting>,
+}
+
+/// Read the jobs, check them and set up reporting (rank 0). Errors here are this
+/// rank's verdict.
+fn ready(c: &cli::Cli, t: &dyn Transport) -> Result<Ready> {
+    if c.has("bandwidth-log") {
+        bail!("--bandwidth-log is not supported under MPI yet: each rank's jobs are in the report");
+    }
+    let kw = Keywords::probe().with_rank(t.rank(), t.size(), t.host());
+    let mut set = fio::load_jobs_with(c, &kw)?;
+    per_rank_logs(&mut set, t);
+    let runner = Runner::new(fio::run_options(c)?);
+    runner.plan(&set)?;
+    let rep = if t.rank() == 0 {
+        Some(Reporting::new(c)?)
+    } else {
+        None
+    };
+    Ok(Ready { set, runner, rep })
+}
+
+/// Logs are written per rank: `PREFIX.<host>.<rank>` (the job name when no prefix).
+fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) {
+    let suffix = format!(".{}.{}", t.host(), t.rank());
+    for j in &mut set.jobs {
+        let name = j.name.clone();
+        let o = &mut j.opts;
+        for p in [
+            &mut o.write_lat_log,
+            &mut o.write_bw_log,
+            &mut o.write_iops_log,
+            &mut o.write_hist_log,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            let base = if p.is_empty() {
+                name.clone()
+            } else {
+                p.clone()
+            };
+            *p = format!("{base}{suffix}");
+        }
+    }
+}
+
+/// The rank's whole run: agree, run with a gate per phase, collect. Returns the exit
+/// status and whether every rank reported.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
+    let mut rank = Rank::new(t);
+    let mine = ready(c, t);
+    let failed = rank.agree(mine.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")));
+    if !failed.is_empty() {
+        if rank.is_root() {
+            for f in &failed {
+                let e = f.error.as_deref().unwrap_or("");
+                eprintln!("ioscope: rank {} ({}): {e}", f.rank, f.host);
+            }
+            eprintln!("ioscope: no rank started any I/O");
+        }
+        rank.wait_all();
+        return Ok((1, true));
+    }
+    let Ok(Ready {
+        set,
+        runner,
+        mut rep,
+    }) = mine
+    else {
+        bail!("rank {}: its jobs were valid and are not", t.rank());
+    };
+    let plan = runner.plan(&set)?;
+    if c.has("parse-only") {
+        rank.wait_all();
+        return Ok((0, true));
+    }
+    if let Some(r) = rep.as_mut() {
+        r.headers(format!("{}{}", fio::headers(&plan), ranks_line(&rank)));
+    }
+    crate::signals::install_mpi();
+    let result = {
+        let mut quiet = RankMessages;
+        let inner: &mut dyn Observer = match rep.as_mut() {
+            Some(r) => &mut r.status,
+            None => &mut quiet,
+        };
+        let mut obs = ClusterObserver::new(&mut rank, inner);
+        runner.run(&plan, &mut obs)
+    };
+    rank.finish_gates(plan.phases.len());
+    let mine = match result {
+        Ok(mut r) => {
+            crate::signals::mark(&mut r);
+            host_run(&rank, Some(r), None)
+        }
+        Err(e) => host_run(&rank, None, Some(e.to_string())),
+    };
+    let Some((cluster, complete)) = rank.collect(mine, &ioscope_runner::STOP) else {
+        rank.wait_all();
+        return Ok((0, true));
+    };
+    let Some(mut rep) = rep else {
+        bail!("rank 0 without its report");
+    };
+    rep.status.finish();
+    let text = ioscope_report::render_cluster(&cluster, &rep.formats, rep.terse_version);
+    rep.write(&text)?;
+    if cluster.interrupted() {
+        eprintln!(
+            "{}",
+            ioscope_report::interrupted_line(&cluster.all).trim_end()
+        );
+    }
+    for h in cluster.hosts.iter().filter(|h| h.error.is_some()) {
+        let e = h.error.as_deref().unwrap_or("");
+        eprintln!("ioscope: rank {} ({}): {e}", h.rank, h.host);
+    }
+    if complete {
+        rank.wait_all();
+    }
+    Ok((crate::signals::exit_value(cluster.failed()), complete))
+}
+
+fn host_run(
+    rank: &Rank,
+    result: Option<ioscope_stats::RunResult>,
+    error: Option<String>,
+) -> HostRun {
+    HostRun {
+        rank: rank.rank(),
+        host: rank.host().to_string(),
+        result,
+        error,
+    }
+}
+
+/// "Ranks: 3 on 2 hosts (ioh1: 0,1; ioh2: 2)", after fio's header lines.
+fn ranks_line(rank: &Rank) -> String {
+    let mut hosts: Vec<(String, Vec<usize>)> = Vec::new();
+    for (r, h) in rank.hosts().iter().enumerate() {
+        match hosts.iter_mut().find(|(n, _)| n == h) {
+            Some((_, rs)) => rs.push(r),
+            None => hosts.push((h.clone(), vec![r])),
+        }
+    }
+    let list: Vec<String> = hosts
+        .iter()
+        .map(|(h, rs)| {
+            let rs: Vec<String> = rs.iter().map(|r| r.to_string()).collect();
+            format!("{h}: {}", rs.join(","))
+        })
+        .collect();
+    format!(
+        "Ranks: {} on {} host{} ({})\n",
+        rank.size(),
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        list.join("; ")
+    )
+}
+
+/// Ranks > 0: their messages and warnings go to stderr (mpirun forwards it), with
+/// the rank's prefix that [`ClusterObserver`] adds; no status line of their own.
+struct RankMessages;
+
+impl Observer for RankMessages {
+    fn message(&mut self, line: &str) {
+        eprintln!("{line}");
+    }
+    fn progress(&mut self, _jobs: &[JobProgress]) {}
+}

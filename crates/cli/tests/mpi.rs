@@ -1,0 +1,561 @@
+//! ioscope under MPI: `mpirun -np 3` on one machine, and across three "hosts" made of
+//! network namespaces. The binary is built with `--features mpi` by the first test that
+//! needs it (in its own target directory, so the default build is untouched); a machine
+//! without Open MPI skips these tests visibly (and fails them under CI=true).
+
+#[macro_use]
+mod common;
+use common::*;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// One mpirun at a time: three ranks already oversubscribe two CPUs.
+static MPIRUN: Mutex<()> = Mutex::new(());
+
+/// ioscope built with `--features mpi`, or why it could not be built.
+fn mpi_bin() -> Result<PathBuf, String> {
+    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let target = tmp.parent().unwrap_or(tmp).join("mpi");
+        let ws = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let out = Command::new(cargo)
+            .args([
+                "build",
+                "--quiet",
+                "--features",
+                "mpi",
+                "-p",
+                "ioscope",
+                "--target-dir",
+            ])
+            .arg(&target)
+            .current_dir(&ws)
+            .output()
+            .map_err(|e| format!("cargo: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "cargo build --features mpi failed:\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(target.join("debug/ioscope"))
+    })
+    .clone()
+}
+
+/// The MPI build, or a failed test (its prerequisites were met, so it must build).
+fn bin_or_fail() -> PathBuf {
+    mpi_bin().unwrap_or_else(|e| panic!("{e}"))
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn mpirun(dir: &Path, np: u32, extra_mpi: &[&str], args: &[&str]) -> Out {
+    let _one = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "-np",
+    ])
+    .arg(np.to_string())
+    .args(extra_mpi)
+    .arg(bin_or_fail())
+    .args(args)
+    .current_dir(dir);
+    let out = cmd.output().expect("run mpirun");
+    let o = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert!(
+        !o.stderr.contains("panicked"),
+        "a rank panicked:\n{}",
+        o.stderr
+    );
+    o
+}
+
+fn json(o: &Out) -> Value {
+    serde_json::from_str(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}):\n{}\nstderr:\n{}",
+            o.stdout, o.stderr
+        )
+    })
+}
+
+/// client_stats entries of the hosts (not the aggregate).
+fn host_entries(v: &Value) -> Vec<&Value> {
+    v["client_stats"]
+        .as_array()
+        .expect("client_stats")
+        .iter()
+        .filter(|e| e["jobname"] != "All clients")
+        .collect()
+}
+
+fn aggregate(v: &Value) -> &Value {
+    v["client_stats"]
+        .as_array()
+        .expect("client_stats")
+        .iter()
+        .find(|e| e["jobname"] == "All clients")
+        .expect("an All clients entry")
+}
+
+/// json+ bins ({"ns": count}) summed over entries.
+fn summed_bins(entries: &[&Value]) -> std::collections::BTreeMap<u64, u64> {
+    let mut sum = std::collections::BTreeMap::new();
+    for e in entries {
+        let bins = e["read"]["clat_ns"]["bins"]
+            .as_object()
+            .expect("json+ bins");
+        for (k, c) in bins {
+            *sum.entry(k.parse::<u64>().expect("bin")).or_insert(0) += u(c);
+        }
+    }
+    sum
+}
+
+/// fio's percentile rule on json+ bins: the first bin whose cumulative count reaches
+/// ceil(p/100 · N)... reported as that bin's value.
+fn percentile(bins: &std::collections::BTreeMap<u64, u64>, p: f64) -> u64 {
+    let n: u64 = bins.values().sum();
+    let want = ((p / 100.0) * n as f64).ceil().max(1.0) as u64;
+    let mut seen = 0;
+    for (&v, &c) in bins {
+        seen += c;
+        if seen >= want {
+            return v;
+        }
+    }
+    0
+}
+
+#[test]
+fn three_ranks_merge_exactly_and_start_together() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    let o = mpirun(
+        d.path(),
+        3,
+        &[],
+        &[
+            "--name=n",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=256m",
+            "--output-format=json+",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v = json(&o);
+    let hosts = host_entries(&v);
+    assert_eq!(hosts.len(), 3, "one entry per rank");
+    let mut ports: Vec<u64> = hosts.iter().map(|e| u(&e["port"])).collect();
+    ports.sort_unstable();
+    assert_eq!(ports, [0, 1, 2]);
+    let all = aggregate(&v);
+    let sum: u64 = hosts.iter().map(|e| u(&e["read"]["total_ios"])).sum();
+    assert_eq!(u(&all["read"]["total_ios"]), sum);
+    assert_eq!(sum, 3 * 65536, "each rank read its 256 MiB in 4k blocks");
+    assert_eq!(u(&all["read"]["io_bytes"]), 3 * (256 << 20));
+    // The aggregate's bins are the sum of the ranks' bins, and its percentiles are
+    // those of the summed histogram (never an average of the ranks' percentiles).
+    let summed = summed_bins(&hosts);
+    let agg = summed_bins(&[all]);
+    assert_eq!(agg, summed);
+    for (label, p) in [
+        ("50.000000", 50.0),
+        ("99.000000", 99.0),
+        ("99.900000", 99.9),
+    ] {
+        let reported = u(&all["read"]["clat_ns"]["percentile"][label]);
+        assert_eq!(reported, percentile(&summed, p), "p{p}");
+    }
+    // All ranks started their I/O after one barrier.
+    let starts: Vec<u64> = v["ioscope"]["hosts"]
+        .as_array()
+        .expect("ioscope.hosts")
+        .iter()
+        .map(|h| u(&h["job_start_ms"]))
+        .collect();
+    let spread = starts.iter().max().unwrap() - starts.iter().min().unwrap();
+    assert!(spread <= 50, "job starts {starts:?} are {spread} ms apart");
+}
+
+#[test]
+fn per_rank_files_and_logs() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    let dir = d.path().to_str().expect("utf-8 path");
+    let job = format!(
+        "[global]\nioengine=psync\nbs=4k\nsize=1m\nrw=write\n\n[w]\nfilename={dir}/data.${{IOSCOPE_RANK}}.of.${{IOSCOPE_RANKS}}\nwrite_lat_log={dir}/lat\n"
+    );
+    std::fs::write(d.path().join("w.fio"), job).expect("job file");
+    let o = mpirun(d.path(), 3, &[], &["w.fio", "--output-format=json"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v = json(&o);
+    for e in host_entries(&v) {
+        let rank = u(&e["port"]);
+        let host = e["hostname"].as_str().expect("hostname");
+        let data = d.path().join(format!("data.{rank}.of.3"));
+        assert_eq!(
+            std::fs::metadata(&data).expect("the rank's file").len(),
+            1 << 20
+        );
+        let log = d.path().join(format!("lat.{host}.{rank}_clat.1.log"));
+        let text =
+            std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+        assert_eq!(
+            text.lines().count() as u64,
+            u(&e["write"]["total_ios"]),
+            "{}",
+            log.display()
+        );
+    }
+}
+
+#[test]
+fn a_failing_rank_is_reported_and_the_others_kept() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    for r in [0, 2] {
+        std::fs::create_dir(d.path().join(format!("r{r}"))).expect("dir");
+    }
+    // Rank 1's directory does not exist: its job cannot open its file.
+    let o = mpirun(
+        d.path(),
+        3,
+        &[],
+        &[
+            "--name=w",
+            "--ioengine=psync",
+            "--rw=write",
+            "--bs=4k",
+            "--size=256k",
+            "--filename=r${IOSCOPE_RANK}/f",
+            "--output-format=json",
+        ],
+    );
+    assert_ne!(o.code, 0, "a rank failed:\n{}", o.stderr);
+    let v = json(&o);
+    let hosts = v["ioscope"]["hosts"].as_array().expect("hosts");
+    assert_eq!(hosts.len(), 3);
+    let errors: Vec<Option<&str>> = hosts.iter().map(|h| h["error"].as_str()).collect();
+    assert!(errors[0].is_none() && errors[2].is_none(), "{errors:?}");
+    let e = errors[1].unwrap_or_else(|| panic!("rank 1 has an error: {hosts:?}"));
+    assert!(e.contains("No such file"), "{e}");
+    let kept: Vec<&Value> = host_entries(&v)
+        .into_iter()
+        .filter(|e| e["error"] == 0 && u(&e["write"]["io_bytes"]) == 256 << 10)
+        .collect();
+    assert_eq!(
+        kept.len(),
+        2,
+        "ranks 0 and 2 wrote their files: {}",
+        o.stdout
+    );
+    assert_eq!(u(&aggregate(&v)["write"]["io_bytes"]), 2 * (256 << 10));
+    assert!(o.stderr.contains("rank 1"), "{}", o.stderr);
+}
+
+#[test]
+fn one_ranks_bad_option_stops_all_before_any_io() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    let o = mpirun(
+        d.path(),
+        3,
+        &[],
+        &[
+            "--name=w",
+            "--ioengine=psync",
+            "--rw=write",
+            "--size=64k",
+            "--bs=${IOSCOPE_BS}",
+            "--filename=f.${IOSCOPE_RANK}",
+        ],
+    );
+    // IOSCOPE_BS is unset: every rank fails the same way, and says so once.
+    assert_ne!(o.code, 0);
+    assert!(o.stderr.contains("IOSCOPE_BS"), "{}", o.stderr);
+    assert!(o.stderr.contains("no rank started any I/O"), "{}", o.stderr);
+    let job = "[w]\nioengine=psync\nrw=write\nsize=64k\nfilename=f.${IOSCOPE_RANK}\nnumjobs=${IOSCOPE_RANK}\n";
+    std::fs::write(d.path().join("bad.fio"), job).expect("job file");
+    let o = mpirun(d.path(), 3, &[], &["bad.fio"]);
+    assert_ne!(o.code, 0);
+    assert!(
+        o.stderr.contains("rank 0 ("),
+        "rank 0's numjobs=0 is named: {}",
+        o.stderr
+    );
+    assert!(!o.stderr.contains("rank 1 ("), "{}", o.stderr);
+    for r in 0..3 {
+        assert!(
+            !d.path().join(format!("f.{r}")).exists(),
+            "rank {r} laid out its file"
+        );
+    }
+}
+
+#[test]
+fn sigint_on_mpirun_still_prints_merged_results() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    let _one = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
+    let child = Command::new("mpirun")
+        .args([
+            "--allow-run-as-root",
+            "--oversubscribe",
+            "--bind-to",
+            "none",
+            "-np",
+            "3",
+        ])
+        .arg(bin_or_fail())
+        .args([
+            "--name=n",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1g",
+            "--time_based",
+            "--runtime=60",
+            "--output-format=json",
+        ])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("mpirun");
+    std::thread::sleep(Duration::from_secs(3));
+    let t = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().expect("wait");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(t.elapsed() < Duration::from_secs(10), "stopped promptly");
+    let v: Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}\n{stderr}"));
+    let hosts = host_entries(&v);
+    assert_eq!(hosts.len(), 3, "every rank's results: {stderr}");
+    for e in &hosts {
+        assert!(u(&e["read"]["total_ios"]) > 0);
+    }
+    let sum: u64 = hosts.iter().map(|e| u(&e["read"]["total_ios"])).sum();
+    assert_eq!(u(&aggregate(&v)["read"]["total_ios"]), sum);
+    assert_eq!(v["ioscope"]["interrupted"], true, "{stdout}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+}
+
+/// Three "hosts" on one machine: network namespaces on a private bridge, each with its
+/// own host name, reached by mpirun through `ip netns exec` instead of ssh.
+struct NetHosts {
+    names: Vec<String>,
+    bridge: String,
+    subnet: String,
+    dir: tempfile::TempDir,
+}
+
+fn ip(args: &[&str]) -> Result<(), String> {
+    let o = Command::new("ip")
+        .args(args)
+        .output()
+        .map_err(|e| format!("ip: {e}"))?;
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "ip {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stderr).trim()
+        ))
+    }
+}
+
+impl NetHosts {
+    fn new(n: usize) -> Result<NetHosts, String> {
+        let id = std::process::id() % 200 + 20;
+        let h = NetHosts {
+            names: (0..n).map(|i| format!("iosh{id}n{i}")).collect(),
+            bridge: format!("iosbr{id}"),
+            subnet: format!("10.{id}.77"),
+            dir: tmpdir(),
+        };
+        ip(&["link", "add", &h.bridge, "type", "bridge"])?;
+        ip(&[
+            "addr",
+            "add",
+            &format!("{}.1/24", h.subnet),
+            "dev",
+            &h.bridge,
+        ])?;
+        ip(&["link", "set", &h.bridge, "up"])?;
+        for (i, name) in h.names.iter().enumerate() {
+            let veth = format!("v{name}");
+            ip(&["netns", "add", name])?;
+            ip(&[
+                "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", name,
+            ])?;
+            ip(&["link", "set", &veth, "master", &h.bridge, "up"])?;
+            let addr = format!("{}.{}/24", h.subnet, 11 + i);
+            ip(&["-n", name, "addr", "add", &addr, "dev", "eth0"])?;
+            ip(&["-n", name, "link", "set", "eth0", "up"])?;
+            ip(&["-n", name, "link", "set", "lo", "up"])?;
+        }
+        // mpirun runs AGENT HOST <orted command line for a shell>.
+        let agent = h.dir.path().join("netns-agent");
+        std::fs::write(
+            &agent,
+            "#!/bin/sh\nhost=$1; shift\nexec ip netns exec \"$host\" unshare --uts \\\n  /bin/sh -c 'hostname \"$1\"; shift; exec /bin/sh -c \"$*\"' agent \"$host\" \"$@\"\n",
+        )
+        .map_err(|e| e.to_string())?;
+        Command::new("chmod")
+            .arg("+x")
+            .arg(&agent)
+            .status()
+            .map_err(|e| e.to_string())?;
+        let hostfile: String = h.names.iter().map(|n| format!("{n} slots=1\n")).collect();
+        std::fs::write(h.dir.path().join("hosts"), hostfile).map_err(|e| e.to_string())?;
+        Ok(h)
+    }
+}
+
+impl Drop for NetHosts {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = ip(&["netns", "del", n]);
+        }
+        let _ = ip(&["link", "del", &self.bridge]);
+    }
+}
+
+#[test]
+fn three_network_namespace_hosts_in_one_report() {
+    require!(Prereq::Mpi, Prereq::NetNs);
+    let hosts = match NetHosts::new(3) {
+        Ok(h) => h,
+        Err(e) => skip!("network namespaces on a bridge: {e}"),
+    };
+    let agent = hosts.dir.path().join("netns-agent");
+    let hostfile = hosts.dir.path().join("hosts");
+    let cidr = format!("{}.0/24", hosts.subnet);
+    let d = tmpdir();
+    let (agent, hostfile) = (agent.to_str().unwrap(), hostfile.to_str().unwrap());
+    let o = mpirun(
+        d.path(),
+        3,
+        &[
+            "--hostfile",
+            hostfile,
+            "--mca",
+            "plm_rsh_agent",
+            agent,
+            "--mca",
+            "plm_rsh_no_tree_spawn",
+            "1",
+            "--mca",
+            "oob_tcp_if_include",
+            &cidr,
+            "--mca",
+            "btl_tcp_if_include",
+            &cidr,
+            "--mca",
+            "pml",
+            "ob1",
+            "--mca",
+            "btl",
+            "tcp,self",
+        ],
+        &[
+            "--name=n",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=64m",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+    let v = json(&o);
+    let mut names: Vec<String> = host_entries(&v)
+        .iter()
+        .map(|e| e["hostname"].as_str().expect("hostname").to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, hosts.names, "one entry per namespace host");
+    let sum: u64 = host_entries(&v)
+        .iter()
+        .map(|e| u(&e["read"]["total_ios"]))
+        .sum();
+    assert_eq!(u(&aggregate(&v)["read"]["total_ios"]), sum);
+    assert_eq!(sum, 3 * 16384);
+}
+
+#[test]
+fn without_mpi_a_multi_rank_launch_is_refused() {
+    // The default build, started as if by mpirun as rank 1 of 3.
+    let d = tmpdir();
+    let env = [
+        ("OMPI_COMM_WORLD_RANK".to_string(), "1".to_string()),
+        ("OMPI_COMM_WORLD_SIZE".to_string(), "3".to_string()),
+    ];
+    let r = run_tool(
+        &bin(),
+        d.path(),
+        &["--name=n", "--ioengine=null", "--size=1m"],
+        &env,
+    );
+    if mpi_feature_in_default_build() {
+        return;
+    }
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("built without MPI"), "{}", r.stderr);
+    assert!(r.stderr.contains("--features mpi"), "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "no run: {}", r.stdout);
+}
+
+#[test]
+fn subcommands_that_run_alone_refuse_a_multi_rank_launch() {
+    let d = tmpdir();
+    let env = [
+        ("PMIX_RANK".to_string(), "0".to_string()),
+        ("PMIX_SIZE".to_string(), "2".to_string()),
+    ];
+    for sub in ["quick", "sweep", "compare"] {
+        let r = run_tool(&bin(), d.path(), &[sub, "--help"], &env);
+        assert_eq!(r.code, 1, "{sub}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("does not run across MPI ranks"),
+            "{sub}: {}",
+            r.stderr
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(d.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
+}
+
+/// `cargo test --features mpi` builds the test binary itself with MPI.
+fn mpi_feature_in_default_build() -> bool {
+    cfg!(feature = "mpi")
+}
