@@ -11,6 +11,8 @@ pub struct Entry {
     pub name: String,
     pub prio: Priority,
     pub xferred: u64,
+    /// The job's cgroup weight (fio's `cgroup_weight`), for the io.weight model.
+    pub cgroup_weight: Option<u64>,
 }
 
 /// One row of the table.
@@ -33,6 +35,9 @@ pub struct Table {
     pub total: u64,
     /// Sum of the weights ("total priority").
     pub total_weight: u64,
+    /// The weights are cgroup weights, not derived from priorities: the order that
+    /// matters is the weights' (io.weight model).
+    pub by_weight: bool,
 }
 
 /// A job of lower priority that transferred more than one of higher priority.
@@ -46,8 +51,17 @@ pub struct Violation {
 
 /// The table for `entries` under `model`.
 pub fn fairness_table(entries: &[Entry], model: &Model) -> Result<Table, AnalysisError> {
-    let prios: Vec<Priority> = entries.iter().map(|e| e.prio).collect();
-    let weights = model.weights(&prios)?;
+    let weights = match model {
+        // cgroup v2's default io.weight is 100.
+        Model::IoWeight => entries
+            .iter()
+            .map(|e| e.cgroup_weight.unwrap_or(100))
+            .collect(),
+        _ => {
+            let prios: Vec<Priority> = entries.iter().map(|e| e.prio).collect();
+            model.weights(&prios)?
+        }
+    };
     let total: u64 = entries.iter().map(|e| e.xferred).sum();
     let total_weight: u64 = weights.iter().sum();
     let rows = entries
@@ -74,6 +88,7 @@ pub fn fairness_table(entries: &[Entry], model: &Model) -> Result<Table, Analysi
         rows,
         total,
         total_weight,
+        by_weight: matches!(model, Model::IoWeight),
     })
 }
 
@@ -93,12 +108,21 @@ impl Table {
         let mut out = vec![
             format!("total priority: {}", self.total_weight),
             format!("total data transferred: {}", self.total),
-            "class\tprio\tideal\txferred\t%diff".to_string(),
+            match self.by_weight {
+                true => "class\tprio\tweight\tideal\txferred\t%diff",
+                false => "class\tprio\tideal\txferred\t%diff",
+            }
+            .to_string(),
         ];
         for r in &self.rows {
             let diff = r.diff_pct.map_or("-".to_string(), |d| d.to_string());
+            // By cgroup weight, the weight is what sets the ideal: show it.
+            let weight = match self.by_weight {
+                true => format!("{}\t", r.weight),
+                false => String::new(),
+            };
             out.push(format!(
-                "{}\t{}\t{}\t{}\t{}",
+                "{}\t{}\t{weight}{}\t{}\t{}",
                 r.prio.class.name(),
                 r.prio.level,
                 r.ideal,
@@ -143,13 +167,21 @@ pub fn share_ratio(shares: &[f64]) -> Option<f64> {
 }
 
 /// Every pair where a job of lower priority transferred more than a job of higher
-/// priority (class order rt, be, idle, then level), by higher job then lower job.
+/// priority (class order rt, be, idle, then level; or the larger cgroup weight when the
+/// table is by weight), by higher job then lower job.
 pub fn violations(table: &Table) -> Vec<Violation> {
     let rows = &table.rows;
+    let outranks = |a: &Row, b: &Row| {
+        if table.by_weight {
+            a.weight > b.weight
+        } else {
+            a.prio.outranks(b.prio)
+        }
+    };
     let mut out = Vec::new();
     for (h, hi) in rows.iter().enumerate() {
         for (l, lo) in rows.iter().enumerate() {
-            if hi.prio.outranks(lo.prio) && lo.xferred > hi.xferred {
+            if outranks(hi, lo) && lo.xferred > hi.xferred {
                 out.push(Violation {
                     higher: h,
                     lower: l,
@@ -161,9 +193,16 @@ pub fn violations(table: &Table) -> Vec<Violation> {
 }
 
 impl Violation {
-    /// "be 7 got more than be 3: 113140 > 86260 (prio7 > prio3)".
+    /// "be 7 got more than be 3: 113140 > 86260 (prio7 > prio3)"; by weight: "weight
+    /// 100 got more than weight 800: …".
     pub fn text(&self, table: &Table) -> String {
         let (h, l) = (&table.rows[self.higher], &table.rows[self.lower]);
+        if table.by_weight {
+            return format!(
+                "weight {} got more than weight {}: {} > {} ({} > {})",
+                l.weight, h.weight, l.xferred, h.xferred, l.name, h.name
+            );
+        }
         format!(
             "{} got more than {}: {} > {} ({} > {})",
             l.prio, h.prio, l.xferred, h.xferred, l.name, h.name
@@ -185,8 +224,29 @@ mod tests {
                 name: format!("job{i}"),
                 prio: Priority::new(Class::Be, l),
                 xferred: x,
+                cgroup_weight: None,
             })
             .collect()
+    }
+
+    #[test]
+    fn cgroup_weights_order_the_violations() {
+        let mut e = entries(&[4, 4, 4], &[500, 100, 300]);
+        for (x, w) in e.iter_mut().zip([800, 400, 100]) {
+            x.cgroup_weight = Some(w);
+        }
+        let t = fairness_table(&e, &Model::IoWeight).unwrap();
+        assert_eq!(t.total_weight, 1300);
+        let v: Vec<String> = violations(&t).iter().map(|v| v.text(&t)).collect();
+        // Same priority everywhere: only the weights order the jobs.
+        assert_eq!(
+            v,
+            ["weight 100 got more than weight 400: 300 > 100 (job2 > job1)"]
+        );
+        assert_eq!(t.lines()[2], "class\tprio\tweight\tideal\txferred\t%diff");
+        assert_eq!(t.lines()[3], "be\t4\t800\t553\t500\t-10");
+        // Under a priority model the same jobs (all be 4) have no order at all.
+        assert!(violations(&fairness_table(&e, &Model::Cfq).unwrap()).is_empty());
     }
 
     /// The table's lines with tabs shown as single spaces, as the seed prints them.

@@ -102,17 +102,21 @@ pub enum Model {
     Bfq,
     /// Every job the same weight (1).
     Equal,
+    /// Proportional cgroup weights (io.weight on v2, blkio.bfq.weight on v1): each job's
+    /// `cgroup_weight` (100, the kernels' default, when unset); priorities play no part.
+    IoWeight,
     /// One weight per job, in the order of the jobs.
     Custom(Vec<u64>),
 }
 
 impl Model {
-    /// `cfq`, `bfq`, `equal`, or a comma-separated list of weights.
+    /// `cfq`, `bfq`, `equal`, `io.weight`, or a comma-separated list of weights.
     pub fn parse(s: &str) -> Result<Model, AnalysisError> {
         match s {
             "cfq" => Ok(Model::Cfq),
             "bfq" => Ok(Model::Bfq),
             "equal" => Ok(Model::Equal),
+            "io.weight" | "cgroup" => Ok(Model::IoWeight),
             _ => s
                 .split(',')
                 .map(|w| w.trim().parse::<u64>())
@@ -130,6 +134,7 @@ impl Model {
             Model::Cfq => "cfq".into(),
             Model::Bfq => "bfq".into(),
             Model::Equal => "equal".into(),
+            Model::IoWeight => "io.weight".into(),
             Model::Custom(w) => w.iter().map(u64::to_string).collect::<Vec<_>>().join(","),
         }
     }
@@ -154,6 +159,8 @@ impl Model {
         match self {
             Model::Cfq => 180 - 20 * level,
             Model::Bfq => (8 - level) * 10,
+            // io.weight takes its weights from the jobs (fairness_table); 100 each here.
+            Model::IoWeight => 100,
             Model::Equal | Model::Custom(_) => 1,
         }
     }

@@ -4,6 +4,7 @@ use crate::status::{Eta, Status};
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_options::{cli, flagdoc, help, jobfile, spec, JobSet};
 use ioscope_report::OutputFormat;
+use ioscope_runner::iolog::LogFormat;
 use ioscope_runner::{JobProgress, Observer, Plan, RunOptions, Runner};
 use std::io::Write;
 use std::path::PathBuf;
@@ -20,19 +21,18 @@ fn print_help() {
 
 /// Job files and command-line jobs → validated job set.
 pub fn load_jobs(c: &cli::Cli) -> Result<JobSet> {
+    load_jobs_with(c, &jobfile::Keywords::probe())
+}
+
+/// The same, with these keywords (an MPI rank's `${IOSCOPE_RANK}`).
+pub fn load_jobs_with(c: &cli::Cli, kw: &jobfile::Keywords) -> Result<JobSet> {
     let files = c
         .job_files
         .iter()
         .map(|p| jobfile::read_job_file(p))
         .collect::<Result<Vec<_>, _>>()?;
     let sections = c.flag_all("section");
-    let set = spec::build(
-        &c.global,
-        &c.jobs,
-        &files,
-        &sections,
-        &jobfile::Keywords::probe(),
-    )?;
+    let set = spec::build(&c.global, &c.jobs, &files, &sections, kw)?;
     if set.jobs.is_empty() {
         bail!("no jobs defined: give a job file or --name=JOB");
     }
@@ -97,7 +97,7 @@ fn seconds_flag(c: &cli::Cli, name: &str) -> Result<Option<Duration>> {
 }
 
 /// Flag values that are refused before anything else happens (also with --parse-only).
-fn check_flags(c: &cli::Cli) -> Result<()> {
+pub fn check_flags(c: &cli::Cli) -> Result<()> {
     if let Some(d) = c.flag("debug").flatten() {
         if d.split(',').any(|x| x != "parse") {
             bail!("--debug={d}: ioscope supports only --debug=parse");
@@ -144,6 +144,9 @@ pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     check_flags(&c)?;
+    if let Some(l) = crate::cluster::launched()? {
+        return crate::cluster::main(&c, l);
+    }
     let set = load_jobs(&c)?;
     let fatal = c.has("warnings-fatal");
     for n in &set.notes {
@@ -181,13 +184,19 @@ pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
     run(&c, &runner, &plan, genesis)
 }
 
-fn run_options(c: &cli::Cli) -> Result<RunOptions> {
+pub fn run_options(c: &cli::Cli) -> Result<RunOptions> {
     Ok(RunOptions {
         allow_destructive: c.has("allow-destructive"),
         readonly: c.has("readonly"),
         nop: false,
         combine_submit_wait: false,
         status_interval: seconds_flag(c, "status-interval")?,
+        log_format: match c.flag("log-format").flatten() {
+            None | Some("text") => LogFormat::Text,
+            Some("binary") => LogFormat::Binary,
+            Some("both") => LogFormat::Both,
+            Some(v) => bail!("--log-format={v}: text, binary or both"),
+        },
         max_jobs: c
             .flag("max-jobs")
             .flatten()
@@ -233,31 +242,75 @@ impl Observer for Observers<'_> {
     }
 }
 
-fn run(c: &cli::Cli, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<ExitCode> {
-    let formats = formats(c)?;
-    let tv = terse_version(c)?;
-    let mut output = open_output(c)?;
-    let normal_on_stdout = output.is_none() && formats.first() == Some(&OutputFormat::Normal);
-    let eta = match c.flag("eta").flatten() {
-        None | Some("auto") => Eta::Auto,
-        Some("always") => Eta::Always,
-        Some("never") => Eta::Never,
-        Some(v) => bail!("--eta={v}: use auto, always or never"),
-    };
-    let mut status = Status::new(normal_on_stdout, eta, seconds_flag(c, "eta-newline")?);
-    if let Some(i) = seconds_flag(c, "eta-interval")? {
-        status.set_interval(i);
+/// What a run reports into, set up before any I/O: formats, the --output file (opened
+/// now, so a bad path fails at once), the status line and the header lines not yet
+/// printed (they go into --output with the report).
+pub struct Reporting {
+    pub formats: Vec<OutputFormat>,
+    pub terse_version: u32,
+    pub output: Option<(PathBuf, std::fs::File)>,
+    pub status: Status,
+    pub head: String,
+}
+
+impl Reporting {
+    pub fn new(c: &cli::Cli) -> Result<Reporting> {
+        let formats = formats(c)?;
+        let terse_version = terse_version(c)?;
+        let output = open_output(c)?;
+        let normal_on_stdout = output.is_none() && formats.first() == Some(&OutputFormat::Normal);
+        let eta = match c.flag("eta").flatten() {
+            None | Some("auto") => Eta::Auto,
+            Some("always") => Eta::Always,
+            Some("never") => Eta::Never,
+            Some(v) => bail!("--eta={v}: use auto, always or never"),
+        };
+        let mut status = Status::new(normal_on_stdout, eta, seconds_flag(c, "eta-newline")?);
+        if let Some(i) = seconds_flag(c, "eta-interval")? {
+            status.set_interval(i);
+        }
+        status.interim_reports(formats.clone(), terse_version, output.is_none());
+        Ok(Reporting {
+            formats,
+            terse_version,
+            output,
+            status,
+            head: String::new(),
+        })
     }
-    status.interim_reports(formats.clone(), tv, output.is_none());
-    let mut head = String::new();
-    if formats.contains(&OutputFormat::Normal) {
-        head = headers(plan);
-        if normal_on_stdout {
-            print!("{head}");
+
+    /// The header lines: printed now when the normal report goes to stdout, else
+    /// kept for --output.
+    pub fn headers(&mut self, text: String) {
+        if !self.formats.contains(&OutputFormat::Normal) {
+            return;
+        }
+        if self.output.is_none() && self.formats.first() == Some(&OutputFormat::Normal) {
+            print!("{text}");
             let _ = std::io::stdout().flush();
-            head.clear();
+        } else {
+            self.head = text;
         }
     }
+
+    /// The report, into --output (complete and synced) or onto stdout.
+    pub fn write(&mut self, report: &str) -> Result<()> {
+        match &mut self.output {
+            Some((p, f)) => write_output(f, &format!("{}{report}", self.head))
+                .with_context(|| format!("--output={}", p.display())),
+            None => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(report.as_bytes())?;
+                out.flush()?;
+                Ok(())
+            }
+        }
+    }
+}
+
+fn run(c: &cli::Cli, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<ExitCode> {
+    let mut rep = Reporting::new(c)?;
+    rep.headers(headers(plan));
     let mut bw = match c.flag("bandwidth-log") {
         Some(name) => Some(crate::bwlog::BwLog::create(
             name.filter(|n| !n.is_empty()).unwrap_or("agg"),
@@ -267,25 +320,17 @@ fn run(c: &cli::Cli, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<E
     };
     crate::signals::install();
     let mut obs = Observers {
-        status: &mut status,
+        status: &mut rep.status,
         bw: bw.as_mut(),
     };
     let mut result = runner.run(plan, &mut obs)?;
     crate::signals::mark(&mut result);
-    status.finish();
+    rep.status.finish();
     if let Some(b) = bw {
         b.finish()?;
     }
-    let report = ioscope_report::render(&result, &formats, tv);
-    match &mut output {
-        Some((p, f)) => write_output(f, &format!("{head}{report}"))
-            .with_context(|| format!("--output={}", p.display()))?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(report.as_bytes())?;
-            out.flush()?;
-        }
-    }
+    let report = ioscope_report::render(&result, &rep.formats, rep.terse_version);
+    rep.write(&report)?;
     if result.meta.interrupted {
         eprintln!("{}", ioscope_report::interrupted_line(&result).trim_end());
     }
@@ -306,7 +351,7 @@ fn write_output(f: &mut std::fs::File, text: &str) -> std::io::Result<()> {
 
 /// Job lines, version and "Starting N processes", as fio prints them before a run
 /// (jobs with thread=1 are counted as threads, as fio does).
-fn headers(plan: &Plan) -> String {
+pub fn headers(plan: &Plan) -> String {
     let mut s = String::new();
     let groups = ioscope_runner::plan::group_ids(plan.set);
     for (j, gid) in plan.set.jobs.iter().zip(groups) {

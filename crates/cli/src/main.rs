@@ -2,13 +2,18 @@
 //! flags are one table, `ioscope_options::flags::COMMANDS`.
 
 mod bwlog;
+mod cluster;
 mod compare;
 mod fairness;
 mod fio;
+mod logcmd;
 mod peak;
+mod plot;
 mod quick;
+mod report;
 mod signals;
 mod status;
+mod sweep;
 
 use anyhow::{bail, Result};
 use ioscope_options::{flagdoc, flags};
@@ -33,11 +38,20 @@ fn utf8(args: &[OsString]) -> Result<Vec<String>> {
 fn main() -> ExitCode {
     // argv as the OS gives it: job files may have any name (fio.rs sorts them out).
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let result = match args.first().and_then(|a| a.to_str()) {
+    let sub = args.first().and_then(|a| a.to_str());
+    if let Some(e) = sub.and_then(cluster::refuse_subcommand) {
+        eprintln!("ioscope: {e}");
+        return ExitCode::from(1);
+    }
+    let result = match sub {
         Some("quick") => utf8(&args[1..]).and_then(|a| quick::main(&a)),
         Some("fairness") => utf8(&args[1..]).and_then(|a| fairness::main(&a)),
         Some("peak") => utf8(&args[1..]).and_then(|a| peak::main(&a)),
         Some("compare") => utf8(&args[1..]).and_then(|a| compare::main(&a)),
+        Some("sweep") => utf8(&args[1..]).and_then(|a| sweep::main(&a)),
+        Some("report") => utf8(&args[1..]).and_then(|a| report::main(&a)),
+        Some("plot") => utf8(&args[1..]).and_then(|a| plot::main(&a)),
+        Some("log") => utf8(&args[1..]).and_then(|a| logcmd::main(&a)),
         Some("completions") => utf8(&args[1..]).and_then(|a| completions(&a)),
         Some("help") => utf8(&args[1..]).and_then(|a| help(&a)),
         _ => fio::main(&args),
@@ -64,6 +78,16 @@ pub fn parse_flags(name: &str, args: &[String]) -> Result<Option<flags::Parsed>>
         return Ok(None);
     }
     Ok(Some(p))
+}
+
+/// A report file named by a flag (`--svg`, `--html`), created now: before any run, so
+/// that a bad path fails at once rather than after the I/O.
+pub fn out_file(path: Option<&str>) -> Result<Option<(String, std::fs::File)>> {
+    path.map(|p| {
+        let f = std::fs::File::create(p).map_err(|e| anyhow::anyhow!("{p}: {e}"))?;
+        Ok((p.to_string(), f))
+    })
+    .transpose()
 }
 
 /// `ioscope completions SHELL`.

@@ -1,4 +1,4 @@
-//! SIGINT/SIGTERM: the first asks every job to stop; the results measured so far are
+//! SIGINT/SIGTERM (and SIGUSR1 under MPI): the first asks every job to stop; the results measured so far are
 //! still reported in full, marked as interrupted, and the exit status says so (130
 //! for SIGINT, 143 for SIGTERM). A second SIGINT only repeats the request (a run that
 //! is finishing its reports is not cut short); a third exits at once.
@@ -20,7 +20,18 @@ extern "C" fn on_signal(sig: libc::c_int) {
 }
 
 pub fn install() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    install_for(&[libc::SIGINT, libc::SIGTERM]);
+}
+
+/// Under MPI also SIGUSR1: mpirun forwards it to every rank at once (SIGINT and
+/// SIGTERM reach the ranks as a SIGTERM a second before SIGKILL), so
+/// `kill -USR1 <mpirun>` is the graceful stop of a run on many hosts.
+pub fn install_mpi() {
+    install_for(&[libc::SIGINT, libc::SIGTERM, libc::SIGUSR1]);
+}
+
+fn install_for(sigs: &[libc::c_int]) {
+    for &sig in sigs {
         // SAFETY: a zeroed sigaction with a valid handler and empty mask.
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
@@ -37,6 +48,7 @@ pub fn received() -> Option<&'static str> {
         0 => None,
         libc::SIGINT => Some("SIGINT"),
         libc::SIGTERM => Some("SIGTERM"),
+        libc::SIGUSR1 => Some("SIGUSR1"),
         _ => Some("a signal"),
     }
 }
@@ -52,9 +64,14 @@ pub fn mark(r: &mut ioscope_stats::RunResult) {
 /// The exit status: 128 + the signal for an interrupted run, else 1 when a job
 /// failed, else 0.
 pub fn exit_code(failed: bool) -> ExitCode {
+    ExitCode::from(exit_value(failed))
+}
+
+/// [`exit_code`] as a number.
+pub fn exit_value(failed: bool) -> u8 {
     match SIGNAL.load(Relaxed) {
-        0 if failed => ExitCode::from(1),
-        0 => ExitCode::SUCCESS,
-        sig => ExitCode::from(128 + sig as u8),
+        0 if failed => 1,
+        0 => 0,
+        sig => 128 + sig as u8,
     }
 }

@@ -174,17 +174,21 @@ fn option_outside_section_and_missing_value() {
 #[test]
 fn not_yet_supported_option_fails_parse_only_and_the_run() {
     let d = tmpdir();
-    fs::write(d.path().join("j.fio"), "[job]\nsize=1m\nverify=md5\n").unwrap();
+    fs::write(
+        d.path().join("j.fio"),
+        "[job]\nsize=1m\nwrite_iolog=trace\n",
+    )
+    .unwrap();
     // --parse-only checks everything a run would, short of I/O.
     fails_with(
         &["--parse-only", "j.fio"],
         d.path(),
-        &["j.fio:3", "verify", "not supported yet"],
+        &["j.fio:3", "write_iolog", "not supported yet"],
     );
     fails_with(
         &["j.fio"],
         d.path(),
-        &["j.fio:3", "verify", "not supported yet"],
+        &["j.fio:3", "write_iolog", "not supported yet"],
     );
 }
 

@@ -299,8 +299,17 @@ fn reads_fio_333_json() {
         return;
     }
     let d = tmpdir();
-    let a = null_job(d.path(), "a.fio", "4k");
-    let b = null_job(d.path(), "b.fio", "64k");
+    // Rate-limited, so that B's doubled bandwidth does not depend on the machine: an
+    // unlimited null job lasts 1-3 ms, and fio's whole-millisecond runtime can make A
+    // and B tie on a busy machine.
+    let rated = |name: &str, rate: &str| {
+        let p = d.path().join(name);
+        let job = format!("[seq]\nioengine=null\nsize=2m\nrw=read\nbs=4k\nrate={rate}\n");
+        std::fs::write(&p, job).unwrap();
+        p.display().to_string()
+    };
+    let a = rated("a.fio", "10m");
+    let b = rated("b.fio", "20m");
     for (side, job) in [("a", &a), ("b", &b)] {
         let dir = d.path().join(side);
         std::fs::create_dir(&dir).unwrap();
@@ -339,4 +348,178 @@ fn reads_fio_333_json() {
         .unwrap()
         .iter()
         .any(|r| r["metric"] == "clat_p99.99"));
+}
+
+/// --svg and --html, rendered by Chromium: one chart per job and direction with a bar
+/// per metric, the verdict colours, and the table in the page.
+#[test]
+fn charts_render_in_chromium() {
+    require!(Prereq::CHROMIUM);
+    let d = tmpdir();
+    let (a, b) = sides(d.path(), 5, 0.066, 0.01, 1);
+    let svg = d.path().join("cmp.svg");
+    let html = d.path().join("cmp.html");
+    let r = run_in(
+        d.path(),
+        &[
+            "compare",
+            "--svg",
+            &svg.display().to_string(),
+            "--html",
+            &html.display().to_string(),
+            &a,
+            &b,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    // The bw bar is green (better); a whisker per bar.
+    assert!(text.contains("fill=\"#009E73\""), "no green bar in the SVG");
+    let shown = render::render_svg(&svg, "compare-svg");
+    shown.assert_drawn("compare --svg", 20);
+    let texts = shown.texts();
+    for want in ["bw", "iops", "clat_p99", "change, %"] {
+        assert!(texts.contains(&want), "{want} not drawn: {texts:?}");
+    }
+    assert!(
+        texts.iter().any(|t| t.starts_with("seq read: B against A")),
+        "{texts:?}"
+    );
+    let page = render::render_html(&html, "compare-html");
+    page.assert_drawn("compare --html", 20);
+    let html_text = std::fs::read_to_string(&html).unwrap();
+    assert!(html_text.contains("<td>better</td>"), "table missing");
+    assert!(html_text.contains("option bs: A 4k, B 8k"));
+    assert!(!html_text.contains("<script"), "the report must be static");
+}
+
+/// --vary: one job file, one option set to two values in every job, both planned before
+/// any run; the results say which value each side ran with.
+#[test]
+fn vary_runs_one_job_file_with_two_values() {
+    let d = tmpdir();
+    let job = null_job(d.path(), "j.fio", "4k");
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "compare",
+            "--vary",
+            "bs=4k,64k",
+            "--repeat",
+            "4",
+            "-o",
+            "out",
+            "--json",
+            &job,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(row(&v, "read", "bw")["verdict"], "better");
+    assert!(r.stderr.contains("option bs: A 4k, B 64k"), "{}", r.stderr);
+    assert!(r.stderr.contains("run 1/4 of b: "), "{}", r.stderr);
+    let b4: Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("out/b-4.json")).unwrap())
+            .unwrap();
+    assert_eq!(b4["jobs"][0]["job options"]["bs"], "64k");
+    // json+: the latency bins are kept for the shape test.
+    assert!(b4["jobs"][0]["read"]["clat_ns"]["bins"].is_object(), "{b4}");
+    // Bad values fail before any run, naming the value.
+    let r = run_in(
+        d.path(),
+        &["compare", "--vary", "bs=4k,huge", "-o", "bad", &job],
+    );
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("bs=huge"), "{}", r.stderr);
+    assert!(
+        !d.path().join("bad/a-1.json").exists(),
+        "ran before checking B"
+    );
+    let r = run_in(d.path(), &["compare", "--vary", "nosuch=1,2", &job]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("nosuch"), "{}", r.stderr);
+    let r = run_in(d.path(), &["compare", "--vary", "bs=4k", &job]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("exactly two values"), "{}", r.stderr);
+}
+
+/// A json+-shaped document of one read job whose completion latencies are `bins`
+/// (ns → I/Os), with the mean and percentiles that fio would print for them.
+fn jsonplus_doc(bins: &[(u64, u64)]) -> Value {
+    let n: u64 = bins.iter().map(|b| b.1).sum();
+    let mean = bins.iter().map(|&(v, c)| v as f64 * c as f64).sum::<f64>() / n as f64;
+    let pct = |q: f64| {
+        let rank = (q / 100.0 * n as f64).ceil() as u64;
+        let mut seen = 0;
+        bins.iter()
+            .find(|&&(_, c)| {
+                seen += c;
+                seen >= rank
+            })
+            .map(|b| b.0)
+            .unwrap()
+    };
+    let bins_obj: serde_json::Map<String, Value> = bins
+        .iter()
+        .map(|&(v, c)| (v.to_string(), json!(c)))
+        .collect();
+    json!({
+        "fio version": "fio-3.33",
+        "jobs": [{
+            "jobname": "lat", "groupid": 0, "job options": {"rw": "randread"},
+            "read": {
+                "io_bytes": n * 4096, "bw_bytes": 400_000_000u64, "iops": 100000.0,
+                "runtime": 1000, "total_ios": n,
+                "clat_ns": {
+                    "mean": mean,
+                    "percentile": {"50.000000": pct(50.0), "99.000000": pct(99.0), "99.900000": pct(99.9)},
+                    "bins": bins_obj
+                }
+            },
+            "write": {"io_bytes": 0, "bw_bytes": 0, "iops": 0.0, "runtime": 0}
+        }]
+    })
+}
+
+/// Same mean, fatter tail: B's body is 2 us faster and 2% of its I/Os take ~2x. The
+/// mean cannot tell them apart; the shape test and the tail rows do, and with one run
+/// per side the percentile intervals come from the bins.
+#[test]
+fn a_fatter_tail_under_the_same_mean_is_reported() {
+    let d = tmpdir();
+    let a: Vec<(u64, u64)> = (90..110).map(|us| (us * 1000, 500)).collect();
+    let mut b: Vec<(u64, u64)> = (88..108).map(|us| (us * 1000, 490)).collect();
+    b.push((197_500, 200));
+    for (name, bins) in [("a.json", &a), ("b.json", &b)] {
+        let text = serde_json::to_string(&jsonplus_doc(bins)).unwrap();
+        std::fs::write(d.path().join(name), text).unwrap();
+    }
+    let (r, v) = run_json(d.path(), &["compare", "--json", "a.json", "b.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mean = row(&v, "read", "clat_mean");
+    assert!(mean["delta_pct"].as_f64().unwrap().abs() < 0.01, "{mean}");
+    let shape = row(&v, "read", "clat_shape");
+    assert_eq!(shape["verdict"], "shape differs", "{shape}");
+    assert_eq!(shape["means_agree"], true);
+    let d_ks = shape["ks_d"].as_f64().unwrap();
+    assert!((0.05..0.15).contains(&d_ks), "{shape}");
+    assert!(shape["p_value"].as_f64().unwrap() < 1e-6, "{shape}");
+    assert!(shape["p99_9_delta_pct"].as_f64().unwrap() > 50.0, "{shape}");
+    // One run per side: the p99 interval is the within-run one, and excludes 0.
+    let p99 = row(&v, "read", "clat_p99");
+    assert_eq!(p99["ci_source"], "bins", "{p99}");
+    assert!(p99["ci_low_pct"].as_f64().unwrap() > 0.0, "{p99}");
+    assert_eq!(p99["verdict"], "not enough repetitions");
+    let r = run_in(d.path(), &["compare", "a.json", "b.json"]);
+    assert!(
+        r.stdout
+            .contains("latency shape lat read: shape differs (KS D=")
+            && r.stdout
+                .contains("the means agree but the distributions do not"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("* within-run interval"), "{}", r.stdout);
+    // A side against itself: same shape.
+    let (_, v) = run_json(d.path(), &["compare", "--json", "a.json", "a.json"]);
+    assert_eq!(row(&v, "read", "clat_shape")["verdict"], "same shape");
 }

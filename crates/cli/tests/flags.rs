@@ -36,6 +36,7 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "status-interval"),
     ("fio", "allow-destructive"),
     ("fio", "alloc-size"),
+    ("fio", "log-format"), // logtools.rs binary_logs_convert_to_the_same_text
     // not_yet_flags_are_refused_also_by_parse_only
     ("fio", "inflate-log"),
     ("fio", "cpuclock-test"),
@@ -86,13 +87,43 @@ const COVERED: &[(&str, &str)] = &[
     ("fairness", "ioscheduler"),
     ("fairness", "bw-log"),
     ("fairness", "window"),
+    ("fairness", "svg"),  // fairness.rs charts_render_in_chromium
+    ("fairness", "html"), // fairness.rs charts_render_in_chromium
     // compare
     ("compare", "json"),
     ("compare", "markdown"),
     ("compare", "run"),
     ("compare", "repeat"),
     ("compare", "output"),
+    ("compare", "svg"),  // compare.rs charts_render_in_chromium
+    ("compare", "html"), // compare.rs charts_render_in_chromium
+    ("compare", "vary"), // compare.rs vary_runs_one_job_file_with_two_values
     ("compare", "help"),
+    // sweep (sweep.rs), report
+    ("sweep", "output"),
+    ("sweep", "retry-failed"), // a_failed_point_is_flagged_skipped_and_retried
+    ("sweep", "allow-destructive"), // devices_are_protected_and_identified
+    ("sweep", "emit"),         // the_readme_example_plans_as_written
+    ("sweep", "check"),
+    ("sweep", "json"),
+    ("sweep", "help"),
+    ("report", "output"), // report_reads_a_directory_of_fio_results
+    ("report", "ssv"),
+    ("report", "help"),
+    ("plot", "output"), // plot.rs logs_and_results_become_panels
+    ("plot", "html"),
+    ("plot", "window"),
+    ("plot", "help"),
+    // log (logtools.rs)
+    ("log", "output"),
+    ("log", "interval"),
+    ("log", "percentiles"),
+    ("log", "divisor"),
+    ("log", "decimals"),
+    ("log", "directions"),
+    ("log", "noweight"),
+    ("log", "json"),
+    ("log", "help"),
     // completions, help
     ("completions", "help"),
     ("help", "help"),

@@ -1,5 +1,6 @@
 //! The binary does the right I/O: bytes, counts, offsets, coverage, engines, job control.
 
+#[macro_use]
 mod common;
 use common::*;
 use std::collections::HashMap;
@@ -655,4 +656,83 @@ fn exec_hooks_create_only_pre_read_max_latency() {
     );
     assert_eq!(r.code, 1);
     assert_eq!(job(&v, 0)["error"], libc::ETIMEDOUT);
+}
+
+/// cgroup and cgroup_weight: the job's I/O is charged to its blkio group (the thread
+/// joined it), the weight is written, a group that existed before is used and kept, a
+/// group the run made is removed unless cgroup_nodelete=1.
+#[test]
+fn cgroup_puts_the_job_in_its_blkio_group() {
+    use std::os::unix::fs::MetadataExt;
+    require!(Prereq::Root, Prereq::BlkioCgroup);
+    let mnt = prereq::blkio_mount().expect("blkio");
+    let d = tmpdir();
+    let name = format!("ioscope-test-{}", std::process::id());
+    let group = mnt.join(&name);
+    let job = |extra: &[&str]| {
+        let file = d.path().join("cg.dat");
+        let mut args = vec![
+            "--name=cg".to_string(),
+            format!("--filename={}", file.display()),
+            "--size=4m".into(),
+            "--bs=64k".into(),
+            "--rw=read".into(),
+            "--direct=1".into(),
+            format!("--cgroup={name}"),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run_in(d.path(), &a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    // Kernels since 5.x account a group's bios in blkio.throttle.* only while it has a
+    // throttle rule: give the group one far above anything the disk can do.
+    fs::create_dir(&group).expect("mkdir group");
+    let dev = fs::metadata(d.path()).expect("tmpdir").dev();
+    let (maj, min) = whole_disk(libc::major(dev), libc::minor(dev));
+    fs::write(
+        group.join("blkio.throttle.read_bps_device"),
+        format!("{maj}:{min} 1000000000000"),
+    )
+    .expect("throttle rule");
+    job(&["--cgroup_weight=300"]);
+    let weight = ["blkio.weight", "blkio.bfq.weight"]
+        .iter()
+        .find_map(|f| fs::read_to_string(group.join(f)).ok())
+        .expect("a weight file");
+    // blkio.bfq.weight reads "default 300" on some kernels, "300" on others.
+    assert_eq!(weight.split_whitespace().last(), Some("300"), "{weight}");
+    let served = fs::read_to_string(group.join("blkio.throttle.io_service_bytes"))
+        .expect("io_service_bytes");
+    let read: u64 = served
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("Read"))
+        .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+        .sum();
+    assert!(read >= 4 << 20, "4 MiB read in the group: {served}");
+    assert!(group.is_dir(), "a group the run did not make is kept");
+    fs::remove_dir(&group).expect("rmdir");
+    // Made by the run: kept with cgroup_nodelete=1, removed without.
+    job(&["--cgroup_weight=200", "--cgroup_nodelete=1"]);
+    assert!(group.is_dir(), "cgroup_nodelete keeps {}", group.display());
+    fs::remove_dir(&group).expect("rmdir");
+    job(&["--cgroup_weight=200"]);
+    assert!(!group.exists(), "the run's own group is removed");
+    // A name that leaves the controller is refused before any I/O, by --parse-only too.
+    let r = run_in(d.path(), &["--parse-only", "--name=x", "--cgroup=../x"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("job 'x': cgroup=../x"), "{}", r.stderr);
+}
+
+/// The whole disk of a partition (throttle rules name whole disks).
+fn whole_disk(maj: u32, min: u32) -> (u32, u32) {
+    let sys = format!("/sys/dev/block/{maj}:{min}");
+    if std::path::Path::new(&format!("{sys}/partition")).exists() {
+        if let Ok(dev) = fs::read_to_string(format!("{sys}/../dev")) {
+            if let Some((a, b)) = dev.trim().split_once(':') {
+                return (a.parse().unwrap_or(maj), b.parse().unwrap_or(min));
+            }
+        }
+    }
+    (maj, min)
 }

@@ -239,6 +239,12 @@ pub const FIO_FLAGS: &[FlagDef] = &[
     ),
     flag("eta", ReqVal, "WHEN", "Live status line: auto, always or never"),
     flag(
+        "log-format",
+        ReqVal,
+        "FORMAT",
+        "Per-I/O logs as fio's text logs (text, the default), ioscope's binary log PREFIX_io.N.bin (binary; `ioscope log convert` makes the text later), or both",
+    ),
+    flag(
         "eta-newline",
         ReqVal,
         "TIME",
@@ -469,7 +475,7 @@ pub const FAIRNESS_FLAGS: &[FlagDef] = &[
         "model",
         ReqVal,
         "MODEL",
-        "Weights: cfq (180-20*prio, default), bfq ((8-prio)*10), equal, or w1,w2,... one per job",
+        "Weights: cfq (180-20*prio, default), bfq ((8-prio)*10), equal, io.weight or cgroup (each job's cgroup_weight, 100 when unset; the default of --scenario=cgroup-weights), or w1,w2,... one per job",
     ),
     flag(
         "dir",
@@ -487,7 +493,19 @@ pub const FAIRNESS_FLAGS: &[FlagDef] = &[
         "scenario",
         ReqVal,
         "NAME",
-        "Run 8 random readers on TARGET instead of reading a result: prio-ladder (be 0..7) or equal (all be 4)",
+        "Run 8 random readers on TARGET instead of reading a result: prio-ladder (be 0..7), equal (all be 4) or cgroup-weights (a blkio cgroup each, weights 800..100; cgroup v1, root)",
+    ),
+    flag(
+        "svg",
+        ReqVal,
+        "FILE",
+        "Also write the charts (ideal and transferred per job; shares and Jain's index per window) as SVG to FILE",
+    ),
+    flag(
+        "html",
+        ReqVal,
+        "FILE",
+        "Also write a self-contained HTML report (tables and charts) to FILE",
     ),
     flag(
         "size",
@@ -537,10 +555,28 @@ pub const COMPARE_FLAGS: &[FlagDef] = &[
         "Print the table as GitHub markdown (for a patch mail)",
     ),
     flag(
+        "svg",
+        ReqVal,
+        "FILE",
+        "Also write the chart (change of B against A per metric, 95% whiskers) as SVG to FILE",
+    ),
+    flag(
+        "html",
+        ReqVal,
+        "FILE",
+        "Also write a self-contained HTML report (differences, table, chart) to FILE",
+    ),
+    flag(
         "run",
         NoVal,
         "",
         "Run the job files A.fio and B.fio interleaved (A B A B ...) and compare the results",
+    ),
+    flag(
+        "vary",
+        ReqVal,
+        "OPT=A,B",
+        "Run one job file twice, with job option OPT set to A and to B in every job (e.g. ioscheduler=none,mq-deadline); implies --run",
     ),
     flag(
         "repeat",
@@ -557,6 +593,109 @@ pub const COMPARE_FLAGS: &[FlagDef] = &[
             "--run: keep the results as DIR/a-1.json, DIR/b-1.json, ... (default: a new temporary directory)",
         )
     },
+    HELP,
+];
+
+pub const SWEEP_FLAGS: &[FlagDef] = &[
+    FlagDef {
+        aliases: &["o"],
+        ..flag(
+            "output",
+            ReqVal,
+            "DIR",
+            "run: the run directory (results, journal, report); running again on it resumes; import: where the imported results go",
+        )
+    },
+    flag(
+        "retry-failed",
+        NoVal,
+        "",
+        "run: run points that failed in an earlier run again (they are skipped otherwise)",
+    ),
+    flag(
+        "allow-destructive",
+        NoVal,
+        "",
+        "run: allow writes to devices the safety checks refuse, and purge=discard",
+    ),
+    flag(
+        "emit",
+        ReqVal,
+        "DIR",
+        "plan: write each point as a fio job file DIR/<point>.fio",
+    ),
+    flag(
+        "check",
+        NoVal,
+        "",
+        "plan: check every point as a run would (options, unsupported values, limits); nothing runs, nothing is written",
+    ),
+    flag(
+        "json",
+        NoVal,
+        "",
+        "plan, status: print JSON instead of text",
+    ),
+    HELP,
+];
+
+pub const REPORT_FLAGS: &[FlagDef] = &[
+    FlagDef {
+        aliases: &["o"],
+        ..flag(
+            "output",
+            ReqVal,
+            "DIR",
+            "Write the report files here (default: the results directory itself)",
+        )
+    },
+    flag(
+        "ssv",
+        NoVal,
+        "",
+        "Also write fio-tests' space-separated columns (x rbw riops rclat wbw wiops wclat) per series",
+    ),
+    HELP,
+];
+
+pub const PLOT_FLAGS: &[FlagDef] = &[
+    FlagDef {
+        aliases: &["o"],
+        ..flag("output", ReqVal, "FILE.svg", "Write the graphs to this SVG file (required)")
+    },
+    flag("html", ReqVal, "FILE", "Also write a self-contained HTML page with the graphs"),
+    flag(
+        "window",
+        ReqVal,
+        "TIME",
+        "Average per-I/O log entries over windows this long (default: the run cut into 300 windows)",
+    ),
+    HELP,
+];
+
+pub const LOG_FLAGS: &[FlagDef] = &[
+    FlagDef {
+        aliases: &["o"],
+        ..flag("output", ReqVal, "DIR", "convert: write the text logs into DIR (default: the names the binary log records)")
+    },
+    FlagDef {
+        aliases: &["i"],
+        ..flag("interval", ReqVal, "MS", "percentiles: width of each output interval in ms (default 1000)")
+    },
+    flag(
+        "percentiles",
+        ReqVal,
+        "LIST",
+        "percentiles: the percentiles after the median, separated by ':' or ',' (default 90:95:99); summary: which to print (default 50:90:99:99.9:99.99)",
+    ),
+    FlagDef {
+        aliases: &["d"],
+        ..flag("divisor", ReqVal, "N", "percentiles: divide the latencies by N (1000: us)")
+    },
+    flag("decimals", ReqVal, "N", "percentiles: decimal places (default 3)"),
+    flag("directions", ReqVal, "LETTERS", "percentiles: also per direction: any of r, w, t, m (m = all merged)"),
+    flag("noweight", NoVal, "", "percentiles: put each row whole into one interval instead of spreading it"),
+    flag("json", NoVal, "", "summary: print JSON"),
     HELP,
 ];
 
@@ -599,8 +738,8 @@ pub const COMMANDS: &[CommandDef] = &[
     CommandDef {
         name: "fairness",
         about: "I/O-priority fairness: each job's transferred bytes against its weighted share",
-        usage: "ioscope fairness [FLAGS] RESULT.json | ioscope fairness --scenario NAME [FLAGS] TARGET",
-        operands: "a JSON result of ioscope or fio (--output-format=json or json+), or with --scenario the file or device to read",
+        usage: "ioscope fairness [FLAGS] RESULT.json | JOB.fio | --scenario NAME [FLAGS] TARGET",
+        operands: "a JSON result of ioscope or fio (--output-format=json or json+); a fio job file, which is run first (any file not starting with '{'); or with --scenario the file or device to read",
         details: "Prints total priority (sum of weights), total data transferred, and per job: \
                   class, prio, ideal = total * weight / total weight, xferred and %diff = \
                   xferred * 100 / ideal - 100 (integer arithmetic); then Jain's index over \
@@ -624,8 +763,8 @@ pub const COMMANDS: &[CommandDef] = &[
     CommandDef {
         name: "compare",
         about: "A/B comparison of repeated runs: is the change outside run-to-run noise?",
-        usage: "ioscope compare [FLAGS] A B | ioscope compare --run [--repeat N] [-o DIR] A.fio B.fio",
-        operands: "A and B: a JSON result of ioscope or fio, or a directory whose *.json files are repetitions; with --run two job files",
+        usage: "ioscope compare [FLAGS] A B | ioscope compare --run [--repeat N] [-o DIR] A.fio B.fio | ioscope compare --vary OPT=A,B [--repeat N] JOB.fio",
+        operands: "A and B: a JSON result of ioscope or fio, or a directory whose *.json files are repetitions; with --run two job files; with --vary one job file",
         details: "Per job (matched by name and group), direction and metric (bw, iops, \
                   lat_mean, clat_mean, clat_p50 ... clat_p99.99, as reported): the means of \
                   A and B, delta % = (B - A) / A * 100, its 95% bootstrap interval (2000 \
@@ -635,8 +774,71 @@ pub const COMMANDS: &[CommandDef] = &[
                   repetitions below 3 per side or when the test cannot reach 0.05 (3 vs 3), \
                   with the repetitions per side needed at the observed noise. Before the \
                   table: the job options, ioscope versions, kernels, hosts and CPUs that \
-                  differ between A and B.",
+                  differ between A and B. Where both sides have json+ latency bins (--run \
+                  and --vary keep json+): a two-sample Kolmogorov-Smirnov test per job and \
+                  direction (shape differs when p < 0.01 and D >= 0.01, flagged when the \
+                  means agree), and with one run per side the clat rows' intervals come \
+                  from the bins (marked *: within-run, the run-to-run noise is unknown).",
         flags: COMPARE_FLAGS,
+    },
+    CommandDef {
+        name: "sweep",
+        about: "Parameter sweeps from a TOML file: plan, run (resumable, with preconditioning and steady state), status, import",
+        usage: "ioscope sweep plan FILE [--emit DIR] [--check] | ioscope sweep run FILE -o DIR [--retry-failed] | ioscope sweep status DIR | ioscope sweep import FIO-TESTS-DIR -o DIR",
+        operands: "a verb (plan, run, status, import), then the sweep file (plan, run), the run directory (status) or a fio-tests tree (import)",
+        details: "A sweep file has [target] (filename or directory, size, optional expect_model/expect_serial), \
+                  [defaults] (any fio option), [profiles.NAME] (option sets; built in: seqread, seqwrite, \
+                  randread, randwrite, randrw-70-30, randrw-97-3 and snia-R-W mixes), and [[sweep]] tables \
+                  with name, profiles, axes (iodepth = \"pow2:1..64\", numjobs = [1, 2], \"1..8\", \"8..64:8\"), \
+                  fixed options and an optional guard (axis, metric, drop, patience, max_p99). \
+                  [precondition] (purge, passes, bs, iodepth) and [steady_state] (rounds, window, \
+                  range_pct, slope_pct, metric, workload, mode = snia|fio, ss) run before the points. \
+                  run writes DIR/points/<point>.json (json+ with the point's options, target identity, \
+                  kernel and version), DIR/journal.jsonl, and at the end the report (results.csv, \
+                  results.json, graphs/*.svg, report.html); Ctrl-C stops after saving what finished, \
+                  and the same command resumes.",
+        flags: SWEEP_FLAGS,
+    },
+    CommandDef {
+        name: "report",
+        about: "Tables and graphs of a sweep directory or of any directory of fio/ioscope JSON results",
+        usage: "ioscope report DIR [-o OUT] [--ssv]",
+        operands: "a sweep run directory, or a directory (searched recursively) of JSON results of ioscope or fio",
+        details: "Writes results.csv and results.json (one row per point and direction, a column per \
+                  axis, units in the headers), graphs/*.svg (bandwidth, IOPS, mean clat and p99/p99.9 \
+                  clat against each axis, log2 x for power-of-two axes, one line per profile, \
+                  direction and value of the other axes; labels at the best bandwidth, best IOPS and \
+                  lowest latency of each line and at its knee, the smallest x reaching 95% of the \
+                  best; failed points marked), a QD x numjobs heatmap when both axes vary, the \
+                  steady-state convergence chart, and report.html with all of it (self-contained). \
+                  For a plain directory the axes are the job options whose values differ.",
+        flags: REPORT_FLAGS,
+    },
+    CommandDef {
+        name: "plot",
+        about: "Graphs of one run: bandwidth, IOPS and latency over time, latency percentiles over time, latency CDFs",
+        usage: "ioscope plot LOG|RESULT.json ... -o OUT.svg [--html OUT.html] [--window TIME]",
+        operands: "fio/ioscope log files (NAME_bw.N.log, _iops, _lat, _clat, _slat, _clat_hist) and JSON results",
+        details: "One panel per kind of input, stacked in one SVG: bandwidth (MiB/s) and IOPS over \
+                  time from bw/iops logs; lat, clat and slat (us) over time from latency logs, \
+                  per-I/O entries averaged per window; p50/p90/p99/p99.9 completion latency per \
+                  row of clat_hist logs; the completion-latency CDF of each job and direction \
+                  from json+ bins; bandwidth and IOPS per interval from a file of interim JSON \
+                  reports (--status-interval). A line per file and direction.",
+        flags: PLOT_FLAGS,
+    },
+    CommandDef {
+        name: "log",
+        about: "Read I/O logs: convert binary logs to fio's text logs, summarise per-I/O logs, percentiles over time from histogram logs",
+        usage: "ioscope log convert FILE.bin... [-o DIR] | ioscope log summary LOG... [--json] | ioscope log percentiles HIST_LOG... [-i MS] [--percentiles LIST]",
+        operands: "a verb (convert, summary, percentiles), then log files: ioscope binary logs (PREFIX_io.N.bin) or fio/ioscope text logs",
+        details: "convert writes the text logs a run would have written (lat, slat, clat, bw, iops; names from the binary log). \
+                  summary reads per-I/O latency logs (fio's or ioscope's text logs, or binary logs) and prints per file, \
+                  direction and priority the count, min, mean, max and percentiles (from a histogram with at most 0.1% \
+                  error). percentiles reads clat_hist logs (write_hist_log) of any number of jobs and hosts and prints \
+                  fio's fiologparser_hist.py columns with its options and its arithmetic: end-time, samples, min, avg, \
+                  median, the percentiles, max (ns, or divided by --divisor).",
+        flags: LOG_FLAGS,
     },
     CommandDef {
         name: "completions",

@@ -210,6 +210,10 @@ pub struct Keywords {
     pub ncpus: u64,
     pub mb_memory: u64,
     pub pagesize: u64,
+    /// `${NAME}` values that come before the environment: the run's own
+    /// `IOSCOPE_RANK`, `IOSCOPE_RANKS` and `IOSCOPE_HOST` (rank 0 of 1 on this host
+    /// unless MPI says otherwise), for per-rank file names.
+    pub vars: Vec<(String, String)>,
 }
 
 impl Keywords {
@@ -227,8 +231,40 @@ impl Keywords {
             ncpus: ncpus.max(1) as u64,
             mb_memory: (pages.max(0) as u64).saturating_mul(pagesize) / (1024 * 1024),
             pagesize,
+            vars: Vec::new(),
         }
+        .with_rank(0, 1, &hostname())
     }
+
+    /// This process is rank `rank` of `ranks` (MPI), on `host`.
+    pub fn with_rank(mut self, rank: u32, ranks: u32, host: &str) -> Self {
+        self.vars = vec![
+            ("IOSCOPE_RANK".into(), rank.to_string()),
+            ("IOSCOPE_RANKS".into(), ranks.to_string()),
+            ("IOSCOPE_HOST".into(), host.to_string()),
+        ];
+        self
+    }
+
+    fn var(&self, name: &str) -> Option<String> {
+        self.vars
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .or_else(|| std::env::var(name).ok())
+    }
+}
+
+/// This machine's host name (as the kernel's UTS namespace has it).
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname NUL-terminates on success.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return "localhost".to_string();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
 /// Expand `${VAR}` from the environment and `$ncpus`/`$mb_memory`/`$pagesize`.
@@ -244,8 +280,9 @@ pub fn expand_value(v: &str, kw: &Keywords) -> Result<String, String> {
                 .find('}')
                 .ok_or_else(|| format!("'{v}': '${{' without a closing '}}'"))?;
             let var = &body[..end];
-            let val = std::env::var(var)
-                .map_err(|_| format!("environment variable '{var}' is not set"))?;
+            let val = kw
+                .var(var)
+                .ok_or_else(|| format!("environment variable '{var}' is not set"))?;
             out.push_str(&val);
             rest = &body[end + 1..];
             continue;
@@ -305,6 +342,7 @@ mod tests {
     #[test]
     fn expansion() {
         let kw = Keywords {
+            vars: vec![("IOSCOPE_RANK".into(), "2".into())],
             ncpus: 2,
             mb_memory: 100,
             pagesize: 4096,
@@ -317,6 +355,16 @@ mod tests {
         std::env::set_var("IOSCOPE_T_VAR", "xyz");
         assert_eq!(expand_value("a${IOSCOPE_T_VAR}b", &kw).unwrap(), "axyzb");
         assert!(expand_value("${IOSCOPE_SURELY_UNSET_VAR}", &kw).is_err());
+        assert_eq!(expand_value("/d/f.${IOSCOPE_RANK}", &kw).unwrap(), "/d/f.2");
+        let probed = Keywords::probe();
+        assert_eq!(
+            expand_value("${IOSCOPE_RANK}/${IOSCOPE_RANKS}", &probed).unwrap(),
+            "0/1"
+        );
+        assert_eq!(
+            expand_value("${IOSCOPE_HOST}", &probed).unwrap(),
+            hostname()
+        );
     }
 
     #[test]

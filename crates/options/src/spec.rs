@@ -465,6 +465,7 @@ mod tests {
             ncpus: 2,
             mb_memory: 1000,
             pagesize: 4096,
+            vars: Vec::new(),
         }
     }
 

@@ -88,7 +88,9 @@ option_table! {
     stats: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Include this job in the report (0: run it but leave it out)" }
     uid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this user id", status: NOT_YET }
     gid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this group id", status: NOT_YET }
-    cgroup: Option<String> { category: C::Job, help: "Put the job in this cgroup", status: NOT_YET }
+    cgroup: Option<String> { category: C::Job, help: "Put the job's thread in this blkio cgroup (cgroup v1; made if missing, removed after the run)" }
+    cgroup_weight: Option<u32> { kind: INT, min: Some(1), max: Some(1000), category: C::Job, help: "Weight of the job's cgroup: blkio.weight, or blkio.bfq.weight under bfq (1-1000; the group is the job's name when cgroup is unset)" }
+    cgroup_nodelete: bool { kind: BOOL, default: "0", category: C::Job, help: "Keep the cgroups the run made" }
     exec_prerun: Option<String> { category: C::Job, help: "Run this shell command before the job (output in NAME.prerun.txt); failure fails the job" }
     exec_postrun: Option<String> { category: C::Job, help: "Run this shell command after the job (output in NAME.postrun.txt)" }
     numa_cpu_nodes: Option<String> { category: C::Job, help: "NUMA nodes to run on", status: NOT_YET }
@@ -152,7 +154,10 @@ option_table! {
     bs_is_seq_rand: bool { kind: BOOL, default: "0", category: C::BlockSize, help: "Use read,write block sizes for sequential,random instead", status: NOT_YET }
     percentage_random: PerDir<u32> { kind: INTS, default: "100", min: Some(0), max: Some(100), category: C::Random, help: "Percentage of random I/O in a random workload" }
     unified_rw_reporting: UnifiedRw { kind: Kind::Choice(UnifiedRw::CHOICES), default: "none", category: C::Reporting, help: "Report directions separately, mixed, or both" }
-    trim_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Verify, help: "Trim this percentage of written blocks (verify)", status: NOT_YET }
+    trim_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Verify, help: "Trim (discard) this percentage of the blocks written, then verify they read back as zeros (needs verify=)" }
+    trim_verify_zero: bool { kind: BOOL, default: "1", category: C::Verify, help: "Trimmed blocks must read back as zeros" }
+    trim_backlog: u64 { kind: INT, default: "0", category: C::Verify, help: "Trim after every this many blocks written (0: as soon as each is written)" }
+    trim_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks trimmed per trim_backlog (default: trim_backlog)" }
 
     // ---- Randomness ----
     random_distribution: Distribution { kind: Kind::Special(DIST_SYNTAX), default: "random", category: C::Random, help: "Distribution of random offsets" }
@@ -237,20 +242,20 @@ option_table! {
     prioclass: Option<u32> { kind: INT, min: Some(0), max: Some(3), category: C::Priority, help: "I/O priority class of the job: 1 RT, 2 BE, 3 IDLE" }
 
     // ---- Verify ----
-    verify: String { kind: Kind::Choice(&[("0", "No verification"), ("none", "No verification"), ("md5", ""), ("crc64", ""), ("crc32", ""), ("crc32c", ""), ("crc32c-intel", ""), ("crc16", ""), ("crc7", ""), ("sha1", ""), ("sha256", ""), ("sha512", ""), ("sha3-224", ""), ("sha3-256", ""), ("sha3-384", ""), ("sha3-512", ""), ("xxhash", ""), ("meta", ""), ("pattern", ""), ("pattern_hdr", ""), ("null", "")]), default: "0", category: C::Verify, help: "Verify written data with this method", status: NOT_YET }
-    do_verify: bool { kind: BOOL, default: "1", category: C::Verify, help: "Run the verify phase after writing", status: NOT_YET }
-    verify_interval: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Verify header interval", status: NOT_YET }
-    verify_offset: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Offset of the verify header", status: NOT_YET }
-    verify_pattern: Option<String> { category: C::Verify, help: "Pattern to verify", status: NOT_YET }
-    verify_fatal: bool { kind: BOOL, default: "0", category: C::Verify, help: "Stop on the first verify failure", status: NOT_YET }
-    verify_dump: bool { kind: BOOL, default: "0", category: C::Verify, help: "Dump failed blocks", status: NOT_YET }
-    verify_async: u32 { kind: INT, default: "0", category: C::Verify, help: "Verify threads", status: NOT_YET }
-    verify_backlog: u64 { kind: INT, default: "0", category: C::Verify, help: "Verify after this many writes", status: NOT_YET }
-    verify_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks verified per backlog", status: NOT_YET }
-    verify_state_save: bool { kind: BOOL, default: "1", category: C::Verify, help: "Save verify state on exit", status: NOT_YET }
-    verify_state_load: bool { kind: BOOL, default: "0", category: C::Verify, help: "Load verify state", status: NOT_YET }
-    verify_only: bool { kind: SET, category: C::Verify, help: "Only verify, do not write", status: NOT_YET }
-    experimental_verify: bool { kind: BOOL, default: "0", category: C::Verify, help: "Experimental verification", status: NOT_YET }
+    verify: String { kind: Kind::Choice(&[("0", "No verification"), ("none", "No verification"), ("md5", ""), ("crc64", ""), ("crc32", ""), ("crc32c", ""), ("crc32c-intel", ""), ("crc16", ""), ("crc7", ""), ("sha1", ""), ("sha256", ""), ("sha512", ""), ("sha3-224", ""), ("sha3-256", ""), ("sha3-384", ""), ("sha3-512", ""), ("xxhash", ""), ("meta", "Header only (and verify_pattern, when set)"), ("pattern", "No header: every byte is verify_pattern"), ("null", "Write random data, check nothing")]), default: "0", category: C::Verify, help: "Verify written data with this method: a header and checksum in every block, read back after the writes (or every verify_backlog writes) and checked" }
+    do_verify: bool { kind: BOOL, default: "1", category: C::Verify, help: "Run the verify phase after writing" }
+    verify_interval: u64 { kind: SIZE, default: "0", category: C::Verify, help: "A verify header every this many bytes of a block (at least 80; default: one per block)" }
+    verify_offset: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Swap the verify header to this offset of each chunk" }
+    verify_pattern: Option<String> { category: C::Verify, help: "Data of verified blocks: 0xHEX, decimal, \"text\", 'file', %o (the offset), concatenated" }
+    verify_fatal: bool { kind: BOOL, default: "0", category: C::Verify, help: "Stop on the first verify failure" }
+    verify_dump: bool { kind: BOOL, default: "0", category: C::Verify, help: "Write failed blocks to FILE.OFFSET.received and .expected (.hdr_fail for a bad header)" }
+    verify_async: u32 { kind: INT, default: "0", max: Some(64), category: C::Verify, help: "Check blocks on this many threads of their own while the job goes on with I/O" }
+    verify_backlog: u64 { kind: INT, default: "0", category: C::Verify, help: "Verify after this many writes" }
+    verify_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks verified per backlog" }
+    verify_state_save: bool { kind: BOOL, default: "1", category: C::Verify, help: "Write local-JOB-N-verify.state when a verifying writer ends (also when interrupted)" }
+    verify_state_load: bool { kind: BOOL, default: "0", category: C::Verify, help: "Verify only the blocks local-JOB-N-verify.state says were written" }
+    verify_only: bool { kind: SET, category: C::Verify, help: "Only verify, do not write" }
+    experimental_verify: bool { kind: BOOL, default: "0", category: C::Verify, help: "Verify once after all loops, each block's last write" }
 
     // ---- Logs ----
     write_lat_log: Option<String> { category: C::Logging, help: "Log slat, clat and lat of I/Os to PREFIX_{slat,clat,lat}.N.log" }

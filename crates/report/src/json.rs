@@ -183,6 +183,13 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     if let Some(ss) = &job.steadystate {
         m.insert("steadystate".into(), steadystate_obj(ss));
     }
+    if let Some(v) = &job.verify {
+        // ioscope's own key: blocks verified and failures found (fio has no count).
+        let mut o = obj();
+        o.insert("blocks".into(), v.blocks.into());
+        o.insert("errors".into(), v.errors.into());
+        m.insert("verify".into(), Value::Object(o));
+    }
     Value::Object(m)
 }
 

@@ -5,9 +5,11 @@
 //! given in: terse lines first, then the JSON document, then the normal report (which
 //! starts with a blank line). fio prints its header lines (one per job, `fio-3.33`,
 //! `Starting N processes`) before the run only when the normal format is among the
-//! requested ones; [`job_header_line`] formats the per-job one.
+//! requested ones; [`job_header_line`] formats the per-job one. [`render_cluster`]
+//! reports a run on many hosts (MPI ranks) the way fio's client mode does.
 
 mod calc;
+pub mod cluster;
 pub mod json;
 pub mod normal;
 pub mod num;
@@ -16,6 +18,7 @@ pub mod terse;
 #[cfg(test)]
 mod testdata;
 
+pub use cluster::render_cluster;
 pub use json::write_json;
 pub use normal::{job_header_line, write_normal};
 pub use terse::write_terse;

@@ -16,7 +16,7 @@ pub fn job_header_line(info: &JobInfo, name: &str, groupid: u32) -> String {
             num::num2str(hi, 4, iec, Unit::Byte)
         )
     };
-    format!(
+    let mut line = format!(
         "{name}: (g={groupid}): rw={}, bs=(R) {}, (W) {}, (T) {}, ioengine={}, iodepth={}",
         info.rw,
         bs(0),
@@ -24,7 +24,35 @@ pub fn job_header_line(info: &JobInfo, name: &str, groupid: u32) -> String {
         bs(2),
         info.ioengine,
         info.iodepth
-    )
+    );
+    if let Some(p) = priority(info) {
+        line.push_str(", prio=");
+        line.push_str(&p);
+    }
+    line
+}
+
+/// `be/3` for a job that sets prio or prioclass (fio's header does not show them; with
+/// several priorities in a run, which job has which is what the reader wants to know).
+fn priority(info: &JobInfo) -> Option<String> {
+    let opt = |k: &str| {
+        info.options
+            .iter()
+            .rev()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.trim())
+    };
+    let (class, level) = (opt("prioclass"), opt("prio"));
+    if class.is_none() && level.is_none() {
+        return None;
+    }
+    let class = match class {
+        Some("1") | Some("rt") => "rt",
+        Some("3") | Some("idle") => "idle",
+        Some("0") | Some("none") => "none",
+        _ => "be",
+    };
+    Some(format!("{class}/{}", level.unwrap_or("4")))
 }
 
 /// The time printed on each job's line and in JSON: the run's timestamp.
@@ -177,6 +205,13 @@ fn write_job(run: &RunResult, job: &JobResult, when: &str, out: &mut String) {
             job.total_err,
             job.first_error,
             num::strerror(job.first_error)
+        ));
+    }
+    if let Some(v) = &job.verify {
+        // ioscope's own line (fio counts verified blocks nowhere).
+        out.push_str(&format!(
+            "     verify    : blocks={}, errors={}\n",
+            v.blocks, v.errors
         ));
     }
     out.push_str(&format!(

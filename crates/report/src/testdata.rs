@@ -471,6 +471,17 @@ mod tests {
         assert!(
             normal::job_header_line(&i, "k", 0).contains("bs=(R) 16.0kB-16.0kB, (W) 8000B-8000B")
         );
+        // A job that sets its priority shows it; one that does not, prints as fio does.
+        assert!(!normal::job_header_line(&i, "k", 0).contains("prio"));
+        i.options = vec![("prio".into(), "3".into())];
+        assert!(normal::job_header_line(&i, "k", 0).ends_with(", iodepth=8, prio=be/3"));
+        i.options = vec![
+            ("prioclass".into(), "1".into()),
+            ("prio".into(), "0".into()),
+        ];
+        assert!(normal::job_header_line(&i, "k", 0).ends_with(", prio=rt/0"));
+        i.options = vec![("prioclass".into(), "3".into())];
+        assert!(normal::job_header_line(&i, "k", 0).ends_with(", prio=idle/4"));
     }
 
     fn terse(run: &RunResult, v: u32) -> String {

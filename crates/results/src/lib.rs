@@ -6,10 +6,12 @@
 //! the document is ignored, so both tools' documents and several fio versions read alike.
 
 mod error;
+pub mod logs;
 mod parse;
+pub mod terse;
 
 pub use error::ResultsError;
-pub use parse::{from_value, parse_str, read_file};
+pub use parse::{from_value, parse_all, parse_str, read_file};
 
 /// Index of a direction in [`Job::dirs`] and [`Group::dirs`], in fio's order.
 pub const READ: usize = 0;
@@ -42,6 +44,16 @@ pub struct Meta {
     pub kernel: Option<String>,
     pub hostname: Option<String>,
     pub cpu_model: Option<String>,
+    /// `ioscope.sweep`: the sweep point this result is (ioscope sweep, sweep import).
+    pub sweep: Option<SweepTag>,
+}
+
+/// Which sweep point a result is: the sweep, the profile and the axis values.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SweepTag {
+    pub sweep: String,
+    pub profile: String,
+    pub axes: Vec<(String, String)>,
 }
 
 /// One job (or one group's merged job under group_reporting).
@@ -71,6 +83,9 @@ pub struct Dir {
     pub lat_pct: Vec<(f64, u64)>,
     pub clat_mean_ns: Option<f64>,
     pub lat_mean_ns: Option<f64>,
+    /// json+ completion-latency histogram: (bin value in ns, I/Os), ascending; empty in
+    /// plain JSON.
+    pub clat_bins: Vec<(u64, u64)>,
 }
 
 /// Group figures of one direction (fio's `READ: bw=… (…), min-max (…), io=…, run=…`).

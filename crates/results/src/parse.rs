@@ -2,7 +2,7 @@
 //! ioscope (missing sections read as empty), strict about what the document must have
 //! (a `jobs` array of objects with a `jobname`).
 
-use crate::{Dir, Disk, Job, Meta, ResultFile, ResultsError, DIR_NAMES};
+use crate::{Dir, Disk, Job, Meta, ResultFile, ResultsError, SweepTag, DIR_NAMES};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -40,6 +40,35 @@ pub fn parse_str(text: &str, origin: &Path) -> Result<ResultFile, ResultsError> 
         }
     };
     from_value(&value, origin)
+}
+
+/// Every JSON document of a file, in order: `--status-interval` output holds one per
+/// interval (lines between them, fio's notices, are skipped).
+pub fn parse_all(text: &str, origin: &Path) -> Result<Vec<ResultFile>, ResultsError> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let mut it = serde_json::Deserializer::from_str(&rest[start..]).into_iter::<Value>();
+        match it.next() {
+            Some(Ok(v)) => {
+                out.push(from_value(&v, origin)?);
+                rest = &rest[start + it.byte_offset()..];
+            }
+            Some(Err(source)) => {
+                return Err(ResultsError::Json {
+                    path: origin.to_path_buf(),
+                    source,
+                })
+            }
+            None => break,
+        }
+    }
+    if out.is_empty() {
+        return Err(ResultsError::NoJson {
+            path: origin.to_path_buf(),
+        });
+    }
+    Ok(out)
 }
 
 /// Read an already parsed document (ioscope's own `json_value`, for instance).
@@ -89,6 +118,34 @@ fn meta(o: &Map<String, Value>) -> Meta {
         kernel: s("kernel"),
         hostname: s("hostname"),
         cpu_model: s("cpu_model"),
+        sweep: o.get("sweep").and_then(Value::as_object).map(sweep_tag),
+    }
+}
+
+fn sweep_tag(o: &Map<String, Value>) -> SweepTag {
+    let s = |k: &str| {
+        o.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    SweepTag {
+        sweep: s("sweep"),
+        profile: s("profile"),
+        axes: o
+            .get("axes")
+            .and_then(Value::as_object)
+            .map(|a| {
+                a.iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            v.as_str().map_or_else(|| v.to_string(), str::to_string),
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -158,7 +215,22 @@ fn dir(v: &Value) -> Result<Dir, String> {
             .get("lat_ns")
             .and_then(|c| c.get("mean"))
             .and_then(Value::as_f64),
+        clat_bins: bins(o.get("clat_ns")),
     })
+}
+
+/// json+'s `{"bins": {"1234": 5, …}}` (ns → I/Os) → [(1234, 5), …] ascending.
+fn bins(lat: Option<&Value>) -> Vec<(u64, u64)> {
+    let Some(m) = lat.and_then(|l| l.get("bins")).and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, u64)> = m
+        .iter()
+        .filter_map(|(k, v)| Some((k.parse::<u64>().ok()?, v.as_u64()?)))
+        .filter(|&(_, n)| n > 0)
+        .collect();
+    v.sort_unstable();
+    v
 }
 
 /// `{"percentile": {"50.000000": 123, …}}` → [(50.0, 123), …] in ascending order.

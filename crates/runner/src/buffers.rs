@@ -79,6 +79,14 @@ impl Buffers {
         unsafe { self.ptr.add(i * self.slot) }
     }
 
+    /// The first `len` bytes of unit `i`'s slot.
+    pub fn slot_mut(&mut self, i: usize, len: usize) -> &mut [u8] {
+        let len = len.min(self.slot);
+        // SAFETY: slot i lies inside the region, len <= slot size, and &mut self
+        // makes the borrow exclusive.
+        unsafe { std::slice::from_raw_parts_mut(self.slot_ptr(i), len) }
+    }
+
     fn all(&mut self) -> &mut [u8] {
         // SAFETY: ptr is valid for layout.size() bytes and exclusively ours.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }

@@ -6,16 +6,19 @@
 //! beyond the engine's own and the clock.
 
 use crate::buffers::Buffers;
+use crate::checkers::Checkers;
 use crate::clock::{Clock, Ticks};
 use crate::files::JobFile;
 use crate::iolog::JobLogs;
 use crate::prio::CmdPrio;
 use crate::rate::{Pacer, Think};
 use crate::record::Recorder;
+use crate::verify::{check_block, Check, Next, Verifier};
 use crate::workload::{Io, Workload};
 use ioscope_engine::{Completion, Ddir, Engine, EngineUser, IoUnit, Queued, UNIT_HIPRI};
 use ioscope_options::{ContinueOnError, JobOptions};
 use ioscope_stats::JobResult;
+use ioscope_verify::Failure as BadBlock;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -93,6 +96,10 @@ pub struct JobCtx {
     /// completions (`ioscope peak`). Its issue time is then taken before that call,
     /// as t/io_uring does; fio-compatible runs keep fio's definition (after submit).
     pub combine_submit_wait: bool,
+    /// The blkio cgroup the job's thread joins (cgroup, cgroup_weight).
+    pub cgroup: Option<crate::cgroup::JobCgroup>,
+    /// 1-based number of the job clone over the run (fio's thread_number).
+    pub number: u32,
 }
 
 /// The job loop, generic over the engine so every call is static.
@@ -101,6 +108,7 @@ pub struct JobRun<'a> {
     pub workload: Workload,
     pub buffers: Buffers,
     pub cmdprio: Option<CmdPrio>,
+    pub verify: Option<Verifier>,
 }
 
 impl EngineUser for JobRun<'_> {
@@ -233,6 +241,11 @@ struct Loop<'a, E: Engine> {
     usage_start: crate::cpu::Usage,
     snapshot_seen: u64,
     hipri_pct: u32,
+    verify: Option<Verifier>,
+    /// The verifier waits for the I/O in flight (a verify phase follows the writes).
+    draining: bool,
+    /// verify_async: the checker threads.
+    checkers: Option<Checkers>,
 }
 
 impl<'a, E: Engine> Loop<'a, E> {
@@ -288,6 +301,9 @@ impl<'a, E: Engine> Loop<'a, E> {
             usage_start: Default::default(),
             snapshot_seen: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
+            checkers: checkers(&run),
+            verify: run.verify,
+            draining: false,
             eng,
             wl: run.workload,
             bufs: run.buffers,
@@ -324,6 +340,11 @@ impl<'a, E: Engine> Loop<'a, E> {
     /// One round of the loop: check limits, queue, submit, reap. False when done.
     #[inline]
     fn step(&mut self) -> bool {
+        if self.checkers.is_some() {
+            // Every unit waits on a check: wait for one to come back.
+            let stuck = self.q.free.is_empty() && self.q.busy() == 0;
+            self.collect_checks(stuck && self.checks_pending() > 0);
+        }
         let now = match self.now_hint.take() {
             Some(t) => t,
             None => self.stamper.stamp(),
@@ -359,7 +380,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             self.commit_reap();
             return true;
         }
-        let must = full || exhausted || self.pacer.waiting || self.think.due();
+        let must = full || exhausted || self.pacer.waiting || self.think.due() || self.draining;
         if !self.q.pending.is_empty() && must {
             self.commit();
         }
@@ -378,6 +399,42 @@ impl<'a, E: Engine> Loop<'a, E> {
         self.pacer.waiting = false;
     }
 
+    /// The workload's next I/O, or, with verify, a verify read (or a wait for the
+    /// writes in flight before a verify phase).
+    #[inline]
+    fn next_io(&mut self) -> Next {
+        let Some(v) = self.verify.as_mut() else {
+            return match self.wl.next_io() {
+                Some(io) => Next::Io(io),
+                None => Next::Done,
+            };
+        };
+        let was = v.verifying();
+        let next = v.next(&mut self.wl, self.q.busy());
+        let started = !was && v.verifying();
+        self.draining = matches!(next, Next::Wait);
+        if started {
+            self.drop_caches();
+        }
+        next
+    }
+
+    /// Before reading back what the job wrote: the data goes to the device and the
+    /// page cache forgets it, so the verify reads see the medium (as fio does).
+    fn drop_caches(&mut self) {
+        if self.ctx.diskless || self.ctx.nop {
+            return;
+        }
+        for f in &self.ctx.files {
+            let fd = f.file.as_raw_fd();
+            // SAFETY: fsync and posix_fadvise on an fd the job owns.
+            unsafe {
+                libc::fsync(fd);
+                libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
+            }
+        }
+    }
+
     /// Queue units until the queue is full, the workload is done, or pacing says wait.
     /// Returns true when the workload has nothing more to issue.
     fn fill(&mut self, now: Ticks) -> bool {
@@ -393,7 +450,15 @@ impl<'a, E: Engine> Loop<'a, E> {
                 self.think.pause(self.clock, self.ctx.stop_all);
                 now = self.clock.now();
             }
-            let Some(io) = self.held.take().or_else(|| self.wl.next_io()) else {
+            let next = match self.held.take() {
+                Some(io) => Some(io),
+                None => match self.next_io() {
+                    Next::Io(io) => Some(io),
+                    Next::Wait => return false,
+                    Next::Done => None,
+                },
+            };
+            let Some(io) = next else {
                 self.exhausted = true;
                 return true;
             };
@@ -432,7 +497,7 @@ impl<'a, E: Engine> Loop<'a, E> {
         if self.pacer.admit(io.ddir, io.len, now) {
             return Some(io);
         }
-        if self.ctx.opts.rw.mode.reads() && self.ctx.opts.rw.mode.writes() {
+        if self.ctx.opts.rw.mode.reads() && self.ctx.opts.rw.mode.writes() && !io.verify {
             let other = match io.ddir {
                 Ddir::Read => Ddir::Write,
                 _ => Ddir::Read,
@@ -511,9 +576,17 @@ impl<'a, E: Engine> Loop<'a, E> {
         if self.hipri_pct > 0 && (self.hipri_pct >= 100 || (now % 100) < self.hipri_pct as u64) {
             flags |= UNIT_HIPRI;
         }
-        if io.ddir == Ddir::Write {
-            self.bufs
-                .prepare_write(idx as usize, io.len as usize, io.offset ^ now);
+        match (&mut self.verify, io.ddir) {
+            (Some(v), Ddir::Write) => {
+                let buf = self.bufs.slot_mut(idx as usize, io.len as usize);
+                v.fill_write(idx as usize, &io, buf, self.clock.ns(now));
+            }
+            (Some(v), _) => v.bind(idx as usize, &io),
+            (None, Ddir::Write) => {
+                self.bufs
+                    .prepare_write(idx as usize, io.len as usize, io.offset ^ now)
+            }
+            (None, _) => {}
         }
         let u = &mut self.q.units[idx as usize];
         u.ddir = io.ddir;
@@ -634,7 +707,8 @@ impl<'a, E: Engine> Loop<'a, E> {
                     || self.stop_issuing
                     || self.pacer.waiting
                     || self.think.due()
-                    || self.exhausted)
+                    || self.exhausted
+                    || self.draining)
             {
                 min = 1;
             }
@@ -666,16 +740,22 @@ impl<'a, E: Engine> Loop<'a, E> {
                 break;
             }
         }
+        while self.checks_pending() > 0 {
+            self.collect_checks(true);
+        }
     }
 
     /// One I/O completed: free its unit and record it.
     #[inline(always)]
     fn complete(&mut self, c: Completion, t: Ticks) {
-        self.q.free.push(c.unit);
         self.think.completed();
         let u = &self.q.units[c.unit as usize];
         if c.result < 0 {
+            self.q.free.push(c.unit);
             let (ddir, offset, len) = (u.ddir, u.offset, u.len);
+            if let Some(v) = self.verify.as_mut() {
+                v.forget(c.unit as usize);
+            }
             self.io_error(c.unit, ddir, offset, len, (-c.result) as i32);
             return;
         }
@@ -686,6 +766,94 @@ impl<'a, E: Engine> Loop<'a, E> {
                 &format!("latency {lat} ns exceeds max_latency {max} ns"),
             );
         }
+        match self.verify.is_some() {
+            true => self.verified(c),
+            false => self.q.free.push(c.unit),
+        }
+    }
+
+    /// A completed unit through the verifier: writes enter the history, blocks read
+    /// back are checked — here, or on a checker thread (verify_async), in which case
+    /// the unit is freed when its check returns.
+    fn verified(&mut self, c: Completion) {
+        let idx = c.unit;
+        let u = &self.q.units[idx as usize];
+        let (ddir, offset, len, buf) = (u.ddir, u.offset, u.len, u.buf);
+        let ok = c.result as u64 >= len as u64;
+        let Some(v) = self.verify.as_mut() else {
+            self.q.free.push(idx);
+            return;
+        };
+        let Check::Block(job) = v.completed(idx as usize, ddir, offset, ok) else {
+            self.q.free.push(idx);
+            return;
+        };
+        if let Some(ch) = self.checkers.as_mut() {
+            if ch.send(idx, buf, len as usize, job) {
+                return;
+            }
+        }
+        // SAFETY: the unit's buffer holds `len` bytes and is ours until it is freed.
+        let slice = unsafe { std::slice::from_raw_parts_mut(buf, len as usize) };
+        let r = check_block(&v.spec, slice, &job);
+        self.checked(idx, r, job.phase);
+    }
+
+    /// A block's check is done: report a failure, then free the unit.
+    fn checked(&mut self, idx: u32, r: Result<(), BadBlock>, phase: bool) {
+        if let Err(f) = r {
+            self.verify_failed(idx, f, phase);
+        }
+        self.q.free.push(idx);
+    }
+
+    /// Collect finished asynchronous checks; with `block`, wait for one first.
+    fn collect_checks(&mut self, block: bool) {
+        let mut wait = block;
+        while let Some(d) = self.checkers.as_mut().and_then(|c| c.take(wait)) {
+            wait = false;
+            self.checked(d.unit, d.result, d.phase);
+        }
+    }
+
+    /// Checks still out on checker threads.
+    fn checks_pending(&self) -> u32 {
+        self.checkers.as_ref().map_or(0, |c| c.pending)
+    }
+
+    /// fio's messages for a failed block, verify_dump, and the job's error (or, with
+    /// continue_on_error=verify, a counted error).
+    fn verify_failed(&mut self, idx: u32, f: BadBlock, phase: bool) {
+        let u = &self.q.units[idx as usize];
+        // SAFETY: the unit is not free yet: its buffer still holds the block read.
+        let buf = unsafe { std::slice::from_raw_parts(u.buf, u.len as usize) };
+        let path = self
+            .ctx
+            .files
+            .get(u.file as usize)
+            .map(|f| f.path.display().to_string())
+            .unwrap_or_default();
+        let Some(v) = self.verify.as_mut() else {
+            return;
+        };
+        for line in f.lines(&path, Verifier::flags(phase)) {
+            self.ctx.shared.say(line);
+        }
+        if v.dump {
+            let expected = (!f.is_header()).then(|| v.expected(buf, &f));
+            for m in crate::verify::dump(&path, &f, buf, expected.as_deref()) {
+                self.ctx.shared.say(m);
+            }
+        }
+        v.tolerated();
+        if v.tolerate {
+            self.rec.tolerated_error(libc::EILSEQ);
+            if v.fatal {
+                self.stop_issuing = true;
+            }
+            return;
+        }
+        self.fail_quiet(libc::EILSEQ, &f.summary(&path));
     }
 
     fn io_error(&mut self, unit: u32, ddir: Ddir, offset: u64, len: u32, errno: i32) {
@@ -727,7 +895,6 @@ impl<'a, E: Engine> Loop<'a, E> {
 
     fn fail(&mut self, errno: i32, text: &str) {
         if self.failure.errno == 0 {
-            self.failure.errno = errno;
             let file = self
                 .ctx
                 .files
@@ -737,6 +904,14 @@ impl<'a, E: Engine> Loop<'a, E> {
             self.ctx
                 .shared
                 .say(format!("ioscope: io_u error on file {file}: {text}"));
+        }
+        self.fail_quiet(errno, text);
+    }
+
+    /// The job fails with `errno`; what went wrong was said already.
+    fn fail_quiet(&mut self, errno: i32, text: &str) {
+        if self.failure.errno == 0 {
+            self.failure.errno = errno;
             self.failure.text = Some(text.to_string());
         }
         self.stop_issuing = true;
@@ -804,6 +979,35 @@ impl<'a, E: Engine> Loop<'a, E> {
             }
         }
         self.ctx.logs = self.rec.take_logs();
+        self.save_verify_state();
+        let verify = self.verify.as_ref().map(|v| ioscope_stats::VerifyCounts {
+            blocks: v.counts.blocks,
+            errors: v.counts.errors,
+        });
+        let mut r = self.result(runtime_ms, usage);
+        r.verify = verify;
+        r
+    }
+
+    /// verify_state_save: how far the writes got, for a later verify_state_load.
+    fn save_verify_state(&mut self) {
+        let Some((name, st)) = self.verify.as_ref().and_then(|v| v.state()) else {
+            return;
+        };
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&name)?;
+            std::io::Write::write_all(&mut f, &st.encode())?;
+            f.sync_all()
+        };
+        if let Err(e) = write() {
+            self.ctx.shared.say(format!(
+                "ioscope: job '{}': verify state {name}: {e}",
+                self.ctx.opts.name
+            ));
+        }
+    }
+
+    fn result(&mut self, runtime_ms: u64, usage: crate::cpu::Usage) -> JobResult {
         let f = std::mem::take(&mut self.failure);
         let tolerated = self.rec.first_error();
         if f.errno == 0 && tolerated != 0 {
@@ -824,6 +1028,22 @@ impl<'a, E: Engine> Loop<'a, E> {
         let r = self.rec.result(runtime_ms, usage, f.errno, f.text.clone());
         if let Ok(mut slot) = self.ctx.shared.snapshot.lock() {
             *slot = Some(r);
+        }
+    }
+}
+
+/// verify_async=N: N checker threads for a verifying job.
+fn checkers(run: &JobRun) -> Option<Checkers> {
+    let n = run.ctx.opts.verify_async;
+    let v = run.verify.as_ref().filter(|_| n > 0)?;
+    match Checkers::new(n, &v.spec, &run.ctx.opts.name) {
+        Ok(c) => Some(c),
+        Err(e) => {
+            run.ctx.shared.say(format!(
+                "ioscope: job '{}': verify_async: cannot start a checker thread ({e}); checking in the job thread",
+                run.ctx.opts.name
+            ));
+            None
         }
     }
 }

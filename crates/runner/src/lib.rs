@@ -12,6 +12,8 @@
 pub mod assemble;
 pub mod blockmap;
 pub mod buffers;
+pub mod cgroup;
+pub(crate) mod checkers;
 pub mod clock;
 pub mod cpu;
 pub mod disk;
@@ -35,6 +37,7 @@ pub mod sampling;
 pub mod steady;
 pub mod testing;
 pub mod thread;
+pub mod verify;
 pub mod workload;
 
 #[cfg(test)]

@@ -103,6 +103,51 @@ fn start(r: Ready, env: &Env, barrier: Arc<Barrier>) -> Result<Running, RunError
     })
 }
 
+/// A job's logs after the phase's I/O: say if the job had to wait for its log writer,
+/// then write the per-I/O text logs (with progress when that takes a while).
+fn finish_logs(job: &str, closed: crate::iolog::Closed, obs: &mut dyn Observer) {
+    if closed.stalls > 0 {
+        let names: Vec<String> = closed
+            .paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        obs.warning(&format!(
+            "{job}: the log writer could not keep up: the job waited {} ms in {} pause(s) \
+             between I/Os for the disk under its logs ({}); every I/O is logged and latencies \
+             are unaffected, but the I/O rate was held back",
+            closed.stall.as_millis(),
+            closed.stalls,
+            names.join(", ")
+        ));
+    }
+    let records = closed.records();
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let mut progress = |done: u64, total: u64| {
+        if last.elapsed() >= std::time::Duration::from_secs(2) {
+            last = Instant::now();
+            obs.warning(&format!(
+                "{job}: writing logs: {done} of {total} I/Os ({:.0}%)",
+                done as f64 * 100.0 / total.max(1) as f64
+            ));
+        }
+    };
+    let paths = closed.paths.clone();
+    if let Err(e) = closed.finish(&mut progress) {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        obs.warning(&format!(
+            "{job}: cannot write its logs ({}): {e}",
+            names.join(", ")
+        ));
+    } else if started.elapsed() >= std::time::Duration::from_secs(2) {
+        obs.warning(&format!(
+            "{job}: logs of {records} I/Os written in {:.1} s",
+            started.elapsed().as_secs_f64()
+        ));
+    }
+}
+
 /// Join a finished job: postrun hook, close its logs, attach samples and steady state.
 /// None for a stats=0 job.
 fn collect(
@@ -126,15 +171,7 @@ fn collect(
         }
     }
     if let Some(l) = logs {
-        let (paths, dropped) = l.close(env.clock.now());
-        if dropped > 0 {
-            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-            obs.warning(&format!(
-                "{}: {dropped} log entries were dropped ({}): the log writer could not keep up",
-                r.meta.name,
-                names.join(", ")
-            ));
-        }
+        finish_logs(&r.meta.name, l.close(env.clock.now()), obs);
     }
     for d in 0..3 {
         res.dirs[d].bw = r.watch.sampler.bw[d];

@@ -92,6 +92,10 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
         }
         check_openfiles(j)?;
         check_directory(j)?;
+        crate::cgroup::check(&j.opts)
+            .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
+        crate::verify::spec_of(&j.opts, 1)
+            .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
     }
     Ok(())
 }
@@ -140,7 +144,8 @@ pub fn job_memory(o: &JobOptions) -> u64 {
         .iter()
         .any(|l| l.is_some());
     let log_bytes = if logs {
-        (crate::iolog::CHUNKS * crate::iolog::CHUNK_ENTRIES * 64) as u64
+        (crate::iolog::CHUNKS * crate::iolog::CHUNK_RECORDS * crate::iolog::binary::RECORD_SIZE)
+            as u64
     } else {
         0
     };

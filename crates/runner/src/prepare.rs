@@ -134,7 +134,7 @@ pub(crate) fn prepare_job(
     }
     let ioprio = prio::job_ioprio(&o);
     let info = job_info(p.spec, &files);
-    let logs = JobLogs::open(&o, p.number, info.sync_engine, env.clock)
+    let logs = JobLogs::open(&o, p.number, info.sync_engine, env.clock, ro.log_format)
         .map_err(|e| RunError::Setup(format!("job '{}': cannot open log: {e}", o.name)))?;
     let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
     let smallest_bs = info.bs.iter().map(|b| b.0).min().unwrap_or(1);
@@ -153,6 +153,8 @@ pub(crate) fn prepare_job(
     let seed = seed_for(&o, p.number);
     let planned = Workload::new(&o, &regions, seed).planned_bytes();
     let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);
+    // Last: nothing after it can fail and leave a group behind.
+    let cgroup = crate::cgroup::prepare(&o)?;
     Ok(Ready {
         ctx: JobCtx {
             seed,
@@ -168,6 +170,8 @@ pub(crate) fn prepare_job(
             wait_for: Vec::new(),
             clone: p.clone,
             combine_submit_wait: ro.combine_submit_wait,
+            cgroup,
+            number: p.number,
         },
         meta: JobMeta {
             info,

@@ -227,7 +227,10 @@ impl Recorder {
             return Ok(());
         }
         let clat = self.clock.delta_ns(u.issue, t);
-        let lat = self.clock.delta_ns(u.start, t);
+        // lat = slat + clat exactly (converting start..t on its own could round 1 ns
+        // away from the sum, and the logs derive one from the other).
+        let slat = self.clock.delta_ns(u.start, u.issue);
+        let lat = slat + clat;
         if lat > self.max_latency_ns {
             return Err(lat);
         }
@@ -243,10 +246,7 @@ impl Recorder {
             p.hist.add(v);
         }
         if let Some(l) = &mut self.logs {
-            let slat = self
-                .track_slat
-                .then(|| self.clock.delta_ns(u.start, u.issue));
-            l.completion(t, u, slat, clat, lat, bytes);
+            l.completion(t, u, self.track_slat.then_some(slat), clat, lat, bytes);
         }
         Ok(())
     }

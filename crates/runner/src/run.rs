@@ -46,10 +46,12 @@ pub struct RunOptions {
     pub status_interval: Option<Duration>,
     /// Submit and wait in one call when the queue is full (`ioscope peak`).
     pub combine_submit_wait: bool,
+    /// What per-I/O logs are written as (`--log-format`).
+    pub log_format: crate::iolog::LogFormat,
 }
 
-/// Progress of one job, for status lines.
-#[derive(Clone, Debug, Default)]
+/// Progress of one job, for status lines (sent between MPI ranks, hence serde).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct JobProgress {
     pub name: String,
     pub rw: char,
@@ -78,6 +80,10 @@ pub trait Observer {
     fn progress(&mut self, _jobs: &[JobProgress]) {}
     /// An interim report of the running jobs (every --status-interval).
     fn interim(&mut self, _report: &RunResult) {}
+    /// Phase `phase` (0-based) is prepared — files laid out, logs opened — and its
+    /// I/O starts when this returns: where other processes line up (MPI ranks start
+    /// their I/O together). Phases cut short by a stop request are not announced.
+    fn phase_ready(&mut self, _phase: usize) {}
 }
 
 /// Which engines the jobs use.
@@ -157,7 +163,7 @@ impl Runner {
         let globals = &plan.set.global_explicit;
         let mut results: Vec<Finished> = Vec::new();
         let mut cleanup = Cleanup::default();
-        'phases: for phase in &plan.phases {
+        'phases: for (n, phase) in plan.phases.iter().enumerate() {
             if self.stop.load(Relaxed) {
                 break;
             }
@@ -175,6 +181,7 @@ impl Runner {
                 ready.push(r);
             }
             cleanup.watch_disks();
+            obs.phase_ready(n);
             let (done, exit_all) = run_phase(ready, &env, started, obs, globals)?;
             results.extend(done);
             if exit_all {
@@ -195,11 +202,13 @@ impl Runner {
 }
 
 /// What a run changes outside itself and undoes at the end, also when it fails:
-/// I/O schedulers it switched and files with unlink=1. It also watches the disks.
+/// I/O schedulers it switched, files with unlink=1 and the cgroups it made. It also
+/// watches the disks.
 #[derive(Default)]
 struct Cleanup {
     restore: Vec<(PathBuf, String)>,
     unlink: Vec<PathBuf>,
+    cgroups: Vec<crate::cgroup::JobCgroup>,
     devs: Vec<(u32, u32)>,
     disks: Option<crate::disk::DiskWatch>,
 }
@@ -211,6 +220,8 @@ impl Cleanup {
             self.restore.extend(files::set_scheduler(&r.ctx.files, s)?);
         }
         self.devs.extend(r.ctx.files.iter().map(|f| f.dev));
+        self.cgroups
+            .extend(r.ctx.cgroup.iter().filter(|c| c.created).cloned());
         if o.unlink {
             let files = r.ctx.files.iter().filter(|f| !f.is_block);
             self.unlink.extend(files.map(|f| f.path.clone()));
@@ -233,6 +244,10 @@ impl Drop for Cleanup {
         }
         for p in self.unlink.drain(..) {
             let _ = std::fs::remove_file(p);
+        }
+        // Nested groups before their parents; the jobs' threads have ended.
+        for c in self.cgroups.drain(..).rev() {
+            c.remove();
         }
     }
 }

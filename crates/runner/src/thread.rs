@@ -8,6 +8,7 @@ use crate::job::{JobCtx, JobRun, STATE_DONE};
 use crate::prepare::engine_options;
 use crate::prio::{self, CmdPrio};
 use crate::run::EngineSource;
+use crate::verify::Verifier;
 use crate::workload::Workload;
 use ioscope_engine::{EngineConfig, EngineUser};
 use ioscope_options::JobOptions;
@@ -31,7 +32,7 @@ pub(crate) fn job_thread(
     let tid = unsafe { libc::gettid() } as u32;
     let setup = set_up(&ctx);
     start.wait();
-    let (workload, buffers, cmdprio) = match setup {
+    let (workload, buffers, cmdprio, verify) = match setup {
         Ok(s) => s,
         Err(e) => {
             ctx.shared.state.store(STATE_DONE, Relaxed);
@@ -44,23 +45,61 @@ pub(crate) fn job_thread(
         return Ok((JobResult::default(), tid, ctx.logs.take()));
     }
     wait_to_start(&ctx);
-    let result = run_engine(&mut ctx, workload, buffers, cmdprio, &engine);
+    let result = run_engine(&mut ctx, workload, buffers, cmdprio, verify, &engine);
     ctx.shared.state.store(STATE_DONE, Relaxed);
     Ok((result?, tid, ctx.logs.take()))
 }
 
-type Setup = (Workload, Buffers, Option<CmdPrio>);
+type Setup = (Workload, Buffers, Option<CmdPrio>, Option<Verifier>);
 
 /// Thread settings (ioprio, nice, CPUs), the workload, buffers and cmdprio.
 fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
     let o = &ctx.opts;
+    if let Some(cg) = &ctx.cgroup {
+        cg.join(&o.name)?;
+    }
     apply_thread_settings(o, ctx.ioprio, ctx.clone)?;
     let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
     let workload = Workload::new(o, &regions, ctx.seed);
     let buffers = Buffers::new(o, o.iodepth as usize, workload.max_bs() as usize, ctx.seed)
         .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
     let cmdprio = CmdPrio::new(o, ctx.ioprio, ctx.seed);
-    Ok((workload, buffers, cmdprio))
+    let verify = verifier(ctx, &workload)?;
+    Ok((workload, buffers, cmdprio, verify))
+}
+
+/// The job's verifier, when it verifies; its history is sized for the writes planned.
+fn verifier(ctx: &JobCtx, wl: &Workload) -> Result<Option<Verifier>, RunError> {
+    let o = &ctx.opts;
+    let err = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
+    let Some(spec) = crate::verify::spec_of(o, ctx.number as u16).map_err(err)? else {
+        return Ok(None);
+    };
+    let min_bs = (0..3)
+        .map(|d| o.bs.0[d])
+        .filter(|&b| b > 0)
+        .min()
+        .unwrap_or(4096);
+    let writes = wl
+        .planned_bytes()
+        .map_or(0, |b| (b / min_bs.max(1)) as usize);
+    let units = if ioscope_options::engines::is_sync(&o.ioengine, o.iodepth) {
+        1
+    } else {
+        o.iodepth.max(1) as usize
+    };
+    let index = u64::from(ctx.number.saturating_sub(1));
+    Verifier::new(
+        o,
+        spec,
+        index,
+        ctx.seed,
+        units.max(o.iodepth.max(1) as usize),
+        ctx.files.len(),
+        writes,
+    )
+    .map(Some)
+    .map_err(err)
 }
 
 /// wait_for (the named job's clones have all finished), then startdelay.
@@ -90,6 +129,7 @@ fn run_engine(
     workload: Workload,
     buffers: Buffers,
     cmdprio: Option<CmdPrio>,
+    verify: Option<Verifier>,
     engine: &EngineSource,
 ) -> Result<JobResult, RunError> {
     let o = ctx.opts.clone();
@@ -115,6 +155,7 @@ fn run_engine(
         workload,
         buffers,
         cmdprio,
+        verify,
     };
     Ok(match engine {
         EngineSource::Real => ioscope_engine::with_engine(&o.ioengine, &cfg, run)?,

@@ -142,6 +142,8 @@ pub struct Io {
     pub file: u32,
     pub offset: u64,
     pub len: u32,
+    /// A verify read of a block the job wrote (not the workload's own).
+    pub verify: bool,
 }
 
 /// The I/O sequence of one job.
@@ -246,6 +248,7 @@ impl Workload {
                 file: 0,
                 offset: 0,
                 len: 0,
+                verify: false,
             },
             pending_write: None,
             fsync_every: o.fsync,
@@ -290,6 +293,17 @@ impl Workload {
             f.pos = [0; 3];
             f.perm.reset();
         }
+    }
+
+    /// The job has issued everything it should (size, io_size × loops, number_ios).
+    pub fn finished(&self) -> bool {
+        self.ios_left == 0
+            || (!self.time_based && self.total_left == 0 && self.pending_write.is_none())
+    }
+
+    /// The current pass over the files is complete (the next I/O starts a loop).
+    pub fn pass_complete(&self) -> bool {
+        self.pass_done >= self.pass_bytes && self.pending_write.is_none()
     }
 
     /// The next I/O, or None when the job has issued all it should.
@@ -361,6 +375,7 @@ impl Workload {
             file: self.last.file,
             offset: 0,
             len: 0,
+            verify: false,
         })
     }
 
@@ -415,6 +430,7 @@ impl Workload {
                         file: fi as u32,
                         offset: off,
                         len: len as u32,
+                        verify: false,
                     });
                 }
             }
@@ -444,6 +460,7 @@ impl Workload {
             file: fi as u32,
             offset: off,
             len: len as u32,
+            verify: false,
         })
     }
 

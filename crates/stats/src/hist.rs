@@ -8,7 +8,7 @@
 //! increment. fio's bucket geometry is a subset of ours (its bucket edges are ours), so
 //! fio-compatible bins (json+, histogram logs) are exact re-bucketings.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// Bits of linear resolution per power of two.
 pub const SUB_BITS: u32 = 9;
@@ -220,6 +220,20 @@ impl Serialize for Histogram {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let v: Vec<(u64, u64)> = self.buckets().map(|(i, c)| (lower_bound(i), c)).collect();
         v.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Histogram {
+    /// The sparse form [`Serialize`] writes: each bucket found by its lower bound.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let pairs: Vec<(u64, u64)> = Vec::deserialize(d)?;
+        let mut h = Histogram::new();
+        for (lower, count) in pairs {
+            let i = index(lower).min(BUCKETS - 1);
+            h.counts[i] += count;
+            h.total += count;
+        }
+        Ok(h)
     }
 }
 

@@ -2,10 +2,10 @@
 //! are exact and merging jobs is exact (no averaging of averages).
 
 use crate::hist::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// min/max/mean/stddev of a latency, in ns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LatStat {
     pub n: u64,
     pub min: u64,
@@ -83,7 +83,7 @@ impl LatStat {
 
 /// A latency type (slat, clat or lat) of one direction: moments, plus a histogram
 /// when percentiles are wanted for it.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct LatTrack {
     pub stat: LatStat,
     pub hist: Option<Histogram>,

@@ -5,8 +5,10 @@
 //! - [`lat::LatStat`]: exact min/max/mean/stddev from integer sums.
 //! - [`sample::SampleStat`]: bandwidth and IOPS samples.
 //! - [`result`]: per-job, per-group and per-run results, the data reports print.
+//! - [`hosts`]: many hosts' runs (MPI ranks) and their exact aggregate.
 
 pub mod hist;
+pub mod hosts;
 pub mod lat;
 pub mod merge;
 pub mod result;

@@ -122,6 +122,11 @@ pub fn merge_group(jobs: &[JobResult]) -> JobResult {
             }
         }
         merge_sync(&mut out.sync, &j.sync);
+        if let Some(v) = j.verify {
+            let o = out.verify.get_or_insert_with(Default::default);
+            o.blocks += v.blocks;
+            o.errors += v.errors;
+        }
         out.cpu.usr_s += j.cpu.usr_s;
         out.cpu.sys_s += j.cpu.sys_s;
         out.cpu.ctx += j.cpu.ctx;

@@ -4,14 +4,14 @@
 use crate::hist::Histogram;
 use crate::lat::{LatStat, LatTrack};
 use crate::sample::SampleStat;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Directions with data: read, write, trim.
 pub const DATA_DIRS: usize = 3;
 pub const DIR_NAMES: [&str; DATA_DIRS] = ["read", "write", "trim"];
 
 /// Latency of one I/O priority (ioprio value: class << 13 | level).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PrioStat {
     pub ioprio: u16,
     pub stat: LatStat,
@@ -28,7 +28,7 @@ impl PrioStat {
 }
 
 /// One direction of one job.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DirStats {
     pub io_bytes: u64,
     /// I/Os completed (fio's total_ios).
@@ -75,14 +75,14 @@ impl DirStats {
 }
 
 /// fsync/fdatasync issued by the job.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SyncStats {
     pub total_ios: u64,
     pub lat: LatTrack,
 }
 
 /// CPU use of the job's thread.
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct CpuUsage {
     /// User and system CPU time in seconds.
     pub usr_s: f64,
@@ -94,7 +94,7 @@ pub struct CpuUsage {
 }
 
 /// Settings of a job that reports need in order to print it as fio would.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct JobInfo {
     /// rw mode as fio prints it (`randrw`).
     pub rw: String,
@@ -126,7 +126,7 @@ pub struct JobInfo {
 }
 
 /// One job's (or, with group_reporting, one group's merged) results.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct JobResult {
     pub name: String,
     pub groupid: u32,
@@ -139,7 +139,6 @@ pub struct JobResult {
     /// continue_on_error counts.
     /// The error was tolerated (continue_on_error, ignore_error): reported as the
     /// job's err, as fio does, but the job did not fail.
-    #[serde(skip)]
     pub error_tolerated: bool,
     pub total_err: u64,
     pub first_error: i32,
@@ -163,10 +162,19 @@ pub struct JobResult {
     pub info: JobInfo,
     /// Steady-state detection (steadystate / ss_dur), when the job asked for it.
     pub steadystate: Option<SteadyState>,
+    /// Data verification (verify=), when the job verified.
+    pub verify: Option<VerifyCounts>,
+}
+
+/// Blocks a job verified and the failures it found (fio reports neither count).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct VerifyCounts {
+    pub blocks: u64,
+    pub errors: u64,
 }
 
 /// What steady-state detection saw (fio's JSON "steadystate" object).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct SteadyState {
     /// The criterion as fio prints it, e.g. "iops:5.000000%".
     pub ss: String,
@@ -201,7 +209,7 @@ impl JobResult {
 }
 
 /// One direction of a reporting group ("Run status group N").
-#[derive(Clone, Copy, Debug, Default, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize)]
 pub struct GroupDir {
     pub io_bytes: u64,
     /// Aggregate bandwidth bytes/s: Σio / max runtime.
@@ -213,7 +221,7 @@ pub struct GroupDir {
     pub max_run_ms: u64,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct GroupResult {
     pub groupid: u32,
     pub kb_base: u32,
@@ -222,7 +230,7 @@ pub struct GroupResult {
 }
 
 /// Utilisation of one block device over the run (/sys/block/DEV/stat deltas).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DiskUtil {
     pub name: String,
     pub read_ios: u64,
@@ -237,7 +245,7 @@ pub struct DiskUtil {
 }
 
 /// Facts about where and how the run happened (for A/B comparisons).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunMeta {
     pub ioscope_version: String,
     pub kernel: String,
@@ -250,12 +258,12 @@ pub struct RunMeta {
     /// cover only the I/O done until then.
     pub interrupted: bool,
     /// The signal that stopped it, when known ("SIGINT", "SIGTERM").
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
 }
 
 /// Everything a run produced.
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct RunResult {
     /// One entry per job, or per group where group_reporting merged them.
     pub jobs: Vec<JobResult>,

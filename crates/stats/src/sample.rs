@@ -1,8 +1,8 @@
 //! Periodic samples (bandwidth, IOPS): min/max/mean/stddev, Welford's method.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SampleStat {
     pub n: u64,
     pub min: f64,

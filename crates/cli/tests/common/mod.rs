@@ -9,6 +9,9 @@ pub use prereq::*;
 /// The example job files the parser tests run (our corpus, and fio's when present).
 pub mod examples;
 
+/// Rendering SVG and HTML in headless Chromium.
+pub mod render;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -158,6 +161,11 @@ impl LoopDev {
         ))?;
         Some(LoopDev { dev, img })
     }
+    /// The file in /dev/shm behind the device.
+    pub fn backing(&self) -> &std::path::Path {
+        &self.img
+    }
+
     pub fn sched_path(&self) -> String {
         format!(
             "/sys/block/{}/queue/scheduler",

@@ -41,6 +41,16 @@ pub enum Prereq {
     IoprioRt,
     /// FUSE and Debian's python3-fusepy, for the fault-injecting file system.
     Fuse,
+    /// The cgroup v1 blkio controller (fio's cgroup and cgroup_weight options).
+    BlkioCgroup,
+    /// fio's fiologparser_hist.py (Debian's fio package, gzipped) and the pandas it
+    /// imports, for /usr/bin/python3.
+    FioLogParserHist,
+    /// Open MPI's mpirun, its development files and libclang: ioscope built with
+    /// `--features mpi`, run under mpirun.
+    Mpi,
+    /// Network namespaces (`ip netns`) and `unshare`: hosts on one machine.
+    NetNs,
 }
 
 impl Prereq {
@@ -56,6 +66,11 @@ impl Prereq {
         name: "mount",
         package: "mount",
     };
+    /// Headless Chromium, which renders the SVG and HTML reports in the tests.
+    pub const CHROMIUM: Prereq = Prereq::Program {
+        name: "chromium",
+        package: "chromium",
+    };
 
     /// What is needed and how to get it.
     pub fn describe(&self) -> String {
@@ -69,6 +84,14 @@ impl Prereq {
             Prereq::Fuse => {
                 "FUSE: /dev/fuse and python3-fusepy (apt-get install python3-fusepy)".into()
             }
+            Prereq::FioLogParserHist => format!(
+                "fio's {FIOLOGPARSER_HIST} and pandas for /usr/bin/python3 (apt-get install fio python3-pandas)"
+            ),
+            Prereq::BlkioCgroup => {
+                "the cgroup v1 blkio controller, mounted (a kernel with CONFIG_BLK_CGROUP)".into()
+            }
+            Prereq::Mpi => "Open MPI and libclang (apt-get install openmpi-bin libopenmpi-dev libclang-dev pkg-config)".into(),
+            Prereq::NetNs => "network namespaces: root, `ip` (apt-get install iproute2) and `unshare` (util-linux)".into(),
             Prereq::SharedExamples => format!(
                 "fio's example job files in {} (a copy of fio's examples/ directory)",
                 shared_examples_path().display()
@@ -101,6 +124,40 @@ impl Prereq {
             }
             Prereq::IoprioRt => ioprio_rt_ok(),
             Prereq::Fuse => fuse_ok(),
+            Prereq::BlkioCgroup => blkio_mount().map(|_| ()),
+            Prereq::FioLogParserHist => {
+                if !Path::new(FIOLOGPARSER_HIST).is_file() {
+                    return Err(format!("{FIOLOGPARSER_HIST} is missing"));
+                }
+                let ok = Command::new("/usr/bin/python3")
+                    .args(["-c", "import pandas, numpy"])
+                    .output()
+                    .map(|o| o.status.success())
+                    .unwrap_or(false);
+                if ok {
+                    Ok(())
+                } else {
+                    Err("/usr/bin/python3 cannot import pandas".into())
+                }
+            }
+            Prereq::Mpi => {
+                for p in ["mpirun", "mpicc"] {
+                    if !on_path(p) {
+                        return Err(format!("{p} is not on PATH"));
+                    }
+                }
+                let clang = Command::new("sh")
+                    .args(["-c", "ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* 2>/dev/null | head -1"])
+                    .output()
+                    .map(|o| !o.stdout.is_empty())
+                    .unwrap_or(false);
+                if clang {
+                    Ok(())
+                } else {
+                    Err("libclang is not installed".into())
+                }
+            }
+            Prereq::NetNs => netns_ok(),
             Prereq::SharedExamples => {
                 if shared_examples_path().is_dir() {
                     Ok(())
@@ -110,6 +167,41 @@ impl Prereq {
             }
         }
     }
+}
+
+/// Can a network namespace be made here (and removed again)?
+fn netns_ok() -> Result<(), String> {
+    Prereq::Root.check()?;
+    for p in ["ip", "unshare"] {
+        if !on_path(p) {
+            return Err(format!("{p} is not on PATH"));
+        }
+    }
+    let name = format!("ioscope-probe-{}", std::process::id());
+    let made = Command::new("ip").args(["netns", "add", &name]).output();
+    let _ = Command::new("ip").args(["netns", "del", &name]).output();
+    match made {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "ip netns add: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("ip: {e}")),
+    }
+}
+
+/// Where Debian's fio package puts fio's histogram-log parser.
+pub const FIOLOGPARSER_HIST: &str = "/usr/share/doc/fio/fiologparser_hist.py.gz";
+
+/// Where the cgroup v1 blkio controller is mounted.
+pub fn blkio_mount() -> Result<std::path::PathBuf, String> {
+    let mounts = std::fs::read_to_string("/proc/mounts").map_err(|e| e.to_string())?;
+    mounts
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() > 3 && f[2] == "cgroup" && f[3].split(',').any(|o| o == "blkio"))
+        .map(|f| std::path::PathBuf::from(f[1]))
+        .ok_or_else(|| "no cgroup v1 mount with the blkio controller in /proc/mounts".into())
 }
 
 fn fio_version_ok() -> Result<(), String> {
