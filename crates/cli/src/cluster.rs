@@ -9,6 +9,7 @@ use anyhow::{bail, Result};
 use ioscope_cluster::launch::{self, Launch};
 use ioscope_cluster::{ClusterObserver, Rank, Transport};
 use ioscope_options::{cli, jobfile::Keywords, JobSet};
+use ioscope_report::OutputFormat;
 use ioscope_runner::{JobProgress, Observer, Runner};
 use ioscope_stats::hosts::HostRun;
 use std::process::ExitCode;
@@ -181,6 +182,9 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
     };
     rep.status.finish();
     let text = ioscope_report::render_cluster(&cluster, &rep.formats, rep.terse_version);
+    if rep.output.is_none() && crate::signals::received() == Some("SIGTERM") {
+        rescue(&rep, &text);
+    }
     rep.write(&text)?;
     if cluster.interrupted() {
         eprintln!(
@@ -196,6 +200,39 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
         rank.wait_all();
     }
     Ok((crate::signals::exit_value(cluster.failed()), complete))
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM on mpirun aborts the job: Open MPI sends every rank
+/// SIGTERM, SIGKILL a second later, and stops relaying the ranks' output, so only what
+/// fits in the pipe (about 16 KiB) of a report on stdout reaches the user. The complete
+/// report is saved in the working directory first, and stderr says where.
+fn rescue(rep: &Reporting, text: &str) {
+    let ext = match rep.formats.first() {
+        Some(OutputFormat::Json | OutputFormat::JsonPlus) => "json",
+        Some(OutputFormat::Terse) => "terse",
+        _ => "txt",
+    };
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path = format!("ioscope-interrupted-{stamp}.{}.{ext}", std::process::id());
+    let saved = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .and_then(|mut f| {
+            use std::io::Write;
+            f.write_all(rep.head.as_bytes())?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()
+        });
+    match saved {
+        Ok(()) => eprintln!(
+            "ioscope: mpirun is aborting the job and relays only the start of the report: \
+             the complete report is in {path} (`kill -USR1` on mpirun stops a run gracefully)"
+        ),
+        Err(e) => eprintln!("ioscope: could not save the report in {path}: {e}"),
+    }
 }
 
 fn host_run(
