@@ -206,7 +206,7 @@ mod tests {
 
     /// Early stop prunes exactly the expected points: IOPS climb to 1000 at QD 8, then
     /// fall; with drop 10% and patience 2 the line stops after the second point below
-    /// 900, so QD 64 and QD 128 are pruned.
+    /// 900 (QD 64), so QD 128 is pruned.
     #[test]
     fn guard_prunes_after_patience_points_below_the_best() {
         let g = Guard {

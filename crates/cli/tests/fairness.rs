@@ -749,4 +749,16 @@ fn a_job_file_is_run_then_judged() {
     assert_eq!(jobs[1]["prio"], 6);
     // cfq: 160 against 60 of 220, so be 6 got 16 MiB * 60/220 and more than its share.
     assert_eq!(u(&jobs[1]["ideal"]), (16u64 << 20) * 60 / 220);
+    // The jobs differ in level: a scheduler that ignores levels is named before the run.
+    let ignores = match scheduler_of(d.path()) {
+        Some(s) => ["mq-deadline", "kyber", "none"].contains(&s.as_str()),
+        None => false,
+    };
+    assert_eq!(
+        r.stderr
+            .contains("which ignores best-effort priority levels"),
+        ignores,
+        "{}",
+        r.stderr
+    );
 }

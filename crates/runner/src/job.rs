@@ -994,10 +994,14 @@ impl<'a, E: Engine> Loop<'a, E> {
         let Some((name, st)) = self.verify.as_ref().and_then(|v| v.state()) else {
             return;
         };
+        // Written beside and renamed over: a crash while saving leaves the old state or
+        // the new one, never half of one.
         let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&name)?;
+            let tmp = format!("{name}.tmp");
+            let mut f = std::fs::File::create(&tmp)?;
             std::io::Write::write_all(&mut f, &st.encode())?;
-            f.sync_all()
+            f.sync_all()?;
+            std::fs::rename(&tmp, &name)
         };
         if let Err(e) = write() {
             self.ctx.shared.say(format!(

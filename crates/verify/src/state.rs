@@ -1,6 +1,6 @@
 //! verify_state_save / verify_state_load: how far a writing job got, so that a later
-//! verification (after a crash, a power cut, a SIGTERM) checks exactly the blocks that
-//! were written. fio 3.33's file layout (version 3, little-endian):
+//! verification (after Ctrl-C, SIGTERM or an I/O error stopped the job) checks exactly
+//! the blocks that were written. Saved when the job ends, as fio does. fio 3.33's file layout (version 3, little-endian):
 //!
 //! ```text
 //! 0   u64 version (3)        8  u64 record size      16 u64 fio-crc32c of the record

@@ -191,7 +191,43 @@ pub fn run_job_file(path: &Path) -> Result<ResultFile> {
             set.jobs.len()
         );
     }
+    warn_ignored_levels(&set);
     run_jobs(&set, path)
+}
+
+/// A job file whose jobs differ in best-effort level (prio) on a disk whose scheduler
+/// ignores levels measures nothing: say so before the run, once per disk.
+fn warn_ignored_levels(set: &ioscope_options::JobSet) {
+    let levels: std::collections::BTreeSet<(u32, u32)> = set
+        .jobs
+        .iter()
+        .map(|j| (j.opts.prioclass.unwrap_or(2), j.opts.prio.unwrap_or(4)))
+        .collect();
+    let classes: std::collections::BTreeSet<u32> = levels.iter().map(|l| l.0).collect();
+    if levels.len() == classes.len() {
+        return;
+    }
+    let mut warned = Vec::new();
+    for j in &set.jobs {
+        let target = match (&j.opts.filename, &j.opts.directory) {
+            (Some(f), _) => PathBuf::from(f.split(':').next().unwrap_or(f)),
+            (None, Some(d)) => PathBuf::from(d.split(':').next().unwrap_or(d)).join("x"),
+            (None, None) => PathBuf::from("x"),
+        };
+        let Some(dev) = device_scheduler(&target) else {
+            continue;
+        };
+        let effective = j.opts.ioscheduler.clone().unwrap_or(dev.active.clone());
+        if IGNORE_LEVELS.contains(&effective.as_str()) && !warned.contains(&dev.disk) {
+            eprintln!(
+                "ioscope fairness: warning: {} uses the {effective} I/O scheduler, which ignores \
+                 best-effort priority levels: expect no ordering by prio (bfq honours them: \
+                 ioscheduler=bfq)",
+                dev.disk
+            );
+            warned.push(dev.disk);
+        }
+    }
 }
 
 /// A job file, not a result: a `[section]` line and no line starting with '{' (fio and
