@@ -9,7 +9,12 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
 fuzz_target!(|data: &[u8]| {
-    let kw = jobfile::Keywords { ncpus: 2, mb_memory: 1024, pagesize: 4096 };
+    let kw = jobfile::Keywords {
+        ncpus: 2,
+        mb_memory: 1024,
+        pagesize: 4096,
+        vars: vec![("IOSCOPE_RANK".into(), "1".into())],
+    };
     let words: Vec<OsString> = data
         .split(|&b| b == 0)
         .map(|w| OsString::from_vec(w.to_vec()))

@@ -7,7 +7,12 @@ use libfuzzer_sys::fuzz_target;
 use std::path::Path;
 
 fuzz_target!(|data: &[u8]| {
-    let kw = jobfile::Keywords { ncpus: 2, mb_memory: 1024, pagesize: 4096 };
+    let kw = jobfile::Keywords {
+        ncpus: 2,
+        mb_memory: 1024,
+        pagesize: 4096,
+        vars: vec![("IOSCOPE_RANK".into(), "1".into())],
+    };
     if let Ok(text) = std::str::from_utf8(data) {
         let mut secs = Vec::new();
         if jobfile::parse_text(Path::new("fuzz.fio"), text, &mut secs, 0).is_ok() {

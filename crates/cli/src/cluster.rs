@@ -7,11 +7,12 @@
 use crate::fio::{self, Reporting};
 use anyhow::{bail, Result};
 use ioscope_cluster::launch::{self, Launch};
-use ioscope_cluster::{ClusterObserver, Rank, Transport};
+use ioscope_cluster::{gather, ClusterObserver, Rank, Transport};
 use ioscope_options::{cli, jobfile::Keywords, JobSet};
 use ioscope_report::OutputFormat;
 use ioscope_runner::{JobProgress, Observer, Runner};
 use ioscope_stats::hosts::HostRun;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Was this process started as a rank of an MPI job it can take part in? A build
@@ -73,6 +74,8 @@ pub fn main(_c: &cli::Cli, l: Launch) -> Result<ExitCode> {
 /// What a rank needs to run, all checked before the ranks agree to start.
 struct Ready {
     set: JobSet,
+    /// The prefixes of this rank's per-I/O logs.
+    logs: Vec<PathBuf>,
     runner: Runner,
     rep: Option<Reporting>,
 }
@@ -85,7 +88,7 @@ fn ready(c: &cli::Cli, t: &dyn Transport) -> Result<Ready> {
     }
     let kw = Keywords::probe().with_rank(t.rank(), t.size(), t.host());
     let mut set = fio::load_jobs_with(c, &kw)?;
-    per_rank_logs(&mut set, t);
+    let logs = per_rank_logs(&mut set, t);
     let runner = Runner::new(fio::run_options(c)?);
     runner.plan(&set)?;
     let rep = if t.rank() == 0 {
@@ -93,12 +96,19 @@ fn ready(c: &cli::Cli, t: &dyn Transport) -> Result<Ready> {
     } else {
         None
     };
-    Ok(Ready { set, runner, rep })
+    Ok(Ready {
+        set,
+        logs,
+        runner,
+        rep,
+    })
 }
 
 /// Logs are written per rank: `PREFIX.<host>.<rank>` (the job name when no prefix).
-fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) {
+/// Returns the prefixes.
+fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) -> Vec<PathBuf> {
     let suffix = format!(".{}.{}", t.host(), t.rank());
+    let mut prefixes = Vec::new();
     for j in &mut set.jobs {
         let name = j.name.clone();
         let o = &mut j.opts;
@@ -117,9 +127,77 @@ fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) {
                 p.clone()
             };
             *p = format!("{base}{suffix}");
+            if !prefixes
+                .iter()
+                .any(|q: &PathBuf| q.as_os_str() == p.as_str())
+            {
+                prefixes.push(PathBuf::from(p.as_str()));
+            }
         }
     }
+    prefixes
 }
+
+/// The files the run wrote under these log prefixes: `PREFIX_*` beside each.
+fn log_files(prefixes: &[PathBuf]) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for p in prefixes {
+        let dir = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let start = format!("{}_", p.file_name().unwrap_or_default().to_string_lossy());
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if name.starts_with(&start) && !name.ends_with(".gather-tmp") {
+                files.push(dir.join(name));
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// --gather-logs, after the results: ranks on other hosts than rank 0 send their logs;
+/// rank 0 writes them and says what it got. Not after SIGTERM (mpirun is aborting).
+fn gather_logs(c: &cli::Cli, rank: &Rank, t: &dyn Transport, prefixes: &[PathBuf]) {
+    if !c.has("gather-logs") || crate::signals::received() == Some("SIGTERM") {
+        return;
+    }
+    if !rank.is_root() {
+        let remote = rank.hosts().first().map(String::as_str) != Some(rank.host());
+        let files = if remote {
+            log_files(prefixes)
+        } else {
+            Vec::new()
+        };
+        gather::send(t, &files);
+        return;
+    }
+    let from: Vec<u32> = rank
+        .reported()
+        .iter()
+        .copied()
+        .filter(|&r| r != 0)
+        .collect();
+    let g = gather::receive(t, &from, GATHER_QUIET);
+    eprintln!(
+        "ioscope: gathered {} log file{} ({:.1} MiB) from the ranks on other hosts",
+        g.files,
+        if g.files == 1 { "" } else { "s" },
+        g.bytes as f64 / (1 << 20) as f64
+    );
+    for p in &g.problems {
+        eprintln!("ioscope: --gather-logs: {p}");
+    }
+}
+
+/// How long rank 0 waits for the next piece of a rank's logs before giving up on it.
+const GATHER_QUIET: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The rank's whole run: agree, run with a gate per phase, collect. Returns the exit
 /// status and whether every rank reported.
@@ -141,6 +219,7 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
     }
     let Ok(Ready {
         set,
+        logs,
         runner,
         mut rep,
     }) = mine
@@ -174,6 +253,7 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
         Err(e) => host_run(&rank, None, Some(e.to_string())),
     };
     let Some((cluster, complete)) = rank.collect(mine, &ioscope_runner::STOP) else {
+        gather_logs(c, &rank, t, &logs);
         rank.wait_all();
         return Ok((0, true));
     };
@@ -196,6 +276,7 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
         let e = h.error.as_deref().unwrap_or("");
         eprintln!("ioscope: rank {} ({}): {e}", h.rank, h.host);
     }
+    gather_logs(c, &rank, t, &logs);
     if complete {
         rank.wait_all();
     }

@@ -147,6 +147,12 @@ pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
     if let Some(l) = crate::cluster::launched()? {
         return crate::cluster::main(&c, l);
     }
+    if c.has("gather-logs") {
+        bail!(
+            "--gather-logs copies every rank's logs to rank 0 in a run under mpirun (or srun); \
+             this run is not under MPI"
+        );
+    }
     let set = load_jobs(&c)?;
     let fatal = c.has("warnings-fatal");
     for n in &set.notes {

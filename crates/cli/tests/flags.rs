@@ -18,6 +18,7 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "append-terse"),
     ("fio", "terse-version"),
     ("fio", "bandwidth-log"),
+    ("fio", "gather-logs"), // and mpi.rs three_network_namespace_hosts_in_one_report
     ("fio", "parse-only"),
     ("fio", "dump-jobs"),
     ("fio", "showcmd"),
@@ -453,6 +454,22 @@ fn bandwidth_log_writes_fio_format_aggregate_logs() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(std::fs::read_dir(e.path()).unwrap().count(), 0);
+}
+
+/// --gather-logs belongs to runs under mpirun; elsewhere it is refused before any I/O,
+/// also by --parse-only.
+#[test]
+fn gather_logs_outside_mpi_is_refused() {
+    let d = tmpdir();
+    for extra in [&["--gather-logs"][..], &["--gather-logs", "--parse-only"]] {
+        let mut job = null_job("write");
+        job.push("--filename=f".into());
+        let r = run_args(d.path(), &job, extra);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains("--gather-logs"), "{}", r.stderr);
+        assert!(r.stderr.contains("not under MPI"), "{}", r.stderr);
+        assert!(!d.path().join("f").exists(), "no I/O");
+    }
 }
 
 #[test]

@@ -477,16 +477,34 @@ impl NetHosts {
             ip(&["-n", name, "link", "set", "eth0", "up"])?;
             ip(&["-n", name, "link", "set", "lo", "up"])?;
         }
-        // mpirun runs AGENT HOST <orted command line for a shell>.
+        // mpirun runs AGENT HOST <orted command line for a shell>. Each host gets its
+        // own host name and mount namespace; every host but the first mounts a private
+        // tmpfs over the directory named in `private-dir` (when that file exists), so
+        // that files written there are on that host only.
+        let dir = h.dir.path().display().to_string();
         let agent = h.dir.path().join("netns-agent");
+        let host = h.dir.path().join("netns-host");
         std::fs::write(
             &agent,
-            "#!/bin/sh\nhost=$1; shift\nexec ip netns exec \"$host\" unshare --uts \\\n  /bin/sh -c 'hostname \"$1\"; shift; exec /bin/sh -c \"$*\"' agent \"$host\" \"$@\"\n",
+            format!(
+                "#!/bin/sh\nhost=$1; shift\nexec ip netns exec \"$host\" unshare --uts --mount {dir}/netns-host \"$host\" \"$@\"\n"
+            ),
+        )
+        .map_err(|e| e.to_string())?;
+        std::fs::write(
+            &host,
+            format!(
+                "#!/bin/sh\nhostname \"$1\"\nprivate=$(cat {dir}/private-dir 2>/dev/null)\n\
+                 if [ \"$1\" != {first} ] && [ -n \"$private\" ]; then\n\
+                 mount -t tmpfs ioscope-test \"$private\" || exit 1\nfi\nshift\nexec /bin/sh -c \"$*\"\n",
+                first = h.names[0]
+            ),
         )
         .map_err(|e| e.to_string())?;
         Command::new("chmod")
             .arg("+x")
             .arg(&agent)
+            .arg(&host)
             .status()
             .map_err(|e| e.to_string())?;
         let hostfile: String = h.names.iter().map(|n| format!("{n} slots=1\n")).collect();
@@ -516,31 +534,32 @@ fn three_network_namespace_hosts_in_one_report() {
     let cidr = format!("{}.0/24", hosts.subnet);
     let d = tmpdir();
     let (agent, hostfile) = (agent.to_str().unwrap(), hostfile.to_str().unwrap());
+    let mca = [
+        "--hostfile",
+        hostfile,
+        "--mca",
+        "plm_rsh_agent",
+        agent,
+        "--mca",
+        "plm_rsh_no_tree_spawn",
+        "1",
+        "--mca",
+        "oob_tcp_if_include",
+        &cidr,
+        "--mca",
+        "btl_tcp_if_include",
+        &cidr,
+        "--mca",
+        "pml",
+        "ob1",
+        "--mca",
+        "btl",
+        "tcp,self",
+    ];
     let o = mpirun(
         d.path(),
         3,
-        &[
-            "--hostfile",
-            hostfile,
-            "--mca",
-            "plm_rsh_agent",
-            agent,
-            "--mca",
-            "plm_rsh_no_tree_spawn",
-            "1",
-            "--mca",
-            "oob_tcp_if_include",
-            &cidr,
-            "--mca",
-            "btl_tcp_if_include",
-            &cidr,
-            "--mca",
-            "pml",
-            "ob1",
-            "--mca",
-            "btl",
-            "tcp,self",
-        ],
+        &mca,
         &[
             "--name=n",
             "--ioengine=null",
@@ -564,6 +583,60 @@ fn three_network_namespace_hosts_in_one_report() {
         .sum();
     assert_eq!(u(&aggregate(&v)["read"]["total_ios"]), sum);
     assert_eq!(sum, 3 * 16384);
+
+    // Logs on each host's own file system: without --gather-logs only rank 0's are
+    // here; with it, every rank's, whole.
+    let logs = d.path().join("logs");
+    std::fs::create_dir(&logs).expect("logs dir");
+    std::fs::write(hosts.dir.path().join("private-dir"), logs.to_str().unwrap())
+        .expect("private-dir");
+    let logged = |gather: bool| {
+        let mut args = vec![
+            "--name=n",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=16m",
+            "--write_lat_log=logs/l",
+            "--output-format=json",
+        ];
+        if gather {
+            args.push("--gather-logs");
+        }
+        let o = mpirun(d.path(), 3, &mca, &args);
+        assert_eq!(o.code, 0, "{}\n{}", o.stdout, o.stderr);
+        (json(&o), o.stderr)
+    };
+    let clat_log = |e: &Value| {
+        logs.join(format!(
+            "l.{}.{}_clat.1.log",
+            e["hostname"].as_str().unwrap(),
+            e["port"]
+        ))
+    };
+    let (v, _) = logged(false);
+    let here: Vec<bool> = host_entries(&v)
+        .iter()
+        .map(|e| clat_log(e).exists())
+        .collect();
+    assert_eq!(
+        here.iter().filter(|&&h| h).count(),
+        1,
+        "only rank 0's logs: {here:?}"
+    );
+    let (v, stderr) = logged(true);
+    assert!(stderr.contains("ioscope: gathered 6 log files"), "{stderr}");
+    for e in host_entries(&v) {
+        let text = std::fs::read_to_string(clat_log(e))
+            .unwrap_or_else(|err| panic!("{}: {err}\n{stderr}", clat_log(e).display()));
+        assert_eq!(
+            text.lines().count() as u64,
+            u(&e["read"]["total_ios"]),
+            "{}",
+            clat_log(e).display()
+        );
+        assert_eq!(u(&e["read"]["total_ios"]), 4096);
+    }
 }
 
 #[test]

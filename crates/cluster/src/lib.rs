@@ -9,11 +9,13 @@
 //! - [`rank`]: the steps every rank takes in lockstep — agree that the jobs are
 //!   valid, start each phase together, report status to rank 0, send results — and
 //!   rank 0's collection of them into one [`ioscope_stats::hosts::ClusterResult`].
+//! - [`gather`]: `--gather-logs`, every rank's log files copied to rank 0.
 //!
 //! No MPI call is made on the I/O path: the ranks talk only from the main thread,
 //! between phases and at status intervals, and every wait sleeps between polls
 //! (MPI's own blocking calls spin a CPU).
 
+pub mod gather;
 pub mod launch;
 #[cfg(feature = "mpi")]
 pub mod mpi;

@@ -62,6 +62,8 @@ pub struct Rank<'t> {
     hosts: Vec<String>,
     gates: usize,
     inbox: Inbox,
+    /// Rank 0: the ranks whose results arrived in [`Rank::collect`].
+    reported: Vec<u32>,
 }
 
 impl<'t> Rank<'t> {
@@ -71,6 +73,7 @@ impl<'t> Rank<'t> {
             hosts: Vec::new(),
             gates: 0,
             inbox: Inbox::default(),
+            reported: Vec::new(),
         }
     }
 
@@ -93,6 +96,12 @@ impl<'t> Rank<'t> {
     /// `<host:rank>`, the prefix of this rank's lines.
     pub fn label(&self) -> String {
         format!("<{}:{}>", self.t.host(), self.t.rank())
+    }
+
+    /// Rank 0, after [`Rank::collect`]: the ranks that sent their results (and so go
+    /// on to the steps after it).
+    pub fn reported(&self) -> &[u32] {
+        &self.reported
     }
 
     /// Host of every rank (known after [`Rank::agree`]).
@@ -241,6 +250,7 @@ impl<'t> Rank<'t> {
             std::thread::sleep(Duration::from_millis(2));
         }
         let complete = self.inbox.results.len() as u32 == n;
+        self.reported = self.inbox.results.keys().copied().collect();
         let mut runs: Vec<HostRun> = std::mem::take(&mut self.inbox.results)
             .into_values()
             .collect();

@@ -11,6 +11,8 @@ pub enum Tag {
     Interim = 12,
     /// A rank's final results.
     Result = 13,
+    /// Per-rank log files sent to rank 0 (--gather-logs).
+    Log = 14,
 }
 
 /// Communication among the ranks of one run.

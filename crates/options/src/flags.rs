@@ -169,6 +169,13 @@ pub const FIO_FLAGS: &[FlagDef] = &[
          NAME-trim_bw.log (KiB/s every 500 ms, fio's format; NAME defaults to agg as in fio)",
     ),
     flag(
+        "gather-logs",
+        NoVal,
+        "",
+        "Under mpirun: after the report, copy every rank's per-I/O logs (PREFIX.<host>.<rank>_*) \
+         to rank 0, under the same paths",
+    ),
+    flag(
         "parse-only",
         NoVal,
         "",
