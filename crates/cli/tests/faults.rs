@@ -107,10 +107,28 @@ fn eio_mid_run_is_counted_as_fio_counts_it() {
         let r = run_in(d.path(), &args);
         let got = outcome(r.code, &r.stdout);
         assert_eq!(got, want, "ioscope {extra:?}: {}", r.stderr);
+        // Only a fatal error is printed by default (fio 3.33, whatever its HOWTO says).
+        let printed = |stderr: &str| stderr.matches("io_u error on file").count();
+        let fatal = usize::from(want.2 == 0);
+        assert_eq!(printed(&r.stderr), fatal, "{}", r.stderr);
         if available!(Prereq::Fio333) {
             let f = run_tool(Path::new("fio"), d.path(), &args, &[]);
             let fio = outcome(f.code, &f.stdout);
             assert_eq!(got, fio, "ioscope vs fio {extra:?}");
+        }
+        // error_dump=1: every error, also those tolerated, on stderr.
+        args.push("--error_dump=1");
+        let r = run_in(d.path(), &args);
+        assert_eq!(outcome(r.code, &r.stdout), want, "{}", r.stderr);
+        assert_eq!(printed(&r.stderr), want.2.max(1) as usize, "{}", r.stderr);
+        if available!(Prereq::Fio333) {
+            let f = run_tool(Path::new("fio"), d.path(), &args, &[]);
+            assert_eq!(
+                printed(&r.stderr),
+                printed(&f.stderr),
+                "vs fio: {}",
+                f.stderr
+            );
         }
     }
 }

@@ -149,6 +149,8 @@ pub struct EngineOptions {
     /// submission and completion path alone; `ioscope peak --nop`). A NOP completes
     /// with the unit's length so that counting works unchanged.
     pub nop: bool,
+    /// mmap: ask for transparent huge pages for the mappings (madvise MADV_HUGEPAGE).
+    pub thp: bool,
 }
 
 /// Everything an engine needs at setup.

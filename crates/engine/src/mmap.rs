@@ -13,9 +13,9 @@ use crate::{Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
 const NAME: &str = "mmap";
 
 /// One file's mapping; `len == 0` means nothing is mapped (empty file).
-struct Mapping {
-    addr: *mut u8,
-    len: u64,
+pub(crate) struct Mapping {
+    pub(crate) addr: *mut u8,
+    pub(crate) len: u64,
     writable: bool,
     /// Lets the SIGBUS handler repair this mapping if the file shrinks under it.
     _guard: Option<Guard>,
@@ -31,7 +31,7 @@ impl MmapEngine {
         let mut maps = Vec::with_capacity(cfg.files.len());
         for (i, f) in cfg.files.iter().enumerate() {
             // Push as we go so Drop unmaps what was mapped if a later file fails.
-            match map_file(f) {
+            match map_file(f, cfg.opts.thp) {
                 Ok(m) => maps.push(m),
                 Err(source) => {
                     unmap_all(&maps);
@@ -107,8 +107,9 @@ fn map_len(f: &FileInfo) -> io::Result<u64> {
     Ok(f.size.min(st.st_size.max(0) as u64))
 }
 
-/// Maps a file read-write, or read-only if it was opened read-only (EACCES).
-fn map_file(f: &FileInfo) -> io::Result<Mapping> {
+/// Maps a file read-write, or read-only if it was opened read-only (EACCES); with
+/// `thp`, asks for transparent huge pages (as fio's thp=1; an error fails the job).
+pub(crate) fn map_file(f: &FileInfo, thp: bool) -> io::Result<Mapping> {
     let len = map_len(f)?;
     if len == 0 {
         return Ok(Mapping {
@@ -126,6 +127,16 @@ fn map_file(f: &FileInfo) -> io::Result<Mapping> {
         }
         Err(e) => return Err(e),
     };
+    // SAFETY: advice on the mapping just made, of this length.
+    if thp && unsafe { libc::madvise(addr.cast(), len as usize, libc::MADV_HUGEPAGE) } != 0 {
+        let e = io::Error::last_os_error();
+        // SAFETY: the mapping is ours and unused.
+        unsafe { libc::munmap(addr.cast(), len as usize) };
+        return Err(io::Error::new(
+            e.kind(),
+            format!("madvise(MADV_HUGEPAGE): {e}"),
+        ));
+    }
     Ok(Mapping {
         addr,
         len,
@@ -144,7 +155,7 @@ fn mmap(fd: i32, len: u64, prot: i32) -> io::Result<*mut u8> {
     Ok(addr.cast())
 }
 
-fn unmap_all(maps: &[Mapping]) {
+pub(crate) fn unmap_all(maps: &[Mapping]) {
     for m in maps.iter().filter(|m| m.len > 0) {
         // SAFETY: each mapping was created by `mmap` with this length and is unmapped once.
         unsafe { libc::munmap(m.addr.cast(), m.len as usize) };

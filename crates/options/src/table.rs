@@ -120,8 +120,8 @@ option_table! {
     sync: SyncMode { kind: Kind::Choice(SyncMode::CHOICES), default: "none", category: C::Io, help: "Open files with O_SYNC or O_DSYNC" }
     fsync: u32 { kind: INT, default: "0", category: C::Io, help: "fsync(2) after every N writes" }
     fdatasync: u32 { kind: INT, default: "0", category: C::Io, help: "fdatasync(2) after every N writes" }
-    write_barrier: u32 { kind: INT, default: "0", category: C::Io, help: "Make every Nth write a barrier write", status: NOT_YET }
-    sync_file_range: Option<String> { category: C::Io, help: "sync_file_range(2) every N writes", status: NOT_YET }
+    write_barrier: u32 { kind: INT, default: "0", category: C::Io, help: "Make every Nth write a barrier write", status: noop("fio sets barriers only in its sg and binject engines; with every other engine, as with all of ioscope's, no write is a barrier") }
+    sync_file_range: Option<SyncFileRange> { kind: Kind::Special("FLAGS:N, FLAGS from wait_before,write,wait_after"), category: C::Io, help: "sync_file_range(2) over the range written since the last one, every N writes" }
     end_fsync: bool { kind: BOOL, default: "0", category: C::Io, help: "fsync(2) the files when the job ends" }
     fsync_on_close: bool { kind: BOOL, default: "0", category: C::Io, help: "fsync(2) a file when closing it" }
     fallocate: Fallocate { kind: Kind::Choice(Fallocate::CHOICES), default: "native", category: C::Files, help: "How to preallocate files being laid out" }
@@ -139,7 +139,7 @@ option_table! {
     unlink_each_loop: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the files after each loop", status: NOT_YET }
     pre_read: bool { kind: BOOL, default: "0", category: C::Files, help: "Read files into the page cache before the run (instead of invalidating it)" }
     lockfile: Option<String> { category: C::Files, help: "File locking mode", status: NOT_YET }
-    file_append: bool { kind: BOOL, default: "0", category: C::Files, help: "Do I/O after the end of the file", status: NOT_YET }
+    file_append: bool { kind: BOOL, default: "0", category: C::Files, help: "Do I/O after the end of the file" }
 
     // ---- I/O pattern ----
     rw: RwSpec { kind: Kind::Choice(RW_CHOICES), default: "read", aliases: &["readwrite"], category: C::Io, help: "I/O pattern; ':N' sets I/Os per random offset or the hole after each sequential I/O" }
@@ -151,7 +151,7 @@ option_table! {
     bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct:bs/pct[,...] per direction"), category: C::BlockSize, help: "Weighted mix of block sizes" }
     blockalign: Option<PerDir<u64>> { kind: SIZES, aliases: &["ba"], category: C::BlockSize, help: "Align random offsets to this (default: the minimum block size)" }
     bs_unaligned: bool { kind: SET, aliases: &["blocksize_unaligned"], category: C::BlockSize, help: "Do not round random block sizes to the minimum block size" }
-    bs_is_seq_rand: bool { kind: BOOL, default: "0", category: C::BlockSize, help: "Use read,write block sizes for sequential,random instead", status: NOT_YET }
+    bs_is_seq_rand: bool { kind: BOOL, default: "0", category: C::BlockSize, help: "Use read,write block sizes for sequential,random instead" }
     percentage_random: PerDir<u32> { kind: INTS, default: "100", min: Some(0), max: Some(100), category: C::Random, help: "Percentage of random I/O in a random workload" }
     unified_rw_reporting: UnifiedRw { kind: Kind::Choice(UnifiedRw::CHOICES), default: "none", category: C::Reporting, help: "Report directions separately, mixed, or both" }
     trim_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Verify, help: "Trim (discard) this percentage of the blocks written, then verify they read back as zeros (needs verify=)" }
@@ -185,7 +185,7 @@ option_table! {
     cmdprio_class: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(3), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority class of cmdprio I/Os (1 RT, 2 BE, 3 IDLE; default RT when a percentage or bssplit is set)" }
     cmdprio: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(7), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority level of cmdprio I/Os" }
     cmdprio_bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct[/class/level]:... per direction"), engines: ASYNC_PRIO, category: C::Priority, help: "Priority per block size" }
-    thp: u32 { kind: INT, default: "0", engines: &["mmap"], category: C::Engine, help: "Use transparent huge pages for the mapping", status: NOT_YET }
+    thp: u32 { kind: INT, default: "0", engines: &["mmap"], category: C::Engine, help: "Use transparent huge pages for the mapping (madvise MADV_HUGEPAGE)" }
 
     // ---- Depth and batching ----
     iodepth: u32 { kind: INT, default: "1", min: Some(1), max: Some(65536), category: C::Depth, help: "Number of I/Os in flight" }
@@ -194,7 +194,7 @@ option_table! {
     iodepth_batch_complete_max: u32 { kind: INT, default: "0", category: C::Depth, help: "Maximum completions to reap per call (default: the minimum)" }
     iodepth_low: u32 { kind: INT, default: "0", category: C::Depth, help: "Refill the queue when it drains to this depth (default: iodepth)" }
     io_submit_mode: SubmitMode { kind: Kind::Choice(SubmitMode::CHOICES), default: "inline", category: C::Depth, help: "Where I/O is submitted from (offload is not supported yet)" }
-    serialize_overlap: bool { kind: BOOL, default: "0", category: C::Depth, help: "Do not have overlapping I/Os in flight", status: NOT_YET }
+    serialize_overlap: bool { kind: BOOL, default: "0", category: C::Depth, help: "Do not have overlapping I/Os in flight" }
 
     // ---- Time ----
     runtime: u64 { kind: SECS, default: "0", aliases: &["timeout"], category: C::Time, help: "Stop after this long (0 = when size is done)" }
@@ -211,12 +211,12 @@ option_table! {
     rate_iops_min: PerDir<u64> { kind: INTS, default: "0", category: C::Rate, help: "Fail the job if IOPS drop below this over a rate_cycle" }
     rate_process: RateProcess { kind: Kind::Choice(RateProcess::CHOICES), default: "linear", category: C::Rate, help: "How rate-limited I/Os are spaced" }
     rate_cycle: u64 { kind: INT, default: "1000", category: C::Rate, help: "Window (ms) for rate_min and rate_iops_min checks" }
-    rate_ignore_thinktime: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep the rate schedule through think time", status: NOT_YET }
+    rate_ignore_thinktime: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep the rate schedule through think time" }
     thinktime: u64 { kind: USECS, default: "0", category: C::Rate, help: "Pause this long after thinktime_blocks I/Os" }
     thinktime_spin: u64 { kind: USECS, default: "0", category: C::Rate, help: "Busy-spin this part of thinktime" }
     thinktime_blocks: u32 { kind: INT, default: "1", min: Some(1), category: C::Rate, help: "I/Os between think times" }
-    thinktime_blocks_type: ThinktimeBlocksType { kind: Kind::Choice(ThinktimeBlocksType::CHOICES), default: "complete", category: C::Rate, help: "Whether thinktime_blocks counts completed or issued I/Os", status: NOT_YET }
-    thinktime_iotime: u64 { kind: SECS, default: "0", category: C::Rate, help: "Think after this much I/O time", status: NOT_YET }
+    thinktime_blocks_type: ThinktimeBlocksType { kind: Kind::Choice(ThinktimeBlocksType::CHOICES), default: "complete", category: C::Rate, help: "Whether thinktime_blocks counts completed or issued I/Os" }
+    thinktime_iotime: u64 { kind: SECS, default: "0", category: C::Rate, help: "Think after this much I/O time since the last think (with the default thinktime_blocks, only the time counts)" }
     latency_target: u64 { kind: USECS, default: "0", category: C::Rate, help: "Find the highest depth that meets this latency", status: NOT_YET }
     latency_window: u64 { kind: USECS, default: "0", category: C::Rate, help: "Window for latency_target", status: NOT_YET }
     latency_percentile: f64 { kind: Kind::Float, default: "100", min: Some(0), max: Some(100), category: C::Rate, help: "Share of I/Os that must meet latency_target", status: NOT_YET }
@@ -292,7 +292,7 @@ option_table! {
     // ---- Errors ----
     continue_on_error: ContinueOnError { kind: Kind::Choice(ContinueOnError::CHOICES), default: "none", category: C::Errors, help: "Which errors do not end the job" }
     ignore_error: IgnoreErrors { kind: Kind::Special("READ_ERRS,WRITE_ERRS,VERIFY_ERRS (':' lists of names or numbers)"), category: C::Errors, help: "Errors that do not end the job, per direction (counted like continue_on_error)" }
-    error_dump: bool { kind: BOOL, default: "0", category: C::Errors, help: "Print every error", status: NOT_YET }
+    error_dump: bool { kind: BOOL, default: "0", category: C::Errors, help: "Print every I/O error, also those the job goes on after (continue_on_error, ignore_error); the fatal one is always printed. Off by default, as fio 3.33 behaves (its documentation says on)" }
 
     // ---- Reporting ----
     clat_percentiles: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Report completion latency percentiles" }

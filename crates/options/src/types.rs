@@ -323,6 +323,37 @@ pub struct SplitEntry {
     pub prio: Option<(u8, u8)>,
 }
 
+/// `sync_file_range=FLAGS:N`: sync_file_range(2) over the range written since the last
+/// one, after every N writes; FLAGS from wait_before, write, wait_after (Linux's
+/// SYNC_FILE_RANGE_* bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct SyncFileRange {
+    pub flags: u32,
+    pub every: u32,
+}
+
+impl OptValue for SyncFileRange {
+    fn parse(raw: &str, _: &ValueCx, _: &Self) -> Result<Self, String> {
+        let usage =
+            "use FLAGS:N, FLAGS from wait_before, write, wait_after (e.g. wait_before,write:32)";
+        let (names, n) = raw.trim().split_once(':').ok_or(usage)?;
+        let mut flags = 0;
+        for name in names.split(',') {
+            flags |= match name.trim() {
+                "wait_before" => 1,
+                "write" => 2,
+                "wait_after" => 4,
+                other => return Err(format!("unknown flag '{other}': {usage}")),
+            };
+        }
+        let every = match parse_int(n.trim()) {
+            Ok(v) if v > 0 && v <= u32::MAX as i64 => v as u32,
+            _ => return Err(format!("'{n}' is not a count of writes: {usage}")),
+        };
+        Ok(SyncFileRange { flags, every })
+    }
+}
+
 /// `bssplit` / `cmdprio_bssplit`: `bs/pct[/class/level]:…` per direction.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct BsSplit(pub [Vec<SplitEntry>; 3]);

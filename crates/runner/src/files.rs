@@ -211,7 +211,13 @@ pub fn prepare(
     let mut layout_bytes = 0u64;
     for p in &paths {
         let ex = probe(p);
-        let (start, mut len) = region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?;
+        let (mut start, mut len) = region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?;
+        // file_append: the I/O goes after the end of a regular file (offset is ignored).
+        if o.file_append {
+            if let Some(e) = ex.as_ref().filter(|e| !e.is_block) {
+                start = e.size;
+            }
+        }
         // fill_device on a file: everything the filesystem has left; ENOSPC ends the job.
         let fill = o.fill_device && access.writes && !ex.as_ref().is_some_and(|e| e.is_block);
         if fill {

@@ -244,6 +244,8 @@ struct Loop<'a, E: Engine> {
     verify: Option<Verifier>,
     /// The verifier waits for the I/O in flight (a verify phase follows the writes).
     draining: bool,
+    /// serialize_overlap: the next I/O waits for an overlapping one to complete.
+    overlap_wait: bool,
     /// verify_async: the checker threads.
     checkers: Option<Checkers>,
 }
@@ -287,7 +289,7 @@ impl<'a, E: Engine> Loop<'a, E> {
                 coarse: start,
             },
             pacer: Pacer::new(o, clock),
-            think: Think::new(o),
+            think: Think::new(o, clock, start),
             ramp_end: start + ramp,
             deadline,
             measure_start: start,
@@ -304,6 +306,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             checkers: checkers(&run),
             verify: run.verify,
             draining: false,
+            overlap_wait: false,
             eng,
             wl: run.workload,
             bufs: run.buffers,
@@ -380,7 +383,12 @@ impl<'a, E: Engine> Loop<'a, E> {
             self.commit_reap();
             return true;
         }
-        let must = full || exhausted || self.pacer.waiting || self.think.due() || self.draining;
+        let must = full
+            || exhausted
+            || self.pacer.waiting
+            || self.think.due()
+            || self.draining
+            || self.overlap_wait;
         if !self.q.pending.is_empty() && must {
             self.commit();
         }
@@ -447,7 +455,10 @@ impl<'a, E: Engine> Loop<'a, E> {
                 if self.q.busy() > 0 {
                     return false;
                 }
-                self.think.pause(self.clock, self.ctx.stop_all);
+                let paused = self.think.pause(self.clock, self.ctx.stop_all);
+                if self.ctx.opts.rate_ignore_thinktime {
+                    self.pacer.skip(paused);
+                }
                 now = self.clock.now();
             }
             let next = match self.held.take() {
@@ -463,10 +474,17 @@ impl<'a, E: Engine> Loop<'a, E> {
                 return true;
             };
             if !io.ddir.is_data() {
-                self.sync_files(io.ddir, io.file);
+                self.sync_files(io);
                 now = self.clock.now();
                 continue;
             }
+            if self.ctx.opts.serialize_overlap && self.overlaps_busy(&io) {
+                // Held until the overlapping I/O completes (the loop reaps meanwhile).
+                self.held = Some(io);
+                self.overlap_wait = true;
+                return false;
+            }
+            self.overlap_wait = false;
             let Some(io) = self.pace(io, now) else {
                 return false;
             };
@@ -475,6 +493,7 @@ impl<'a, E: Engine> Loop<'a, E> {
                 return false;
             };
             self.prepare(idx, io, now);
+            self.think.issued(now);
             if self.eng.is_sync() {
                 // One I/O per round so limits and stop requests are seen at once.
                 self.now_hint = Some(self.issue_sync(idx));
@@ -487,6 +506,17 @@ impl<'a, E: Engine> Loop<'a, E> {
             }
         }
         false
+    }
+
+    /// serialize_overlap: does `io` overlap an I/O of its file queued or in flight?
+    fn overlaps_busy(&self, io: &Io) -> bool {
+        let (lo, hi) = (io.offset, io.offset + io.len as u64);
+        self.q.units.iter().enumerate().any(|(i, u)| {
+            u.file == io.file
+                && u.offset < hi
+                && lo < u.offset + u.len as u64
+                && !self.q.free.contains(&(i as u32))
+        })
     }
 
     /// May `io` go now? In a mixed job whose direction must wait while the other
@@ -708,7 +738,8 @@ impl<'a, E: Engine> Loop<'a, E> {
                     || self.pacer.waiting
                     || self.think.due()
                     || self.exhausted
-                    || self.draining)
+                    || self.draining
+                    || self.overlap_wait)
             {
                 min = 1;
             }
@@ -876,10 +907,6 @@ impl<'a, E: Engine> Loop<'a, E> {
                 ContinueOnError::Write => ddir == Ddir::Write,
                 _ => false,
             };
-        if tolerated {
-            self.rec.tolerated_error(errno);
-            return;
-        }
         let dir = match ddir {
             Ddir::Read => "read",
             Ddir::Write => "write",
@@ -887,23 +914,33 @@ impl<'a, E: Engine> Loop<'a, E> {
             _ => "sync",
         };
         let e = std::io::Error::from_raw_os_error(errno);
-        self.fail(
-            errno,
-            &format!("{}: {dir} offset={offset}, buflen={len}", strerror(&e)),
-        );
+        let text = format!("{}: {dir} offset={offset}, buflen={len}", strerror(&e));
+        if tolerated {
+            // error_dump: every error the job goes on after is printed too.
+            if o.error_dump {
+                self.say_io_error(&text);
+            }
+            self.rec.tolerated_error(errno);
+            return;
+        }
+        self.fail(errno, &text);
+    }
+
+    fn say_io_error(&self, text: &str) {
+        let file = self
+            .ctx
+            .files
+            .first()
+            .map(|f| f.path.display().to_string())
+            .unwrap_or_default();
+        self.ctx
+            .shared
+            .say(format!("ioscope: io_u error on file {file}: {text}"));
     }
 
     fn fail(&mut self, errno: i32, text: &str) {
         if self.failure.errno == 0 {
-            let file = self
-                .ctx
-                .files
-                .first()
-                .map(|f| f.path.display().to_string())
-                .unwrap_or_default();
-            self.ctx
-                .shared
-                .say(format!("ioscope: io_u error on file {file}: {text}"));
+            self.say_io_error(text);
         }
         self.fail_quiet(errno, text);
     }
@@ -920,23 +957,29 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
     }
 
-    /// fsync/fdatasync after the writes before it have completed.
-    fn sync_files(&mut self, ddir: Ddir, file: u32) {
+    /// fsync/fdatasync/sync_file_range after the writes before it have completed.
+    fn sync_files(&mut self, io: Io) {
         self.commit();
         while self.q.inflight > 0 {
             self.reap(true);
         }
-        let Some(f) = self.ctx.files.get(file as usize) else {
+        let Some(f) = self.ctx.files.get(io.file as usize) else {
             return;
         };
         let fd = f.file.as_raw_fd();
+        let o = &self.ctx.opts;
+        let range = o
+            .sync_file_range
+            .filter(|_| o.fsync == 0 && o.fdatasync == 0);
         let t0 = self.clock.now();
         // SAFETY: fd belongs to the job.
         let r = unsafe {
             if self.ctx.diskless {
                 0
-            } else if ddir == Ddir::Sync {
+            } else if io.ddir == Ddir::Sync {
                 libc::fsync(fd)
+            } else if let Some(sfr) = range {
+                libc::sync_file_range(fd, io.offset as i64, i64::from(io.len), sfr.flags)
             } else {
                 libc::fdatasync(fd)
             }
@@ -944,13 +987,22 @@ impl<'a, E: Engine> Loop<'a, E> {
         let t1 = self.clock.now();
         if r < 0 {
             let e = std::io::Error::last_os_error();
+            let call = if range.is_some() && io.ddir != Ddir::Sync {
+                "sync_file_range"
+            } else {
+                "fsync"
+            };
             self.fail(
                 e.raw_os_error().unwrap_or(libc::EIO),
-                &format!("fsync: {e}"),
+                &format!("{call}: {e}"),
             );
             return;
         }
-        self.rec.synced(self.clock.delta_ns(t0, t1));
+        if range.is_some() && io.ddir != Ddir::Sync {
+            self.rec.range_synced(self.clock.delta_ns(t0, t1));
+        } else {
+            self.rec.synced(self.clock.delta_ns(t0, t1));
+        }
     }
 
     fn finish(mut self, end: Ticks, usage: crate::cpu::Usage) -> JobResult {

@@ -30,6 +30,7 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
         nonvectored: o.nonvectored,
         force_async: o.force_async,
         nop,
+        thp: o.thp != 0,
     }
 }
 

@@ -1,10 +1,10 @@
-//! Pacing (rate, rate_iops, rate_process) and think time (thinktime, thinktime_spin,
-//! thinktime_blocks).
+//! Pacing (rate, rate_iops, rate_process, rate_ignore_thinktime) and think time
+//! (thinktime, thinktime_spin, thinktime_blocks, thinktime_blocks_type, thinktime_iotime).
 
 use crate::clock::{Clock, Ticks};
 use crate::rng::{Rng, Taus88};
 use ioscope_engine::Ddir;
-use ioscope_options::{JobOptions, RateProcess};
+use ioscope_options::{JobOptions, RateProcess, ThinktimeBlocksType};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -86,40 +86,82 @@ impl Pacer {
         self.next_due = u64::MAX;
         true
     }
+
+    /// rate_ignore_thinktime: the schedule moves on by the time spent thinking, so the
+    /// job resumes at its rate instead of catching up on what it did not issue.
+    pub fn skip(&mut self, ticks: Ticks) {
+        if self.started {
+            for d in &mut self.due {
+                *d += ticks as f64;
+            }
+        }
+    }
 }
 
-/// Think time between I/Os.
+/// Think time between I/Os: after thinktime_blocks I/Os (counted as they complete, or
+/// as they are issued with thinktime_blocks_type=issue) or after thinktime_iotime of
+/// I/O, the job lets its I/O in flight finish, then spins thinktime_spin and sleeps
+/// the rest of thinktime.
 pub struct Think {
     think_us: u64,
     spin_us: u64,
     blocks: u32,
     done: u32,
+    /// Count at issue (thinktime_blocks_type=issue) rather than at completion.
+    on_issue: bool,
+    /// Whether the block count triggers: with thinktime_iotime and the default
+    /// thinktime_blocks (1), only the time does.
+    use_blocks: bool,
+    /// thinktime_iotime in ticks (0: none), and when the current stretch of I/O began.
+    iotime: Ticks,
+    since: Ticks,
+    timed_out: bool,
 }
 
 impl Think {
-    pub fn new(o: &JobOptions) -> Think {
+    pub fn new(o: &JobOptions, clock: &Clock, start: Ticks) -> Think {
+        let iotime = clock.ticks(Duration::from_micros(o.thinktime_iotime));
         Think {
             think_us: o.thinktime,
             spin_us: o.thinktime_spin.min(o.thinktime),
             blocks: o.thinktime_blocks.max(1),
             done: 0,
+            on_issue: o.thinktime_blocks_type == ThinktimeBlocksType::Issue,
+            use_blocks: iotime == 0 || o.thinktime_blocks > 1,
+            iotime,
+            since: start,
+            timed_out: false,
+        }
+    }
+
+    /// An I/O was issued at `now`.
+    #[inline(always)]
+    pub fn issued(&mut self, now: Ticks) {
+        if self.think_us == 0 {
+            return;
+        }
+        if self.on_issue {
+            self.done += 1;
+        }
+        if self.iotime > 0 && now.saturating_sub(self.since) >= self.iotime {
+            self.timed_out = true;
         }
     }
 
     #[inline(always)]
     pub fn completed(&mut self) {
-        if self.think_us > 0 {
+        if self.think_us > 0 && !self.on_issue {
             self.done += 1;
         }
     }
 
     #[inline(always)]
     pub fn due(&self) -> bool {
-        self.think_us > 0 && self.done >= self.blocks
+        self.think_us > 0 && ((self.use_blocks && self.done >= self.blocks) || self.timed_out)
     }
 
-    /// Spin thinktime_spin, then sleep the rest of thinktime.
-    pub fn pause(&mut self, clock: &Clock, stop: &AtomicBool) {
+    /// Spin thinktime_spin, then sleep the rest of thinktime. Returns the ticks spent.
+    pub fn pause(&mut self, clock: &Clock, stop: &AtomicBool) -> Ticks {
         let start = clock.now();
         clock.spin_until(
             start + clock.ticks(Duration::from_micros(self.spin_us)),
@@ -130,5 +172,9 @@ impl Think {
             stop,
         );
         self.done = 0;
+        self.timed_out = false;
+        let end = clock.now();
+        self.since = end;
+        end.saturating_sub(start)
     }
 }

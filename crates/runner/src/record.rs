@@ -281,6 +281,14 @@ impl Recorder {
         }
     }
 
+    /// A sync_file_range call: in the sync latency but not in its total_ios, which
+    /// counts fsync/fdatasync only (as fio 3.33 reports them).
+    pub fn range_synced(&mut self, ns: u64) {
+        if !self.in_ramp {
+            self.live.sync.lat.add(ns);
+        }
+    }
+
     /// The job's results: `runtime_ms` of measurement, CPU `usage`, and its error.
     pub fn result(
         &self,

@@ -154,6 +154,9 @@ pub struct Workload {
     mode: RwMode,
     read_pct: u32,
     bs: [BsChoice; 3],
+    /// bs_is_seq_rand: block sizes by sequential (the read one) or random (the write
+    /// one) instead of by direction.
+    bs_by_randomness: bool,
     /// Granularity of random offsets (blockalign, default the smallest bs).
     grain: u64,
     random_pct: [u32; 3],
@@ -183,6 +186,9 @@ pub struct Workload {
     fsync_every: u32,
     fdatasync_every: u32,
     writes_since_sync: u32,
+    /// sync_file_range: every N writes, and the span written since the last (lo, hi).
+    range_every: u32,
+    written: Option<(u64, u64)>,
     pub passes: u64,
 }
 
@@ -224,6 +230,7 @@ impl Workload {
             mode: o.rw.mode,
             read_pct: o.rwmixread,
             bs,
+            bs_by_randomness: o.bs_is_seq_rand,
             grain,
             random_pct: o.percentage_random.0,
             hole: o.rw.hole,
@@ -254,6 +261,8 @@ impl Workload {
             fsync_every: o.fsync,
             fdatasync_every: o.fdatasync,
             writes_since_sync: 0,
+            range_every: o.sync_file_range.map_or(0, |r| r.every),
+            written: None,
             passes: 0,
         }
     }
@@ -345,6 +354,13 @@ impl Workload {
         self.last = io;
         if io.ddir == Ddir::Write {
             self.writes_since_sync += 1;
+            if self.range_every > 0 {
+                let end = io.offset + io.len as u64;
+                self.written = Some(match self.written {
+                    Some((lo, hi)) => (lo.min(io.offset), hi.max(end)),
+                    None => (io.offset, end),
+                });
+            }
         }
         if matches!(self.mode, RwMode::TrimWrite | RwMode::RandTrimWrite) {
             self.pending_write = Some(Io {
@@ -356,25 +372,30 @@ impl Workload {
     }
 
     fn sync_due(&mut self) -> Option<Io> {
-        let every = if self.fsync_every > 0 {
-            self.fsync_every
+        let (every, ddir) = if self.fsync_every > 0 {
+            (self.fsync_every, Ddir::Sync)
+        } else if self.fdatasync_every > 0 {
+            (self.fdatasync_every, Ddir::DataSync)
         } else {
-            self.fdatasync_every
+            (self.range_every, Ddir::DataSync)
         };
         if every == 0 || self.writes_since_sync < every {
             return None;
         }
         self.writes_since_sync = 0;
-        let ddir = if self.fsync_every > 0 {
-            Ddir::Sync
-        } else {
-            Ddir::DataSync
+        // sync_file_range: the span written since the last one (len 0: to the end of
+        // the file, when the span does not fit).
+        let (offset, len) = match self.written.take() {
+            Some((lo, hi)) if every == self.range_every && ddir == Ddir::DataSync => {
+                (lo, u32::try_from(hi - lo).unwrap_or(0))
+            }
+            _ => (0, 0),
         };
         Some(Io {
             ddir,
             file: self.last.file,
-            offset: 0,
-            len: 0,
+            offset,
+            len,
             verify: false,
         })
     }
@@ -410,8 +431,13 @@ impl Workload {
     fn fresh(&mut self) -> Option<Io> {
         let ddir = self.pick_ddir();
         let d = ddir.index();
-        let len = self.bs[d].pick(&mut self.bs_rng);
         let random = self.mode.is_random() && self.mix_rng.percent(self.random_pct[d]);
+        let b = if self.bs_by_randomness {
+            usize::from(random)
+        } else {
+            d
+        };
+        let len = self.bs[b].pick(&mut self.bs_rng);
         let n = self.files.len();
         for _ in 0..n {
             let fi = self.choose_file();
@@ -621,5 +647,17 @@ mod tests {
         let v = all(&mut Workload::new(&o, &[(0, 16384)], 1));
         // 4 writes, a sync after the second; none after the last (as fio).
         assert_eq!(v.iter().filter(|i| i.ddir == Ddir::Sync).count(), 1);
+        // sync_file_range: over what was written since the last one.
+        let o = opts(|o| {
+            o.rw.mode = RwMode::Write;
+            o.sync_file_range = Some(ioscope_options::SyncFileRange { flags: 2, every: 2 });
+        });
+        let v = all(&mut Workload::new(&o, &[(0, 24576)], 1));
+        let syncs: Vec<(u64, u32)> = v
+            .iter()
+            .filter(|i| i.ddir == Ddir::DataSync)
+            .map(|i| (i.offset, i.len))
+            .collect();
+        assert_eq!(syncs, [(0, 8192), (8192, 8192)]);
     }
 }

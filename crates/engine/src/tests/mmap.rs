@@ -42,3 +42,34 @@ fn read_only_file_maps_read_only() {
     assert_eq!(out[1][0].result, BS as i64);
     assert!(out[1][0].data.iter().all(|&b| b == 0));
 }
+
+/// thp=1: the mapping is advised for transparent huge pages (VmFlags "hg" in smaps);
+/// without it, it is not.
+#[test]
+fn thp_advises_huge_pages_for_the_mapping() {
+    let f = buffered();
+    let info = FileInfo {
+        fd: f.file.as_raw_fd(),
+        size: FILE_SIZE,
+        is_block: false,
+    };
+    for thp in [false, true] {
+        let m = crate::mmap::map_file(&info, thp).expect("map");
+        let flags = vm_flags(m.addr as usize);
+        crate::mmap::unmap_all(std::slice::from_ref(&m));
+        assert!(flags.starts_with("VmFlags:"), "the mapping is in smaps");
+        assert_eq!(flags.split_whitespace().any(|f| f == "hg"), thp, "{flags}");
+    }
+}
+
+/// The VmFlags line of the mapping that starts at `addr`.
+fn vm_flags(addr: usize) -> String {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+    let start = format!("{addr:x}-");
+    smaps
+        .lines()
+        .skip_while(|l| !l.starts_with(&start))
+        .find(|l| l.starts_with("VmFlags:"))
+        .unwrap_or_default()
+        .to_string()
+}

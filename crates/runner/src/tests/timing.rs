@@ -117,6 +117,74 @@ fn thinktime_spaces_io_blocks() {
     assert_eq!(t[4].at_ns - t[3].at_ns, 10 * US + 990 * US);
 }
 
+/// Issues before the first pause of at least `gap` ns.
+fn issued_before_pause(s: &Script, gap: u64) -> usize {
+    let t = s.trace();
+    (1..t.len())
+        .find(|&i| t[i].at_ns - t[i - 1].at_ns >= gap)
+        .unwrap_or(t.len())
+}
+
+#[test]
+fn thinktime_blocks_type_counts_issues_or_completions() {
+    let job = |ty: &str| {
+        format!(
+            "[j]\nioengine=libaio\niodepth=8\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=20ms\n\
+             thinktime=2000\nthinktime_blocks=4\nthinktime_blocks_type={ty}\n"
+        )
+    };
+    // complete: the queue fills (8); each of the first 3 completions frees a unit that
+    // is refilled at once; the 4th calls for a pause, and the rest drain first.
+    let s = Script::fixed(10 * US);
+    run_with(&job("complete"), &s);
+    assert_eq!(issued_before_pause(&s, 2 * MS), 8 + 3);
+    // issue: 4 issued, they complete, then the pause.
+    let s = Script::fixed(10 * US);
+    run_with(&job("issue"), &s);
+    assert_eq!(issued_before_pause(&s, 2 * MS), 4);
+    let t = s.trace();
+    assert!(
+        t[4].at_ns - t[3].at_ns >= 2 * MS + 10 * US,
+        "in flight drained first"
+    );
+}
+
+#[test]
+fn thinktime_iotime_thinks_after_that_much_io() {
+    let s = Script::fixed(10 * US);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=30ms\n\
+         thinktime=2000\nthinktime_iotime=1ms\n",
+        &s,
+    );
+    // 1 ms of 10 µs I/Os (the one issued at the 1 ms mark included), then 2 ms of thinking.
+    assert_eq!(issued_before_pause(&s, 2 * MS), 101);
+    let n = only(&r).dirs[0].total_ios;
+    assert!((990..=1020).contains(&n), "{n} I/Os in 10 cycles of 3 ms");
+}
+
+#[test]
+fn rate_ignore_thinktime_resumes_at_the_rate_instead_of_catching_up() {
+    let job = |ignore: u32| {
+        format!(
+            "[j]\nioengine=psync\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=150ms\n\
+             rate_iops=1000\nthinktime=5000\nthinktime_blocks=10\nrate_ignore_thinktime={ignore}\n"
+        )
+    };
+    // By default the 5 ms of thinking are made up afterwards: 1000 IOPS over the run.
+    let s = Script::fixed(10 * US);
+    let (r, _) = run_with(&job(0), &s);
+    let n = only(&r).dirs[0].total_ios;
+    assert!((148..=152).contains(&n), "{n} I/Os: the rate is kept");
+    // Ignored: 10 I/Os 1 ms apart, then 5 ms of thinking — 15 ms per 10 I/Os.
+    let s = Script::fixed(10 * US);
+    let (r, _) = run_with(&job(1), &s);
+    let n = only(&r).dirs[0].total_ios;
+    assert!((99..=101).contains(&n), "{n} I/Os: 10 cycles of 15 ms");
+    let t = s.trace();
+    assert_eq!(t[11].at_ns - t[10].at_ns, MS, "no burst after the pause");
+}
+
 #[test]
 fn startdelay_postpones_the_first_io() {
     let s = Script::fixed(US);

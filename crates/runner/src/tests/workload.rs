@@ -73,6 +73,59 @@ fn fsync_every_n_writes_is_a_noop_sync_without_files() {
 }
 
 #[test]
+fn sync_file_range_every_n_writes_covers_what_was_written() {
+    let s = Script::fixed(US);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=write\nsize=64k\nbs=4k\nsync_file_range=wait_before,write:4\n",
+        &s,
+    );
+    let j = only(&r);
+    assert_eq!(j.error, 0);
+    assert_eq!(j.dirs[1].total_ios, 16);
+    // As fsync: after writes 4, 8 and 12; in the sync latency, not its total_ios (fio).
+    assert_eq!(j.sync.total_ios, 0);
+    assert_eq!(j.sync.lat.stat.n, 3);
+}
+
+/// Pairs of I/Os on the same block issued less than `lat` apart: in flight together.
+fn overlapping(s: &Script, lat: u64) -> usize {
+    let t = s.trace();
+    let mut n = 0;
+    for (i, a) in t.iter().enumerate() {
+        for b in &t[i + 1..] {
+            if b.at_ns >= a.at_ns + lat {
+                break;
+            }
+            n += usize::from(a.offset == b.offset);
+        }
+    }
+    n
+}
+
+#[test]
+fn serialize_overlap_keeps_overlapping_ios_apart() {
+    let job = |on: u32| {
+        format!(
+            "[j]\nioengine=libaio\niodepth=8\nrw=randwrite\nnorandommap\nsize=32k\nbs=4k\n\
+             time_based\nruntime=5ms\nserialize_overlap={on}\n"
+        )
+    };
+    // 8 in flight over 8 blocks: without the option, the same block is often in
+    // flight twice.
+    let s = Script::fixed(100 * US);
+    run_with(&job(0), &s);
+    assert!(
+        overlapping(&s, 100 * US) > 10,
+        "{}",
+        overlapping(&s, 100 * US)
+    );
+    let s = Script::fixed(100 * US);
+    let (r, _) = run_with(&job(1), &s);
+    assert_eq!(overlapping(&s, 100 * US), 0);
+    assert!(only(&r).dirs[1].total_ios > 100, "still runs");
+}
+
+#[test]
 fn cmdprio_marks_a_share_of_ios_and_splits_stats_by_priority() {
     let s = Script::fixed(10 * US);
     let (r, _) = run_with(
