@@ -1060,6 +1060,67 @@ fn log_unix_epoch_stamps_are_unix_ms() {
     }
 }
 
+/// log_alternate_epoch_clock_id=1: stamps on CLOCK_MONOTONIC's epoch (the machine's
+/// uptime), as fio 3.33 writes them; a clock that does not exist is an error.
+#[test]
+fn log_alternate_epoch_clock_id_picks_the_clock() {
+    let monotonic_ms = || {
+        let up = std::fs::read_to_string("/proc/uptime").expect("uptime");
+        let s: f64 = up.split_whitespace().next().unwrap().parse().unwrap();
+        (s * 1000.0) as u64
+    };
+    let pair = Pair::new();
+    let args = [
+        "--name=j",
+        "--rw=randread",
+        "--size=1m",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--write_lat_log=L",
+        "--log_alternate_epoch=1",
+        "--log_alternate_epoch_clock_id=1",
+    ];
+    let mut runs = Vec::new();
+    if available!(Prereq::Fio333) {
+        let before = monotonic_ms();
+        pair.fio(&args);
+        runs.push(("fio", pair.fio_dir.clone(), before, monotonic_ms()));
+    }
+    let before = monotonic_ms();
+    pair.ioscope(&args);
+    runs.push(("ioscope", pair.ioscope_dir.clone(), before, monotonic_ms()));
+    for (who, dir, before, after) in &runs {
+        let rows = parse_rows(&dir.join("L_clat.1.log"), false, false);
+        assert_eq!(rows.len(), 256, "{who}");
+        for r in &rows {
+            // /proc/uptime has 10 ms steps.
+            assert!(
+                before.saturating_sub(20) <= r.t && r.t <= after + 20,
+                "{who}: {} not within {before}..={after}",
+                r.t
+            );
+        }
+    }
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=j",
+            "--size=1m",
+            "--filename=f",
+            "--write_lat_log=L",
+            "--log_unix_epoch=1",
+            "--log_alternate_epoch_clock_id=99",
+        ],
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("log_alternate_epoch_clock_id=99"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// The slat log is stamped at submission; with `log_unix_epoch=1` those stamps are epoch ms
 /// (which do not fit 32 bits) and must lie within the run, like the clat stamps.
 #[test]

@@ -174,6 +174,82 @@ fn sync_file_range_syncs_every_n_writes() {
     );
 }
 
+/// dedupe_mode: repeat copies the previous write (duplicates are neighbours);
+/// working_set draws duplicates from the first unique writes, 10% of the file here.
+#[test]
+fn dedupe_modes_repeat_or_draw_from_a_working_set() {
+    let d = tmpdir();
+    let blocks = |tool: &Path, mode: &str| {
+        let name = format!("{mode}.{}", tool.display()).replace('/', "_");
+        let args = [
+            "--name=w".to_string(),
+            format!("--filename={name}"),
+            "--rw=write".into(),
+            "--bs=4k".into(),
+            "--size=4m".into(),
+            "--dedupe_percentage=50".into(),
+            format!("--dedupe_mode={mode}"),
+            "--dedupe_working_set_percentage=10".into(),
+        ];
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run_tool(tool, d.path(), &a, &[]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let bytes = fs::read(d.path().join(&name)).unwrap();
+        bytes.chunks(4096).map(|c| c.to_vec()).collect::<Vec<_>>()
+    };
+    fn count(b: &[Vec<u8>]) -> HashMap<&[u8], usize> {
+        let mut m: HashMap<&[u8], usize> = HashMap::new();
+        for c in b {
+            *m.entry(c.as_slice()).or_default() += 1;
+        }
+        m
+    }
+    let mut tools = vec![bin()];
+    if available!(Prereq::Fio333) {
+        tools.push(PathBuf::from("fio"));
+    }
+    for tool in &tools {
+        let who = tool.display();
+        let rep = blocks(tool, "repeat");
+        let dups = rep.len() - count(&rep).len();
+        assert!(
+            (400..=620).contains(&dups),
+            "{who}: about half are duplicates: {dups}"
+        );
+        let adjacent = rep.windows(2).filter(|w| w[0] == w[1]).count();
+        assert_eq!(
+            adjacent, dups,
+            "{who} repeat: every duplicate follows its original"
+        );
+        let ws = blocks(tool, "working_set");
+        let m = count(&ws);
+        let dups = ws.len() - m.len();
+        assert!(
+            (400..=620).contains(&dups),
+            "{who}: about half are duplicates: {dups}"
+        );
+        // Every repeated content is one of the 102 working-set buffers (1024 blocks ×
+        // 10%), written first.
+        let repeated: Vec<&&[u8]> = m.iter().filter(|(_, &n)| n > 1).map(|(c, _)| c).collect();
+        assert!(
+            (90..=102).contains(&repeated.len()),
+            "{who}: {}",
+            repeated.len()
+        );
+        let first: std::collections::HashSet<&[u8]> =
+            ws.iter().take(250).map(|c| c.as_slice()).collect();
+        assert!(
+            repeated.iter().all(|c| first.contains(**c)),
+            "{who}: duplicates come from the first writes"
+        );
+        let adjacent = ws.windows(2).filter(|w| w[0] == w[1]).count();
+        assert!(
+            adjacent < dups / 10,
+            "{who} working_set: duplicates are scattered ({adjacent})"
+        );
+    }
+}
+
 #[test]
 fn random_map_touches_every_block_exactly_once() {
     let d = tmpdir();

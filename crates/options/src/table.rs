@@ -231,8 +231,8 @@ option_table! {
     buffer_compress_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Make write buffers compressible to this percentage" }
     buffer_compress_chunk: u64 { kind: SIZE, default: "512", category: C::Buffers, help: "Granularity of compressible regions" }
     dedupe_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Percentage of writes whose content repeats the previous write (implies refilled buffers)" }
-    dedupe_mode: DedupeMode { kind: Kind::Choice(DedupeMode::CHOICES), default: "repeat", category: C::Buffers, help: "How duplicate buffers are chosen", status: NOT_YET }
-    dedupe_working_set_percentage: u32 { kind: INT, default: "5", min: Some(0), max: Some(100), category: C::Buffers, help: "Working set for dedupe_mode=working_set", status: NOT_YET }
+    dedupe_mode: DedupeMode { kind: Kind::Choice(DedupeMode::CHOICES), default: "repeat", category: C::Buffers, help: "How duplicate buffers are chosen" }
+    dedupe_working_set_percentage: u32 { kind: INT, default: "5", min: Some(0), max: Some(100), category: C::Buffers, help: "Working set for dedupe_mode=working_set" }
     dedupe_global: bool { kind: BOOL, default: "0", category: C::Buffers, help: "Deduplicate across jobs", status: NOT_YET }
     mem: MemType { kind: Kind::Choice(MemType::CHOICES), default: "malloc", aliases: &["iomem"], category: C::Buffers, help: "Where I/O buffers are allocated: ioscope uses aligned anonymous memory for malloc, shm, mmap and mmapshared; huge-page and CUDA memory are not supported yet" }
     iomem_align: u64 { kind: SIZE, default: "0", aliases: &["mem_align"], category: C::Buffers, help: "Align I/O buffers to this (at least the page size)" }
@@ -273,7 +273,7 @@ option_table! {
     log_compression: u64 { kind: SIZE, default: "0", category: C::Logging, help: "Compress logs in chunks of this size", status: NOT_YET }
     log_store_compressed: bool { kind: BOOL, default: "0", category: C::Logging, help: "Store logs compressed (.fz)", status: NOT_YET }
     log_unix_epoch: bool { kind: BOOL, default: "0", aliases: &["log_alternate_epoch"], category: C::Logging, help: "Log timestamps as Unix epoch milliseconds" }
-    log_alternate_epoch_clock_id: i32 { kind: INT, default: "0", category: C::Logging, help: "Clock id for log_alternate_epoch", status: NOT_YET }
+    log_alternate_epoch_clock_id: i32 { kind: INT, default: "0", category: C::Logging, help: "clock_gettime(2) clock whose epoch log_unix_epoch/log_alternate_epoch stamps use (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, ...)" }
     bwavgtime: u64 { kind: INT, default: "500", min: Some(1), category: C::Reporting, help: "Bandwidth sampling interval (ms)" }
     iopsavgtime: u64 { kind: INT, default: "500", min: Some(1), category: C::Reporting, help: "IOPS sampling interval (ms)" }
     disable_lat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure total latency" }

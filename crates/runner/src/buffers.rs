@@ -3,7 +3,7 @@
 //! writes when refill_buffers or scramble_buffers ask for it.
 
 use crate::rng::splitmix;
-use ioscope_options::JobOptions;
+use ioscope_options::{DedupeMode, JobOptions};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
 /// How write buffers are refreshed per write.
@@ -25,8 +25,14 @@ pub struct Buffers {
     compress_chunk: usize,
     /// dedupe_percentage: this share of writes repeat the previous write's content.
     dedupe_pct: u32,
+    /// dedupe_mode=working_set: the number of buffers in the working set (0: repeat
+    /// mode) and how many unique writes have filled it so far.
+    working_set: u64,
+    uniques: u64,
     last_seed: u64,
     dedupe_rng: crate::rng::Taus88,
+    /// The working set's buffers are seeded from this.
+    base_seed: u64,
     seed: u64,
 }
 
@@ -34,7 +40,15 @@ pub struct Buffers {
 unsafe impl Send for Buffers {}
 
 impl Buffers {
-    pub fn new(o: &JobOptions, units: usize, max_bs: usize, seed: u64) -> Result<Buffers, String> {
+    /// `data_bytes`: the size of the job's files, of which dedupe_working_set_percentage
+    /// is the working set.
+    pub fn new(
+        o: &JobOptions,
+        units: usize,
+        max_bs: usize,
+        seed: u64,
+        data_bytes: u64,
+    ) -> Result<Buffers, String> {
         let align = (o.iomem_align as usize).max(4096).next_power_of_two();
         let slot = max_bs.div_ceil(align) * align;
         let size = slot
@@ -62,8 +76,11 @@ impl Buffers {
             compress_pct: o.buffer_compress_percentage,
             compress_chunk: (o.buffer_compress_chunk as usize).clamp(64, 1 << 20),
             dedupe_pct: o.dedupe_percentage,
+            working_set: working_set(o, data_bytes),
+            uniques: 0,
             last_seed: seed,
             dedupe_rng: crate::rng::Taus88::new(seed ^ 0xDEDE),
+            base_seed: seed ^ 0x5745_5453,
             seed,
         };
         b.initial_fill(o)?;
@@ -124,14 +141,7 @@ impl Buffers {
                 }
             }
             Refresh::Refill => {
-                use crate::rng::Rng;
-                // A duplicate repeats the previous write's content exactly.
-                let seed = if self.dedupe_rng.percent(self.dedupe_pct) {
-                    self.last_seed
-                } else {
-                    self.seed = self.seed.wrapping_add(salt | 1);
-                    self.seed
-                };
+                let seed = self.content_seed(salt);
                 self.last_seed = seed;
                 let (pct, chunk) = (self.compress_pct, self.compress_chunk);
                 // SAFETY: len <= slot size; the slot is exclusively ours.
@@ -139,6 +149,49 @@ impl Buffers {
                 fill_random(s, seed, pct, chunk);
             }
         }
+    }
+}
+
+/// dedupe_mode=working_set: dedupe_working_set_percentage of the data, in blocks of the
+/// smallest block size (0 for repeat mode).
+fn working_set(o: &JobOptions, data_bytes: u64) -> u64 {
+    if o.dedupe_mode != DedupeMode::WorkingSet || o.dedupe_percentage == 0 {
+        return 0;
+    }
+    let bs =
+        o.bs.0
+            .iter()
+            .copied()
+            .filter(|&b| b > 0)
+            .min()
+            .unwrap_or(4096);
+    (data_bytes * u64::from(o.dedupe_working_set_percentage) / 100 / bs).max(1)
+}
+
+impl Buffers {
+    /// The seed of the next write's content. A duplicate repeats the previous write
+    /// (repeat) or one of the working set's buffers, picked at random (working_set);
+    /// the first unique writes are the working set, as fio fills it.
+    fn content_seed(&mut self, salt: u64) -> u64 {
+        use crate::rng::Rng;
+        let dup = self.dedupe_rng.percent(self.dedupe_pct);
+        if self.working_set > 0 {
+            let k = if dup {
+                self.dedupe_rng
+                    .below(self.working_set.min(self.uniques.max(1)))
+            } else {
+                self.uniques += 1;
+                self.uniques - 1
+            };
+            if dup || k < self.working_set {
+                let mut st = self.base_seed ^ k;
+                return crate::rng::splitmix(&mut st);
+            }
+        } else if dup {
+            return self.last_seed;
+        }
+        self.seed = self.seed.wrapping_add(salt | 1);
+        self.seed
     }
 }
 

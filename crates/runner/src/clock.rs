@@ -228,6 +228,20 @@ impl Clock {
 }
 
 /// Wall-clock ms since the Unix epoch.
+/// Milliseconds on the clock `clock_id` (clock_gettime(2); 0 is CLOCK_REALTIME, the
+/// Unix epoch): the base of log timestamps with log_unix_epoch/log_alternate_epoch.
+pub fn epoch_ms(clock_id: i32) -> std::io::Result<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    if unsafe { libc::clock_gettime(clock_id, &mut ts) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000)
+}
+
 pub fn unix_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -61,8 +61,15 @@ fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
     apply_thread_settings(o, ctx.ioprio, ctx.clone)?;
     let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
     let workload = Workload::new(o, &regions, ctx.seed);
-    let buffers = Buffers::new(o, o.iodepth as usize, workload.max_bs() as usize, ctx.seed)
-        .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+    let data: u64 = regions.iter().map(|r| r.1).sum();
+    let buffers = Buffers::new(
+        o,
+        o.iodepth as usize,
+        workload.max_bs() as usize,
+        ctx.seed,
+        data,
+    )
+    .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
     let cmdprio = CmdPrio::new(o, ctx.ioprio, ctx.seed);
     let verify = verifier(ctx, &workload)?;
     Ok((workload, buffers, cmdprio, verify))

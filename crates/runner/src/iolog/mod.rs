@@ -286,6 +286,8 @@ pub struct JobLogs {
     ios_win: [u64; 3],
     epoch: Ticks,
     unix_epoch_ms: u64,
+    /// log_alternate_epoch_clock_id: the clock whose epoch stamps the logs.
+    epoch_clock: i32,
     use_unix: bool,
     clock: &'static Clock,
     paths: Vec<PathBuf>,
@@ -414,6 +416,16 @@ impl JobLogs {
         if format != LogFormat::Text {
             paths.extend(spill_path.iter().cloned());
         }
+        let unix_epoch_ms =
+            crate::clock::epoch_ms(o.log_alternate_epoch_clock_id).map_err(|e| {
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "log_alternate_epoch_clock_id={}: clock_gettime: {e}",
+                        o.log_alternate_epoch_clock_id
+                    ),
+                )
+            })?;
         let bins = ioscope_stats::hist::FIO_BUCKETS;
         let hist_counts = hist.is_some().then(|| {
             (
@@ -454,7 +466,8 @@ impl JobLogs {
             bytes_win: [0; 3],
             ios_win: [0; 3],
             epoch: clock.now(),
-            unix_epoch_ms: crate::clock::unix_ms(),
+            unix_epoch_ms,
+            epoch_clock: o.log_alternate_epoch_clock_id,
             use_unix: o.log_unix_epoch,
             clock,
             paths,
@@ -468,7 +481,7 @@ impl JobLogs {
     /// Timestamps restart at 0 when measurement starts (after ramp_time).
     pub fn restart(&mut self, now: Ticks) {
         self.epoch = now;
-        self.unix_epoch_ms = crate::clock::unix_ms();
+        self.unix_epoch_ms = crate::clock::epoch_ms(self.epoch_clock).unwrap_or(self.unix_epoch_ms);
         self.next_window_ms = self.avg_ms;
         self.next_hist_ms = self.hist_every_ms;
         self.win = [[Window::default(); 3]; 5];
