@@ -280,8 +280,14 @@ option_table! {
     disable_clat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure completion latency" }
     disable_slat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure submission latency" }
     disable_bw_measurement: bool { kind: BOOL, default: "0", aliases: &["disable_bw"], category: C::Reporting, help: "Do not sample bandwidth and IOPS" }
-    write_iolog: Option<String> { category: C::Logging, help: "Record the I/O pattern to a file", status: NOT_YET }
-    read_iolog: Option<String> { category: C::Logging, help: "Replay an I/O pattern file", status: NOT_YET }
+    write_iolog: Option<String> { category: C::Logging, help: "Record the issued I/O to this file as a fio iolog (version 3: µs timestamps), appending" }
+    read_iolog: Option<String> { category: C::Logging, help: "Replay a fio iolog (version 2 or 3; one per clone, ':'-separated): its files and I/Os become the job's" }
+    replay_no_stall: bool { kind: BOOL, default: "0", category: C::Logging, help: "Replay the iolog as fast as possible, ignoring its timestamps" }
+    replay_time_scale: u32 { kind: INT, default: "100", min: Some(1), category: C::Logging, help: "Replay at this percentage of the iolog's I/O rate (200: twice as fast)" }
+    replay_redirect: Option<String> { category: C::Logging, help: "Replay every file of the iolog onto this one file or device" }
+    replay_align: u32 { kind: INT, default: "0", category: C::Logging, help: "Align the iolog's offsets down to this power of 2" }
+    replay_scale: u32 { kind: INT, default: "1", min: Some(1), category: C::Logging, help: "Divide the iolog's offsets by this factor" }
+    replay_skip: Option<String> { category: C::Logging, help: "Leave these kinds of the iolog's I/O out: a list of read, write, trim, sync" }
 
     // ---- Steady state ----
     steadystate: SteadySpec { kind: Kind::Special("iops|iops_slope|bw|bw_slope:limit[%]"), default: "iops_slope:0.01%", aliases: &["ss"], category: C::SteadyState, help: "Criterion that ends the job once it holds over steadystate_duration (a maximum deviation from the mean, or a least-squares slope)" }

@@ -5,6 +5,7 @@
 
 use crate::error::RunError;
 use crate::safety;
+use ioscope_engine::Ddir;
 use ioscope_options::{JobOptions, SizePct, SyncMode};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
@@ -195,7 +196,24 @@ pub fn prepare(
     stop: &AtomicBool,
     say: &mut dyn FnMut(String),
 ) -> Result<Vec<JobFile>, RunError> {
-    let paths = job_paths(o, clone);
+    // read_iolog: the trace's files, each as far as its I/O reaches.
+    let trace = crate::replay::load(o, clone).map_err(RunError::Setup)?;
+    let paths = match &trace {
+        Some(t) => t.files.clone(),
+        None => job_paths(o, clone),
+    };
+    // The trace's I/O, not rw=, says how the files are used.
+    let access = match &trace {
+        Some(t) => {
+            let any = |f: fn(Ddir) -> bool| t.entries.iter().any(|e| f(e.io.ddir));
+            Access {
+                reads: any(|d| d == Ddir::Read),
+                writes: any(|d| d == Ddir::Write),
+                trims: any(|d| d == Ddir::Trim),
+            }
+        }
+        None => access,
+    };
     if paths.is_empty() {
         return Err(RunError::Setup(format!(
             "{}: no files to do I/O to",
@@ -209,9 +227,12 @@ pub fn prepare(
     let mut plans = Vec::new();
     let mut layout_files = 0u64;
     let mut layout_bytes = 0u64;
-    for p in &paths {
+    for (i, p) in paths.iter().enumerate() {
         let ex = probe(p);
-        let (mut start, mut len) = region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?;
+        let (mut start, mut len) = match &trace {
+            Some(t) => (0, t.ends[i]),
+            None => region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?,
+        };
         // file_append: the I/O goes after the end of a regular file (offset is ignored).
         if o.file_append {
             if let Some(e) = ex.as_ref().filter(|e| !e.is_block) {

@@ -246,6 +246,8 @@ struct Loop<'a, E: Engine> {
     draining: bool,
     /// serialize_overlap: the next I/O waits for an overlapping one to complete.
     overlap_wait: bool,
+    /// When the job's I/O began: the zero of read_iolog's and write_iolog's times.
+    started: Ticks,
     /// verify_async: the checker threads.
     checkers: Option<Checkers>,
 }
@@ -270,7 +272,12 @@ impl<'a, E: Engine> Loop<'a, E> {
             clock,
         );
         let paced = o.rate.0.iter().chain(o.rate_iops.0.iter()).any(|&r| r > 0);
-        let timed = rec.needs_times() || o.max_latency > 0 || o.thinktime > 0 || paced;
+        let timed = rec.needs_times()
+            || o.max_latency > 0
+            || o.thinktime > 0
+            || paced
+            || o.read_iolog.is_some()
+            || o.write_iolog.is_some();
         let start = clock.now();
         let ramp = clock.ticks(Duration::from_micros(o.ramp_time));
         let deadline = if o.runtime > 0 {
@@ -293,6 +300,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             ramp_end: start + ramp,
             deadline,
             measure_start: start,
+            started: start,
             failure: Failure::default(),
             stop_issuing: false,
             held: None,
@@ -318,6 +326,7 @@ impl<'a, E: Engine> Loop<'a, E> {
 
     fn run(mut self) -> JobResult {
         self.usage_start = crate::cpu::thread_usage();
+        self.started = self.clock.now();
         let state = if self.rec.in_ramp() {
             STATE_RAMP
         } else {
@@ -329,6 +338,15 @@ impl<'a, E: Engine> Loop<'a, E> {
         while self.step() {}
         self.drain();
         let end = self.clock.now();
+        if let Some(r) = self.wl.recorder.take() {
+            if let Err(e) = r.finish() {
+                let name = &self.ctx.opts.name;
+                let path = self.ctx.opts.write_iolog.as_deref().unwrap_or("");
+                self.ctx
+                    .shared
+                    .say(format!("ioscope: job '{name}': write_iolog={path}: {e}"));
+            }
+        }
         // end_fsync and fsync_on_close both sync every file when the job ends.
         if (self.ctx.opts.end_fsync || self.ctx.opts.fsync_on_close) && !self.ctx.diskless {
             for f in &self.ctx.files {
@@ -473,6 +491,18 @@ impl<'a, E: Engine> Loop<'a, E> {
                 self.exhausted = true;
                 return true;
             };
+            if let Some(us) = self.wl.replay_due_us() {
+                // read_iolog: not before its time (scaled by replay_time_scale).
+                let scaled = us * 100 / u64::from(self.ctx.opts.replay_time_scale.max(1));
+                let due = self.started + self.clock.ticks(Duration::from_micros(scaled));
+                if now < due {
+                    self.held = Some(io);
+                    self.pacer.next_due = due;
+                    self.pacer.waiting = true;
+                    return false;
+                }
+            }
+            self.record_iolog(&io, now);
             if !io.ddir.is_data() {
                 self.sync_files(io);
                 now = self.clock.now();
@@ -506,6 +536,14 @@ impl<'a, E: Engine> Loop<'a, E> {
             }
         }
         false
+    }
+
+    /// write_iolog: the I/O as it is issued.
+    #[inline]
+    fn record_iolog(&mut self, io: &Io, now: Ticks) {
+        if let Some(r) = self.wl.recorder.as_mut() {
+            r.issued(self.clock.delta_ns(self.started, now) / 1000, io);
+        }
     }
 
     /// serialize_overlap: does `io` overlap an I/O of its file queued or in flight?

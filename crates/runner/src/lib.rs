@@ -30,6 +30,7 @@ pub mod prepare;
 pub mod prio;
 pub mod rate;
 pub mod record;
+pub mod replay;
 pub mod rng;
 pub mod run;
 pub mod safety;

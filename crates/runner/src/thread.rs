@@ -60,7 +60,17 @@ fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
     }
     apply_thread_settings(o, ctx.ioprio, ctx.clone)?;
     let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
-    let workload = Workload::new(o, &regions, ctx.seed);
+    let mut workload = Workload::new(o, &regions, ctx.seed);
+    let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
+    if let Some(t) = crate::replay::load(o, ctx.clone).map_err(setup)? {
+        workload.replay(t.entries, !o.replay_no_stall);
+    }
+    if let Some(path) = &o.write_iolog {
+        let files: Vec<&std::path::Path> = ctx.files.iter().map(|f| f.path.as_path()).collect();
+        let rec = crate::replay::Recorder::create(path, &files)
+            .map_err(|e| setup(format!("write_iolog={path}: {e}")))?;
+        workload.recorder = Some(rec);
+    }
     let data: u64 = regions.iter().map(|r| r.1).sum();
     let buffers = Buffers::new(
         o,

@@ -146,6 +146,16 @@ pub struct Io {
     pub verify: bool,
 }
 
+/// read_iolog's I/Os and where the replay is.
+struct Replay {
+    entries: Vec<crate::replay::Entry>,
+    next: usize,
+    due_us: Option<u64>,
+    timed: bool,
+    max_len: u64,
+    bytes: u64,
+}
+
 /// The I/O sequence of one job.
 pub struct Workload {
     files: Vec<FileWalk>,
@@ -157,6 +167,10 @@ pub struct Workload {
     /// bs_is_seq_rand: block sizes by sequential (the read one) or random (the write
     /// one) instead of by direction.
     bs_by_randomness: bool,
+    /// read_iolog: the trace replayed instead of the generated I/O.
+    replay: Option<Replay>,
+    /// write_iolog: where the issued I/O is recorded.
+    pub recorder: Option<crate::replay::Recorder>,
     /// Granularity of random offsets (blockalign, default the smallest bs).
     grain: u64,
     random_pct: [u32; 3],
@@ -231,6 +245,8 @@ impl Workload {
             read_pct: o.rwmixread,
             bs,
             bs_by_randomness: o.bs_is_seq_rand,
+            replay: None,
+            recorder: None,
             grain,
             random_pct: o.percentage_random.0,
             hole: o.rw.hole,
@@ -269,12 +285,43 @@ impl Workload {
 
     /// Largest block size any direction uses (unit buffer size).
     pub fn max_bs(&self) -> u64 {
+        if let Some(r) = &self.replay {
+            return r.max_len.max(512);
+        }
         self.bs.iter().map(|b| b.max()).max().unwrap_or(4096)
     }
 
     /// Bytes the job will issue, if bounded.
     pub fn planned_bytes(&self) -> Option<u64> {
+        if let Some(r) = &self.replay {
+            return Some(r.bytes);
+        }
         (!self.time_based).then_some(self.total_left)
+    }
+
+    /// Replay these I/Os (read_iolog) instead of generating them; `timed`: at their
+    /// recorded times (not replay_no_stall).
+    pub fn replay(&mut self, entries: Vec<crate::replay::Entry>, timed: bool) {
+        let max_len = entries
+            .iter()
+            .map(|e| u64::from(e.io.len))
+            .max()
+            .unwrap_or(0);
+        let bytes = entries.iter().map(|e| u64::from(e.io.len)).sum();
+        self.replay = Some(Replay {
+            entries,
+            next: 0,
+            due_us: None,
+            timed,
+            max_len,
+            bytes,
+        });
+    }
+
+    /// read_iolog: when the I/O last returned is due, in µs after the job started.
+    #[inline]
+    pub fn replay_due_us(&self) -> Option<u64> {
+        self.replay.as_ref().and_then(|r| r.due_us)
     }
 
     #[inline]
@@ -306,6 +353,9 @@ impl Workload {
 
     /// The job has issued everything it should (size, io_size × loops, number_ios).
     pub fn finished(&self) -> bool {
+        if let Some(r) = &self.replay {
+            return r.next >= r.entries.len();
+        }
         self.ios_left == 0
             || (!self.time_based && self.total_left == 0 && self.pending_write.is_none())
     }
@@ -318,6 +368,13 @@ impl Workload {
     /// The next I/O, or None when the job has issued all it should.
     #[inline]
     pub fn next_io(&mut self) -> Option<Io> {
+        if let Some(r) = self.replay.as_mut() {
+            let e = *r.entries.get(r.next)?;
+            r.next += 1;
+            r.due_us = e.at_us.filter(|_| r.timed);
+            self.last = e.io;
+            return Some(e.io);
+        }
         if self.ios_left == 0 {
             return None;
         }

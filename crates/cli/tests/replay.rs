@@ -1,0 +1,229 @@
+//! I/O replay: write_iolog records what a job issues in fio's iolog format, and
+//! read_iolog replays version 2 and 3 iologs — ioscope's and fio's, both ways — at
+//! their recorded times unless replay_no_stall, with replay_time_scale, replay_redirect
+//! and replay_skip.
+
+#[macro_use]
+mod common;
+use common::*;
+use std::path::Path;
+
+/// The I/O lines of an iolog without their timestamps: (file, action, offset, length).
+fn actions(log: &Path) -> Vec<(String, String, u64, u64)> {
+    let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("fio version 3 iolog"), "{text}");
+    lines
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (w.len() == 5).then(|| {
+                (
+                    w[1].to_string(),
+                    w[2].to_string(),
+                    w[3].parse().unwrap(),
+                    w[4].parse().unwrap(),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Timestamps of an iolog's I/O lines, in µs.
+fn times(log: &Path) -> Vec<u64> {
+    std::fs::read_to_string(log)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter(|l| l.split_whitespace().count() == 5)
+        .map(|l| l.split_whitespace().next().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[test]
+fn write_iolog_records_every_issued_io() {
+    let d = tmpdir();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=w",
+            "--filename=data",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=256k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--fsync=8",
+            "--write_iolog=w.log",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(d.path().join("w.log")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[1], "0 data add");
+    assert_eq!(lines[2], "0 data open");
+    assert!(lines.last().unwrap().ends_with(" data close"), "{text}");
+    let a = actions(&d.path().join("w.log"));
+    let count = |what: &str| a.iter().filter(|x| x.1 == what).count() as u64;
+    assert_eq!(count("read"), u(&job(&v, 0)["read"]["total_ios"]));
+    assert_eq!(count("write"), u(&job(&v, 0)["write"]["total_ios"]));
+    assert_eq!(count("sync"), u(&job(&v, 0)["sync"]["total_ios"]));
+    // The random map: every block once.
+    let mut offs: Vec<u64> = a.iter().filter(|x| x.3 > 0).map(|x| x.2).collect();
+    offs.sort_unstable();
+    assert_eq!(offs, (0..64).map(|b| b * 4096).collect::<Vec<_>>());
+    let t = times(&d.path().join("w.log"));
+    assert!(t.windows(2).all(|w| w[0] <= w[1]), "times only grow: {t:?}");
+}
+
+/// fio's iolog replayed by ioscope issues the same I/O in the same order (checked with
+/// ioscope's own write_iolog of the replay), and fio replays ioscope's iolog.
+#[test]
+fn iologs_replay_both_ways_with_fio() {
+    require!(Prereq::Fio333);
+    let d = tmpdir();
+    let rec = [
+        "--name=w",
+        "--filename=data",
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=128k",
+        "--ioengine=psync",
+        "--write_iolog=fio.log",
+        "--output-format=json",
+    ];
+    let f = run_tool(Path::new("fio"), d.path(), &rec, &[]);
+    assert_eq!(f.code, 0, "{}", f.stderr);
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=r",
+            "--read_iolog=fio.log",
+            "--write_iolog=ours.log",
+            "--replay_no_stall=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let theirs = actions(&d.path().join("fio.log"));
+    assert_eq!(theirs.len(), 32);
+    assert_eq!(actions(&d.path().join("ours.log")), theirs);
+    // fio replays ours.
+    let f = run_tool(
+        Path::new("fio"),
+        d.path(),
+        &[
+            "--name=r",
+            "--read_iolog=ours.log",
+            "--replay_no_stall=1",
+            "--output-format=json",
+        ],
+        &[],
+    );
+    assert_eq!(f.code, 0, "{}", f.stderr);
+    let v: serde_json::Value = serde_json::from_str(&f.stdout).expect("fio JSON");
+    let ios = u(&job(&v, 0)["read"]["total_ios"]) + u(&job(&v, 0)["write"]["total_ios"]);
+    assert_eq!(ios, 32, "fio replayed every I/O of ioscope's iolog");
+}
+
+/// Recorded times are kept: an I/O is not issued before its time; replay_no_stall
+/// ignores the times, replay_time_scale=200 halves them.
+#[test]
+fn replay_keeps_the_recorded_times() {
+    let d = tmpdir();
+    std::fs::write(
+        d.path().join("t.log"),
+        "fio version 3 iolog\n0 data add\n0 data open\n0 data write 0 4096\n\
+         200000 data write 4096 4096\n400000 data read 0 4096\n400000 data close\n",
+    )
+    .unwrap();
+    let replay = |extra: &[&str]| {
+        let mut a = vec![
+            "--name=r",
+            "--read_iolog=t.log",
+            "--write_iolog=out.log",
+            "--output-format=json",
+        ];
+        a.extend(extra);
+        let _ = std::fs::remove_file(d.path().join("out.log"));
+        let (r, v) = run_json(d.path(), &a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(u(&job(&v, 0)["write"]["total_ios"]), 2);
+        assert_eq!(u(&job(&v, 0)["read"]["total_ios"]), 1);
+        times(&d.path().join("out.log"))
+    };
+    let t = replay(&[]);
+    assert!(t[1] >= 200_000 && t[2] >= 400_000, "{t:?}");
+    let t = replay(&["--replay_time_scale=200"]);
+    assert!(t[1] >= 100_000 && t[2] >= 200_000, "{t:?}");
+    assert!(t[2] < 390_000, "twice as fast: {t:?}");
+    let t = replay(&["--replay_no_stall=1"]);
+    assert!(t[2] < 200_000, "at once: {t:?}");
+}
+
+/// replay_redirect puts every file of a trace onto one; replay_skip leaves kinds out;
+/// version 2 iologs (no times) replay too.
+#[test]
+fn redirect_skip_and_version_2() {
+    let d = tmpdir();
+    std::fs::write(
+        d.path().join("v2.log"),
+        "fio version 2 iolog\n/nonexistent/a add\n/nonexistent/b add\n/nonexistent/a open\n\
+         /nonexistent/b open\n/nonexistent/a write 0 8192\n/nonexistent/b write 8192 8192\n\
+         /nonexistent/a read 0 8192\n/nonexistent/a close\n/nonexistent/b close\n",
+    )
+    .unwrap();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=r",
+            "--read_iolog=v2.log",
+            "--replay_redirect=target",
+            "--write_iolog=out.log",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(u(&job(&v, 0)["write"]["io_bytes"]), 16384);
+    let a = actions(&d.path().join("out.log"));
+    assert!(a.iter().all(|x| x.0 == "target"), "{a:?}");
+    assert_eq!(
+        std::fs::metadata(d.path().join("target")).unwrap().len(),
+        16384
+    );
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=r",
+            "--read_iolog=v2.log",
+            "--replay_redirect=target",
+            "--replay_skip=write",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(u(&job(&v, 0)["write"]["total_ios"]), 0);
+    assert_eq!(u(&job(&v, 0)["read"]["total_ios"]), 1);
+}
+
+#[test]
+fn a_bad_iolog_is_refused_before_any_io_with_its_line() {
+    let d = tmpdir();
+    std::fs::write(
+        d.path().join("bad.log"),
+        "fio version 3 iolog\n0 data add\n5 data scribble 0 4096\n",
+    )
+    .unwrap();
+    let r = run_in(d.path(), &["--name=r", "--read_iolog=bad.log"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("read_iolog=bad.log: line 3: unknown action 'scribble'"),
+        "{}",
+        r.stderr
+    );
+    assert!(!d.path().join("data").exists(), "no file laid out");
+    let r = run_in(d.path(), &["--name=r", "--read_iolog=missing.log"]);
+    assert_eq!(r.code, 1);
+    assert!(r.stderr.contains("read_iolog=missing.log"), "{}", r.stderr);
+}
