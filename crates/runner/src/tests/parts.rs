@@ -54,7 +54,10 @@ fn plan_refuses_values_not_implemented_yet() {
             "ioengine=posixaio",
             "ioengine=posixaio is not supported yet",
         ),
-        ("dedupe_global=1", "option dedupe_global is not supported yet"),
+        (
+            "dedupe_global=1",
+            "option dedupe_global is not supported yet",
+        ),
     ] {
         let set = jobs(&format!("[a]\nsize=1m\n{job}\n"));
         let e = Plan::new(&set, &RunOptions::default())
