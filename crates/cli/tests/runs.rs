@@ -250,6 +250,66 @@ fn dedupe_modes_repeat_or_draw_from_a_working_set() {
     }
 }
 
+/// uid/gid: the job runs as that user; a file the user may not open fails the job
+/// before any I/O, naming the ids, as fio fails it; one it may open is used.
+#[test]
+fn uid_and_gid_run_the_job_as_that_user() {
+    use std::os::unix::fs::PermissionsExt;
+    require!(Prereq::Root);
+    let d = tmpdir();
+    fs::set_permissions(d.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(d.path().join("private"), vec![7u8; 64 << 10]).unwrap();
+    fs::set_permissions(d.path().join("private"), fs::Permissions::from_mode(0o600)).unwrap();
+    fs::write(d.path().join("shared"), vec![7u8; 64 << 10]).unwrap();
+    fs::set_permissions(d.path().join("shared"), fs::Permissions::from_mode(0o666)).unwrap();
+    let job = |file: &str, rw: &str, ids: bool| {
+        let mut a = vec![
+            "--name=u".to_string(),
+            format!("--filename={file}"),
+            format!("--rw={rw}"),
+            "--bs=4k".into(),
+            "--size=64k".into(),
+            "--output-format=json".into(),
+        ];
+        if ids {
+            a.extend(["--uid=65534".to_string(), "--gid=65534".to_string()]);
+        }
+        a
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        run_in(d.path(), &a)
+    };
+    // As root, the private file reads; as nobody, it does not.
+    assert_eq!(run(job("private", "read", false)).code, 0);
+    let r = run(job("private", "read", true));
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("uid=65534 gid=65534") && r.stderr.contains("Permission denied"),
+        "{}",
+        r.stderr
+    );
+    if available!(Prereq::Fio333) {
+        let a = job("private", "read", true);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let f = run_tool(Path::new("fio"), d.path(), &a, &[]);
+        assert!(
+            f.code != 0 || f.stdout.contains("\"error\" : 13"),
+            "fio fails too: {}{}",
+            f.stdout,
+            f.stderr
+        );
+    }
+    let r = run(job("shared", "write", true));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(u(&job_of(&v)["write"]["io_bytes"]), 64 << 10);
+}
+
+fn job_of(v: &serde_json::Value) -> &serde_json::Value {
+    job(v, 0)
+}
+
 #[test]
 fn random_map_touches_every_block_exactly_once() {
     let d = tmpdir();

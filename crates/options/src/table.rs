@@ -86,8 +86,8 @@ option_table! {
     cpus_allowed_policy: CpusPolicy { kind: Kind::Choice(CpusPolicy::CHOICES), default: "shared", category: C::Job, help: "How cpus_allowed is shared among a job's clones: all of the set, or one CPU each" }
     gtod_reduce: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Take no per-I/O timestamps: disables slat, clat, lat and bandwidth statistics" }
     stats: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Include this job in the report (0: run it but leave it out)" }
-    uid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this user id", status: NOT_YET }
-    gid: Option<u32> { kind: INT, category: C::Job, help: "Switch to this group id", status: NOT_YET }
+    uid: Option<u32> { kind: INT, category: C::Job, help: "Run the job as this user id (its files are laid out before, and opened as it)" }
+    gid: Option<u32> { kind: INT, category: C::Job, help: "Run the job as this group id" }
     cgroup: Option<String> { category: C::Job, help: "Put the job's thread in this blkio cgroup (cgroup v1; made if missing, removed after the run)" }
     cgroup_weight: Option<u32> { kind: INT, min: Some(1), max: Some(1000), category: C::Job, help: "Weight of the job's cgroup: blkio.weight, or blkio.bfq.weight under bfq (1-1000; the group is the job's name when cgroup is unset)" }
     cgroup_nodelete: bool { kind: BOOL, default: "0", category: C::Job, help: "Keep the cgroups the run made" }

@@ -59,6 +59,7 @@ fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
         cg.join(&o.name)?;
     }
     apply_thread_settings(o, ctx.ioprio, ctx.clone)?;
+    switch_ids(ctx)?;
     let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
     let mut workload = Workload::new(o, &regions, ctx.seed);
     let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
@@ -232,6 +233,47 @@ pub(crate) fn apply_thread_settings(
                 )));
             }
         }
+    }
+    Ok(())
+}
+
+/// uid/gid: the job's thread takes these ids (the group first, while it still may)
+/// and opens its files as them, so that a file the user may not use fails the job as it
+/// does in fio — where files are laid out by the parent and opened by the job after
+/// setuid. The I/O then goes through the descriptors opened for the run.
+fn switch_ids(ctx: &JobCtx) -> Result<(), RunError> {
+    let o = &ctx.opts;
+    if o.uid.is_none() && o.gid.is_none() {
+        return Ok(());
+    }
+    let fail =
+        |what: String, e: std::io::Error| RunError::Setup(format!("job '{}': {what}: {e}", o.name));
+    // Raw syscalls: the C library's setuid would change every thread of the process.
+    if let Some(g) = o.gid {
+        // SAFETY: setresgid on the calling thread only.
+        if unsafe { libc::syscall(libc::SYS_setresgid, g, g, g) } != 0 {
+            return Err(fail(format!("gid={g}"), std::io::Error::last_os_error()));
+        }
+    }
+    if let Some(u) = o.uid {
+        // SAFETY: setresuid on the calling thread only.
+        if unsafe { libc::syscall(libc::SYS_setresuid, u, u, u) } != 0 {
+            return Err(fail(format!("uid={u}"), std::io::Error::last_os_error()));
+        }
+    }
+    let a = crate::plan::access(o);
+    let who = match (o.uid, o.gid) {
+        (Some(u), Some(g)) => format!("uid={u} gid={g}"),
+        (Some(u), None) => format!("uid={u}"),
+        (None, Some(g)) => format!("gid={g}"),
+        (None, None) => String::new(),
+    };
+    for f in ctx.files.iter().filter(|_| !ctx.diskless) {
+        std::fs::OpenOptions::new()
+            .read(a.reads || !(a.writes || a.trims))
+            .write(a.writes || a.trims)
+            .open(&f.path)
+            .map_err(|e| fail(format!("{who}: {}", f.path.display()), e))?;
     }
     Ok(())
 }
