@@ -139,6 +139,13 @@ pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
         print!("{}", help::engine_help(v).map_err(|e| anyhow!(e))?);
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(f) = c.flag("inflate-log").flatten() {
+        let mut out = std::io::stdout().lock();
+        ioscope_runner::iolog::fz::inflate(std::path::Path::new(f), &mut out)
+            .with_context(|| format!("--inflate-log={f}"))?;
+        out.flush()?;
+        return Ok(ExitCode::SUCCESS);
+    }
     if c.has("showcmd") {
         print!("{}", showcmd(&c)?);
         return Ok(ExitCode::SUCCESS);

@@ -37,9 +37,9 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "status-interval"),
     ("fio", "allow-destructive"),
     ("fio", "alloc-size"),
-    ("fio", "log-format"), // logtools.rs binary_logs_convert_to_the_same_text
+    ("fio", "log-format"),  // logtools.rs binary_logs_convert_to_the_same_text
+    ("fio", "inflate-log"), // logs.rs log_store_compressed_writes_fz_that_fio_inflates
     // not_yet_flags_are_refused_also_by_parse_only
-    ("fio", "inflate-log"),
     ("fio", "cpuclock-test"),
     ("fio", "crctest"),
     ("fio", "merge-blktrace-only"),
@@ -758,7 +758,6 @@ fn allow_destructive_overrides_the_signature_check() {
 fn not_yet_flags_are_refused_also_by_parse_only() {
     let d = tmpdir();
     let flags = [
-        "--inflate-log=x.fz",
         "--cpuclock-test",
         "--crctest",
         "--crctest=md5",

@@ -1060,6 +1060,107 @@ fn log_unix_epoch_stamps_are_unix_ms() {
     }
 }
 
+/// log_store_compressed: the text logs become NAME.log.fz in zlib chunks of
+/// log_compression bytes; `--inflate-log` gives back the text, for ioscope's files and
+/// fio's alike, and fio's own --inflate-log reads ioscope's.
+#[test]
+fn log_store_compressed_writes_fz_that_fio_inflates() {
+    let pair = Pair::new();
+    let args = [
+        "--name=j",
+        "--rw=randread",
+        "--size=4m",
+        "--bs=4k",
+        "--ioengine=psync",
+        "--write_lat_log=L",
+        "--log_store_compressed=1",
+        "--log_compression=16k",
+    ];
+    pair.ioscope(&args);
+    let dir = &pair.ioscope_dir;
+    assert!(!dir.join("L_clat.1.log").exists(), "the text is replaced");
+    let fz = dir.join("L_clat.1.log.fz");
+    let r = run_in(dir, &["--inflate-log=L_clat.1.log.fz"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 1024, "one line per I/O");
+    assert!(
+        r.stdout.lines().all(|l| l.split(", ").count() >= 5),
+        "fio's log lines"
+    );
+    if available!(Prereq::Fio333) {
+        let f = run_tool(
+            Path::new("fio"),
+            dir,
+            &[&format!("--inflate-log={}", fz.display())],
+            &[],
+        );
+        assert_eq!(f.code, 0, "{}", f.stderr);
+        assert_eq!(
+            f.stdout, r.stdout,
+            "fio inflates ioscope's .fz to the same text"
+        );
+        pair.fio(&args);
+        let theirs = pair.fio_dir.join("L_clat.1.log.fz");
+        let f = run_tool(
+            Path::new("fio"),
+            &pair.fio_dir,
+            &[&format!("--inflate-log={}", theirs.display())],
+            &[],
+        );
+        let ours = run_in(
+            &pair.fio_dir,
+            &[&format!("--inflate-log={}", theirs.display())],
+        );
+        assert_eq!(ours.code, 0, "{}", ours.stderr);
+        assert_eq!(
+            ours.stdout, f.stdout,
+            "ioscope inflates fio's .fz as fio does"
+        );
+        assert_eq!(ours.stdout.lines().count(), 1024);
+    }
+    // With offsets and full priorities (40-byte samples), on an async engine.
+    let pair = Pair::new();
+    pair.ioscope(&[
+        "--name=j",
+        "--rw=randrw",
+        "--size=1m",
+        "--bs=4k",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--cmdprio_percentage=50",
+        "--write_lat_log=L",
+        "--log_offset=1",
+        "--log_prio=1",
+        "--log_store_compressed=1",
+    ]);
+    let dir = &pair.ioscope_dir;
+    let r = run_in(dir, &["--inflate-log=L_clat.1.log.fz"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout.lines().count(), 256);
+    assert!(
+        r.stdout.lines().any(|l| l.ends_with(", 0x2000")),
+        "{}",
+        r.stdout
+    );
+    if available!(Prereq::Fio333) {
+        let fz = dir.join("L_clat.1.log.fz");
+        let f = run_tool(
+            Path::new("fio"),
+            dir,
+            &[&format!("--inflate-log={}", fz.display())],
+            &[],
+        );
+        assert_eq!(f.stdout, r.stdout, "fio reads the 40-byte samples the same");
+    }
+    let r = run_in(dir, &["--inflate-log=missing.fz"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("--inflate-log=missing.fz"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// log_alternate_epoch_clock_id=1: stamps on CLOCK_MONOTONIC's epoch (the machine's
 /// uptime), as fio 3.33 writes them; a clock that does not exist is an error.
 #[test]

@@ -275,12 +275,11 @@ pub const FIO_FLAGS: &[FlagDef] = &[
         "",
         "Allow writes to block devices that are mounted or carry data signatures (ioscope)",
     ),
-    not_yet(
+    flag(
         "inflate-log",
         ReqVal,
         "FILE",
-        "Decompress a compressed (.fz) log",
-        "ioscope writes no compressed logs (log_compression is not supported either)",
+        "Write the text of a compressed log (NAME.log.fz, ioscope's or fio's) to stdout",
     ),
     not_yet(
         "cpuclock-test",

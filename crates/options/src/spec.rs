@@ -427,6 +427,13 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
         ));
         note("time_based unset: runtime is 0".into());
     }
+    if o.log_compression > 0 && !o.log_store_compressed {
+        notes.push(format!(
+            "{}: log_compression changes nothing without log_store_compressed: ioscope's logs \
+             never build up in memory",
+            o.name
+        ));
+    }
     if o.gtod_reduce {
         o.disable_lat = true;
         o.disable_clat = true;

@@ -270,8 +270,8 @@ option_table! {
     log_entries: u32 { kind: INT, default: "1024", min: Some(1024), max: Some(1_048_576), category: C::Logging, help: "fio's initial log buffer size", status: noop("ioscope streams logs to disk from fixed, pre-faulted buffers; no size guess is needed") }
     log_offset: bool { kind: BOOL, default: "0", category: C::Logging, help: "Add the I/O offset to log lines" }
     log_prio: bool { kind: BOOL, default: "0", category: C::Logging, help: "Log the full ioprio value (hex) instead of an RT flag" }
-    log_compression: u64 { kind: SIZE, default: "0", category: C::Logging, help: "Compress logs in chunks of this size", status: NOT_YET }
-    log_store_compressed: bool { kind: BOOL, default: "0", category: C::Logging, help: "Store logs compressed (.fz)", status: NOT_YET }
+    log_compression: u64 { kind: SIZE, default: "0", category: C::Logging, help: "Chunk size of compressed logs (log_store_compressed); ioscope's logs never build up in memory, so alone it changes nothing" }
+    log_store_compressed: bool { kind: BOOL, default: "0", category: C::Logging, help: "Store the text logs compressed as NAME.log.fz (zlib chunks, as fio; read them with --inflate-log)" }
     log_unix_epoch: bool { kind: BOOL, default: "0", aliases: &["log_alternate_epoch"], category: C::Logging, help: "Log timestamps as Unix epoch milliseconds" }
     log_alternate_epoch_clock_id: i32 { kind: INT, default: "0", category: C::Logging, help: "clock_gettime(2) clock whose epoch log_unix_epoch/log_alternate_epoch stamps use (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, ...)" }
     bwavgtime: u64 { kind: INT, default: "500", min: Some(1), category: C::Reporting, help: "Bandwidth sampling interval (ms)" }

@@ -18,6 +18,7 @@
 //! thread formats them as they come, and per-I/O work for them is a few adds.
 
 pub mod binary;
+pub mod fz;
 pub mod text;
 
 use crate::clock::{Clock, Ticks};
@@ -291,6 +292,8 @@ pub struct JobLogs {
     use_unix: bool,
     clock: &'static Clock,
     paths: Vec<PathBuf>,
+    /// log_store_compressed: the chunk size of the .fz files, and the lines' columns.
+    compress: Option<(usize, fz::Columns)>,
     meta: Meta,
     spill_path: Option<PathBuf>,
     format: LogFormat,
@@ -426,6 +429,21 @@ impl JobLogs {
                     ),
                 )
             })?;
+        if o.log_store_compressed && (!o.per_job_logs || o.write_hist_log.is_some()) {
+            return Err(std::io::Error::other(
+                "log_store_compressed with per_job_logs=0 or write_hist_log is not supported yet",
+            ));
+        }
+        let chunk = if o.log_compression > 0 {
+            o.log_compression as usize
+        } else {
+            fz::DEFAULT_CHUNK
+        };
+        let columns = fz::Columns {
+            offset: o.log_offset,
+            prio_hex: o.log_prio,
+        };
+        let compress = o.log_store_compressed.then_some((chunk, columns));
         let bins = ioscope_stats::hist::FIO_BUCKETS;
         let hist_counts = hist.is_some().then(|| {
             (
@@ -471,6 +489,7 @@ impl JobLogs {
             use_unix: o.log_unix_epoch,
             clock,
             paths,
+            compress,
             meta,
             spill_path,
             format,
@@ -678,6 +697,7 @@ impl JobLogs {
             format: self.format,
             texts: self.texts,
             paths: self.paths,
+            compress: self.compress,
             stalls,
             stall,
         }
@@ -693,6 +713,8 @@ pub struct Closed {
     texts: Vec<Option<File>>,
     /// Every file the job's logs write.
     pub paths: Vec<PathBuf>,
+    /// log_store_compressed: the chunk size of the .fz files, and the lines' columns.
+    compress: Option<(usize, fz::Columns)>,
     /// Times the job waited for the writer, and for how long in all.
     pub stalls: u64,
     pub stall: Duration,
@@ -706,7 +728,25 @@ impl Closed {
 
     /// Write the per-I/O text logs from the binary log (and keep or remove it, as
     /// `--log-format` says); `progress` hears (records done, in all).
-    pub fn finish(self, progress: &mut dyn FnMut(u64, u64)) -> std::io::Result<()> {
+    pub fn finish(mut self, progress: &mut dyn FnMut(u64, u64)) -> std::io::Result<()> {
+        let compress = self.compress.take();
+        let texts: Vec<PathBuf> = self
+            .paths
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .cloned()
+            .collect();
+        self.write_text(progress)?;
+        // log_store_compressed: each text log becomes NAME.log.fz.
+        if let Some((chunk, columns)) = compress {
+            for p in &texts {
+                fz::compress_file(p, chunk, columns)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_text(self, progress: &mut dyn FnMut(u64, u64)) -> std::io::Result<()> {
         let mut w = self.writer?;
         let (Some(path), Some(mut spill)) = (self.spill_path, w.spill.take()) else {
             return Ok(());
