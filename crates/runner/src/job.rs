@@ -248,6 +248,9 @@ struct Loop<'a, E: Engine> {
     overlap_wait: bool,
     /// When the job's I/O began: the zero of read_iolog's and write_iolog's times.
     started: Ticks,
+    /// Some option looks at every I/O (think time, serialize_overlap, read_iolog,
+    /// write_iolog): see [`Loop::hold_back`] and [`Loop::issued_extras`].
+    extras: bool,
     /// verify_async: the checker threads.
     checkers: Option<Checkers>,
 }
@@ -301,6 +304,10 @@ impl<'a, E: Engine> Loop<'a, E> {
             deadline,
             measure_start: start,
             started: start,
+            extras: o.thinktime > 0
+                || o.serialize_overlap
+                || o.read_iolog.is_some()
+                || o.write_iolog.is_some(),
             failure: Failure::default(),
             stop_issuing: false,
             held: None,
@@ -491,30 +498,20 @@ impl<'a, E: Engine> Loop<'a, E> {
                 self.exhausted = true;
                 return true;
             };
-            if let Some(us) = self.wl.replay_due_us() {
-                // read_iolog: not before its time (scaled by replay_time_scale).
-                let scaled = us * 100 / u64::from(self.ctx.opts.replay_time_scale.max(1));
-                let due = self.started + self.clock.ticks(Duration::from_micros(scaled));
-                if now < due {
-                    self.held = Some(io);
-                    self.pacer.next_due = due;
-                    self.pacer.waiting = true;
-                    return false;
-                }
+            // By value to the out-of-line checks, so that `io` itself can stay in
+            // registers on the common path.
+            if self.extras && self.hold_back(io, now) {
+                self.held = Some(io);
+                return false;
             }
-            self.record_iolog(&io, now);
             if !io.ddir.is_data() {
+                if self.extras {
+                    self.record_iolog(&io, now);
+                }
                 self.sync_files(io);
                 now = self.clock.now();
                 continue;
             }
-            if self.ctx.opts.serialize_overlap && self.overlaps_busy(&io) {
-                // Held until the overlapping I/O completes (the loop reaps meanwhile).
-                self.held = Some(io);
-                self.overlap_wait = true;
-                return false;
-            }
-            self.overlap_wait = false;
             let Some(io) = self.pace(io, now) else {
                 return false;
             };
@@ -523,7 +520,9 @@ impl<'a, E: Engine> Loop<'a, E> {
                 return false;
             };
             self.prepare(idx, io, now);
-            self.think.issued(now);
+            if self.extras {
+                self.issued_extras(io, now);
+            }
             if self.eng.is_sync() {
                 // One I/O per round so limits and stop requests are seen at once.
                 self.now_hint = Some(self.issue_sync(idx));
@@ -536,6 +535,35 @@ impl<'a, E: Engine> Loop<'a, E> {
             }
         }
         false
+    }
+
+    /// Options that look at each I/O before it goes (read_iolog's times,
+    /// serialize_overlap): whether it must wait. Out of line, behind one flag, so that a
+    /// job without them pays a single branch.
+    #[inline(never)]
+    fn hold_back(&mut self, io: Io, now: Ticks) -> bool {
+        if let Some(us) = self.wl.replay_due_us() {
+            // read_iolog: not before its time (scaled by replay_time_scale).
+            let scaled = us * 100 / u64::from(self.ctx.opts.replay_time_scale.max(1));
+            let due = self.started + self.clock.ticks(Duration::from_micros(scaled));
+            if now < due {
+                self.pacer.next_due = due;
+                self.pacer.waiting = true;
+                return true;
+            }
+        }
+        // serialize_overlap: held until the overlapping I/O completes (the loop reaps
+        // meanwhile).
+        self.overlap_wait =
+            self.ctx.opts.serialize_overlap && io.ddir.is_data() && self.overlaps_busy(&io);
+        self.overlap_wait
+    }
+
+    /// Options that count or record each issued I/O (think time, write_iolog).
+    #[inline(never)]
+    fn issued_extras(&mut self, io: Io, now: Ticks) {
+        self.think.issued(now);
+        self.record_iolog(&io, now);
     }
 
     /// write_iolog: the I/O as it is issued.

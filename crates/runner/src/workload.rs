@@ -146,6 +146,18 @@ pub struct Io {
     pub verify: bool,
 }
 
+/// How often the job syncs and how: fsync, else fdatasync, else sync_file_range (as a
+/// DataSync unit the job turns into sync_file_range).
+fn sync_cadence(o: &JobOptions) -> (u32, Ddir) {
+    if o.fsync > 0 {
+        (o.fsync, Ddir::Sync)
+    } else if o.fdatasync > 0 {
+        (o.fdatasync, Ddir::DataSync)
+    } else {
+        (o.sync_file_range.map_or(0, |r| r.every), Ddir::DataSync)
+    }
+}
+
 /// read_iolog's I/Os and where the replay is.
 struct Replay {
     entries: Vec<crate::replay::Entry>,
@@ -197,10 +209,13 @@ pub struct Workload {
     last: Io,
     /// trimwrite: the write that follows a trim.
     pending_write: Option<Io>,
-    fsync_every: u32,
-    fdatasync_every: u32,
+    /// fsync, else fdatasync, else sync_file_range: every this many writes (0: never),
+    /// and which.
+    sync_every: u32,
+    sync_ddir: Ddir,
     writes_since_sync: u32,
-    /// sync_file_range: every N writes, and the span written since the last (lo, hi).
+    /// sync_file_range: every N writes (0: not used), and the span written since the
+    /// last one (lo, hi).
     range_every: u32,
     written: Option<(u64, u64)>,
     pub passes: u64,
@@ -274,10 +289,13 @@ impl Workload {
                 verify: false,
             },
             pending_write: None,
-            fsync_every: o.fsync,
-            fdatasync_every: o.fdatasync,
+            sync_every: sync_cadence(o).0,
+            sync_ddir: sync_cadence(o).1,
             writes_since_sync: 0,
-            range_every: o.sync_file_range.map_or(0, |r| r.every),
+            range_every: match sync_cadence(o) {
+                (n, _) if o.fsync == 0 && o.fdatasync == 0 => n,
+                _ => 0,
+            },
             written: None,
             passes: 0,
         }
@@ -428,28 +446,20 @@ impl Workload {
         }
     }
 
+    #[inline]
     fn sync_due(&mut self) -> Option<Io> {
-        let (every, ddir) = if self.fsync_every > 0 {
-            (self.fsync_every, Ddir::Sync)
-        } else if self.fdatasync_every > 0 {
-            (self.fdatasync_every, Ddir::DataSync)
-        } else {
-            (self.range_every, Ddir::DataSync)
-        };
-        if every == 0 || self.writes_since_sync < every {
+        if self.sync_every == 0 || self.writes_since_sync < self.sync_every {
             return None;
         }
         self.writes_since_sync = 0;
         // sync_file_range: the span written since the last one (len 0: to the end of
         // the file, when the span does not fit).
         let (offset, len) = match self.written.take() {
-            Some((lo, hi)) if every == self.range_every && ddir == Ddir::DataSync => {
-                (lo, u32::try_from(hi - lo).unwrap_or(0))
-            }
-            _ => (0, 0),
+            Some((lo, hi)) => (lo, u32::try_from(hi - lo).unwrap_or(0)),
+            None => (0, 0),
         };
         Some(Io {
-            ddir,
+            ddir: self.sync_ddir,
             file: self.last.file,
             offset,
             len,
@@ -485,6 +495,7 @@ impl Workload {
     }
 
     /// A new offset: random or sequential per the pattern and percentage_random.
+    #[inline]
     fn fresh(&mut self) -> Option<Io> {
         let ddir = self.pick_ddir();
         let d = ddir.index();
