@@ -514,6 +514,51 @@ fn read_jobs_verify_what_anyone_wrote() {
     }
 }
 
+/// The other way round: fio 3.33 verifies the blocks ioscope writes, for every method
+/// but sha256 and sha512 (whose fio trailers are not digests; README).
+#[test]
+fn fio_verifies_what_ioscope_wrote() {
+    require!(Prereq::Fio333);
+    let d = tmpdir();
+    let f = d.path().join("f");
+    for m in [
+        "md5", "crc64", "crc32c", "crc32", "crc16", "crc7", "sha1", "xxhash", "sha3-224",
+        "sha3-256", "sha3-384", "sha3-512", "meta",
+    ] {
+        let _ = std::fs::remove_file(&f);
+        let (r, _) = run_job(
+            d.path(),
+            &job(
+                &f,
+                &[
+                    "--size=128k",
+                    "--rw=randwrite",
+                    &format!("--verify={m}"),
+                    "--do_verify=0",
+                ],
+            ),
+        );
+        assert_eq!(r.code, 0, "{m}: {}", r.stderr);
+        let fio = run_tool(
+            Path::new("fio"),
+            d.path(),
+            &[
+                "--name=w",
+                &format!("--filename={}", f.display()),
+                "--size=128k",
+                "--rw=read",
+                &format!("--verify={m}"),
+                "--output-format=json",
+            ],
+            &[],
+        );
+        assert_eq!(fio.code, 0, "{m}: fio: {}", fio.stderr);
+        let v: serde_json::Value = serde_json::from_str(&fio.stdout).expect("fio JSON");
+        assert_eq!(v["jobs"][0]["error"], 0, "{m}");
+        assert_eq!(u(&v["jobs"][0]["read"]["total_ios"]), 32, "{m}");
+    }
+}
+
 /// verify_state_save on SIGTERM, then verify_only with verify_state_load verifies
 /// exactly the blocks that had been written — and without the state, the unwritten
 /// rest fails.
