@@ -514,6 +514,88 @@ fn read_jobs_verify_what_anyone_wrote() {
     }
 }
 
+/// verify_async_cpus: the checker threads run on those CPUs (read from /proc while
+/// the job verifies); a CPU that does not exist is refused before any I/O.
+#[test]
+fn verify_async_cpus_pins_the_checkers() {
+    let d = tempfile::Builder::new()
+        .prefix("ioscope-test")
+        .tempdir_in("/dev/shm")
+        .expect("shm dir");
+    let f = d.path().join("f");
+    let last = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+    let mut args = job(
+        &f,
+        &[
+            "--size=128m",
+            "--bs=4k",
+            "--rw=write",
+            "--verify=crc32c",
+            "--verify_async=1",
+            &format!("--verify_async_cpus={last}"),
+        ],
+    );
+    args.retain(|a| !a.starts_with("--output-format"));
+    let mut child = std::process::Command::new(bin())
+        .args(&args)
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ioscope");
+    let pid = child.id();
+    let mut seen = None;
+    let t = std::time::Instant::now();
+    while seen.is_none() && t.elapsed() < std::time::Duration::from_secs(60) {
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for task in tasks.flatten() {
+                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                if comm.trim() == "v-verify0" {
+                    let status =
+                        std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+                    seen = status
+                        .lines()
+                        .find(|l| l.starts_with("Cpus_allowed_list:"))
+                        .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string());
+                }
+            }
+        }
+        if child.try_wait().ok().flatten().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        seen.as_deref(),
+        Some(last.to_string().as_str()),
+        "the checker's CPUs"
+    );
+    let bad = job(
+        &f,
+        &[
+            "--size=64k",
+            "--rw=write",
+            "--verify=crc32c",
+            "--verify_async=1",
+            "--verify_async_cpus=1000",
+        ],
+    );
+    let bad: Vec<&str> = bad.iter().map(String::as_str).collect();
+    let r = run_in(d.path(), &bad);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("verify_async_cpus: there is no CPU 1000"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// The other way round: fio 3.33 verifies the blocks ioscope writes, for every method
 /// but sha256 and sha512 (whose fio trailers are not digests; README).
 #[test]

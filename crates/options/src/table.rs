@@ -250,6 +250,7 @@ option_table! {
     verify_fatal: bool { kind: BOOL, default: "0", category: C::Verify, help: "Stop on the first verify failure" }
     verify_dump: bool { kind: BOOL, default: "0", category: C::Verify, help: "Write failed blocks to FILE.OFFSET.received and .expected (.hdr_fail for a bad header)" }
     verify_async: u32 { kind: INT, default: "0", max: Some(64), category: C::Verify, help: "Check blocks on this many threads of their own while the job goes on with I/O" }
+    verify_async_cpus: Option<String> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Verify, help: "CPUs the verify_async checker threads run on" }
     verify_backlog: u64 { kind: INT, default: "0", category: C::Verify, help: "Verify after this many writes" }
     verify_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks verified per backlog" }
     verify_state_save: bool { kind: BOOL, default: "1", category: C::Verify, help: "Write local-JOB-N-verify.state when a verifying writer ends (also when interrupted)" }

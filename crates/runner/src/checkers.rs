@@ -34,7 +34,13 @@ pub(crate) struct Checkers {
 }
 
 impl Checkers {
-    pub fn new(n: u32, spec: &Spec, job: &str) -> std::io::Result<Checkers> {
+    /// `cpus`: verify_async_cpus, the CPUs the checker threads run on.
+    pub fn new(
+        n: u32,
+        spec: &Spec,
+        job: &str,
+        cpus: Option<Vec<usize>>,
+    ) -> std::io::Result<Checkers> {
         let (done_tx, rx) = channel::<Done>();
         let mut tx = Vec::new();
         let mut threads = Vec::new();
@@ -42,9 +48,14 @@ impl Checkers {
             let (t, r) = channel::<Task>();
             let spec = spec.clone();
             let done = done_tx.clone();
+            let cpus = cpus.clone();
             let h = std::thread::Builder::new()
                 .name(format!("{job}-verify{i}"))
                 .spawn(move || {
+                    if let Some(c) = &cpus {
+                        // Checked before the job started (thread.rs).
+                        let _ = crate::thread::set_affinity(c);
+                    }
                     for task in r {
                         // SAFETY: the job thread keeps the unit (and its buffer) out of
                         // use until this result is collected.

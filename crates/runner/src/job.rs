@@ -1158,7 +1158,13 @@ impl<'a, E: Engine> Loop<'a, E> {
 fn checkers(run: &JobRun) -> Option<Checkers> {
     let n = run.ctx.opts.verify_async;
     let v = run.verify.as_ref().filter(|_| n > 0)?;
-    match Checkers::new(n, &v.spec, &run.ctx.opts.name) {
+    let cpus = run
+        .ctx
+        .opts
+        .verify_async_cpus
+        .as_deref()
+        .and_then(|l| crate::thread::parse_cpu_list(l).ok());
+    match Checkers::new(n, &v.spec, &run.ctx.opts.name, cpus) {
         Ok(c) => Some(c),
         Err(e) => {
             run.ctx.shared.say(format!(

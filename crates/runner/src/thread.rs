@@ -219,19 +219,44 @@ pub(crate) fn apply_thread_settings(
         if o.cpus_allowed_policy == ioscope_options::CpusPolicy::Split && !cpus.is_empty() {
             cpus = vec![cpus[clone as usize % cpus.len()]];
         }
-        // SAFETY: a zeroed cpu_set_t is empty; CPU_SET/sched_setaffinity take valid pointers.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for c in &cpus {
-                libc::CPU_SET(*c, &mut set);
-            }
-            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) < 0 {
-                return Err(RunError::Setup(format!(
-                    "job '{}': cpus_allowed: {}",
-                    o.name,
-                    std::io::Error::last_os_error()
-                )));
-            }
+        set_affinity(&cpus)
+            .map_err(|e| RunError::Setup(format!("job '{}': cpus_allowed: {e}", o.name)))?;
+    }
+    if let Some(list) = &o.verify_async_cpus {
+        // Checked here, applied by each checker thread (checkers.rs).
+        let cpus = parse_cpu_list(list)
+            .map_err(|e| RunError::Setup(format!("job '{}': verify_async_cpus: {e}", o.name)))?;
+        let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(c) = cpus
+            .iter()
+            .find(|&&c| c >= online.max(num_cpus_configured()))
+        {
+            return Err(RunError::Setup(format!(
+                "job '{}': verify_async_cpus: there is no CPU {c}",
+                o.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// CPUs the system has (configured, online or not).
+fn num_cpus_configured() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    usize::try_from(n).unwrap_or(1)
+}
+
+/// Pin the calling thread to these CPUs.
+pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET/sched_setaffinity take valid pointers.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for c in cpus {
+            libc::CPU_SET(*c, &mut set);
+        }
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) < 0 {
+            return Err(std::io::Error::last_os_error());
         }
     }
     Ok(())
