@@ -202,7 +202,7 @@ option_table! {
     ramp_time: u64 { kind: SECS, default: "0", category: C::Time, help: "Run this long before measuring" }
     startdelay: Range { kind: Kind::TimeRange(TimeUnit::Seconds), default: "0", category: C::Time, help: "Wait this long (or a random time in lo-hi) before starting" }
     clocksource: ClockSource { kind: Kind::Choice(ClockSource::CHOICES), default: "cpu", category: C::Time, help: "Clock for timestamps (ioscope uses the calibrated TSC where it is invariant, else CLOCK_MONOTONIC)", status: noop("ioscope chooses the most exact clock available") }
-    gtod_cpu: Option<u32> { kind: INT, category: C::Time, help: "CPU that keeps time", status: NOT_YET }
+    gtod_cpu: Option<u32> { kind: INT, category: C::Time, help: "Keep the jobs off this CPU (fio's time-keeping CPU; ioscope reads the clock in each job and needs no time-keeping thread)" }
 
     // ---- Rate and think time ----
     rate: PerDir<u64> { kind: SIZES, default: "0", category: C::Rate, help: "Cap bandwidth at this many bytes/s, per direction" }

@@ -222,6 +222,22 @@ pub(crate) fn apply_thread_settings(
         set_affinity(&cpus)
             .map_err(|e| RunError::Setup(format!("job '{}': cpus_allowed: {e}", o.name)))?;
     }
+    if let Some(g) = o.gtod_cpu {
+        // fio sets this CPU aside for a time-keeping thread and takes it out of every
+        // job's CPUs. ioscope reads the clock (the TSC) in each job thread, so no such
+        // thread is needed; the jobs still keep off the CPU, as they do in fio.
+        let mut cpus = current_affinity()
+            .map_err(|e| RunError::Setup(format!("job '{}': gtod_cpu: {e}", o.name)))?;
+        cpus.retain(|&c| c != g as usize);
+        if cpus.is_empty() {
+            return Err(RunError::Setup(format!(
+                "job '{}': gtod_cpu={g} leaves the job no CPU to run on",
+                o.name
+            )));
+        }
+        set_affinity(&cpus)
+            .map_err(|e| RunError::Setup(format!("job '{}': gtod_cpu: {e}", o.name)))?;
+    }
     if let Some(list) = &o.verify_async_cpus {
         // Checked here, applied by each checker thread (checkers.rs).
         let cpus = parse_cpu_list(list)
@@ -245,6 +261,20 @@ fn num_cpus_configured() -> usize {
     // SAFETY: sysconf has no preconditions.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
     usize::try_from(n).unwrap_or(1)
+}
+
+/// The CPUs the calling thread may run on.
+fn current_affinity() -> std::io::Result<Vec<usize>> {
+    // SAFETY: a zeroed cpu_set_t filled by sched_getaffinity; CPU_ISSET reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect())
+    }
 }
 
 /// Pin the calling thread to these CPUs.
