@@ -60,8 +60,8 @@ struct Out {
     stderr: String,
 }
 
-fn mpirun(dir: &Path, np: u32, extra_mpi: &[&str], args: &[&str]) -> Out {
-    let _one = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
+/// `mpirun … -np N [extra_mpi] ioscope args` in `dir`, as root, ranks unbound.
+fn mpirun_cmd(dir: &Path, np: u32, extra_mpi: &[&str], args: &[&str]) -> Command {
     let mut cmd = Command::new("mpirun");
     cmd.args([
         "--allow-run-as-root",
@@ -75,7 +75,14 @@ fn mpirun(dir: &Path, np: u32, extra_mpi: &[&str], args: &[&str]) -> Out {
     .arg(bin_or_fail())
     .args(args)
     .current_dir(dir);
-    let out = cmd.output().expect("run mpirun");
+    cmd
+}
+
+fn mpirun(dir: &Path, np: u32, extra_mpi: &[&str], args: &[&str]) -> Out {
+    let _one = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
+    let out = mpirun_cmd(dir, np, extra_mpi, args)
+        .output()
+        .expect("run mpirun");
     let o = Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -328,27 +335,18 @@ fn one_ranks_bad_option_stops_all_before_any_io() {
 fn signal_mpirun(sig: libc::c_int, format: &str) -> (String, String, tempfile::TempDir) {
     let d = tmpdir();
     let _one = MPIRUN.lock().unwrap_or_else(|p| p.into_inner());
-    let child = Command::new("mpirun")
-        .args([
-            "--allow-run-as-root",
-            "--oversubscribe",
-            "--bind-to",
-            "none",
-            "-np",
-            "3",
-        ])
-        .arg(bin_or_fail())
-        .args([
-            "--name=n",
-            "--ioengine=null",
-            "--rw=randread",
-            "--bs=4k",
-            "--size=1g",
-            "--time_based",
-            "--runtime=60",
-            &format!("--output-format={format}"),
-        ])
-        .current_dir(d.path())
+    let format = format!("--output-format={format}");
+    let args = [
+        "--name=n",
+        "--ioengine=null",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=1g",
+        "--time_based",
+        "--runtime=60",
+        &format,
+    ];
+    let child = mpirun_cmd(d.path(), 3, &[], &args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

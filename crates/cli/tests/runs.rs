@@ -321,62 +321,32 @@ fn gtod_cpu_keeps_the_job_off_that_cpu() {
         assert!(r.stderr.contains("leaves the job no CPU"), "{}", r.stderr);
         return;
     }
-    let mut child = std::process::Command::new(bin())
-        .args([
-            "--name=g",
-            "--ioengine=null",
-            "--size=1m",
-            "--time_based",
-            "--runtime=3",
-            "--rate_iops=1000",
-            "--gtod_cpu=0",
-        ])
-        .current_dir(d.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("ioscope");
-    let pid = child.id();
-    let mut seen = None;
-    let t = std::time::Instant::now();
-    while seen.is_none() && t.elapsed() < std::time::Duration::from_secs(10) {
-        for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            let comm = fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-            if comm.trim() == "ioscope-g" {
-                let status = fs::read_to_string(task.path().join("status")).unwrap_or_default();
-                let list = status
-                    .lines()
-                    .find(|l| l.starts_with("Cpus_allowed_list:"))
-                    .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string());
-                // The thread exists before it is pinned: wait for CPU 0 to go.
-                if list.as_deref().is_some_and(|l| !cpu_list(l).contains(&0)) {
-                    seen = list;
-                }
-            }
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    let args: Vec<String> = [
+        "--name=g",
+        "--ioengine=null",
+        "--size=1m",
+        "--time_based",
+        "--runtime=3",
+        "--rate_iops=1000",
+        "--gtod_cpu=0",
+    ]
+    .map(String::from)
+    .to_vec();
+    // The thread exists before it is pinned: wait for CPU 0 to go.
+    let (mut child, seen) = thread_cpus(
+        d.path(),
+        &args,
+        "ioscope-g",
+        |c| !c.contains(&0),
+        std::time::Duration::from_secs(10),
+    );
     let _ = child.kill();
     let _ = child.wait();
-    let seen = seen.expect("the job thread, pinned");
-    assert_eq!(cpu_list(&seen), (1..n).collect::<Vec<_>>(), "{seen}");
-}
-
-/// `1-3,5` → [1, 2, 3, 5].
-fn cpu_list(s: &str) -> Vec<usize> {
-    s.split(',')
-        .filter(|p| !p.is_empty())
-        .flat_map(|p| match p.split_once('-') {
-            Some((a, b)) => {
-                (a.parse().unwrap_or(0)..=b.parse().unwrap_or(0)).collect::<Vec<usize>>()
-            }
-            None => vec![p.parse().unwrap_or(0)],
-        })
-        .collect()
+    assert_eq!(
+        seen,
+        Some((1..n).collect::<Vec<_>>()),
+        "the job thread, pinned"
+    );
 }
 
 fn job_of(v: &serde_json::Value) -> &serde_json::Value {

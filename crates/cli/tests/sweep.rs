@@ -10,30 +10,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The issue's example as written.
-const EXAMPLE: &str = r#"[target]
-filename = "/tmp/sweep-demo/data"
-size = "256m"
-
-[defaults]
-ioengine = "libaio"
-direct = 1
-bs = "4k"
-runtime = "2s"
-time_based = 1
-
-[profiles.randread]
-rw = "randread"
-
-[profiles.randrw-70-30]
-rw = "randrw"
-rwmixread = 70
-
-[[sweep]]
-name = "qd-by-jobs"
-profiles = ["randread", "randrw-70-30"]
-axes = { iodepth = "pow2:1..64", numjobs = [1, 2] }
-"#;
+/// The README's example (docs/examples/sweep.toml; the README shows it verbatim).
+const EXAMPLE: &str = include_str!("../../../docs/examples/sweep.toml");
 
 /// The example on a file of `dir`, 16 MiB, 250 ms a point.
 fn short_example(dir: &Path) -> String {
@@ -280,6 +258,11 @@ fn report_files_and_rendering(dir: &Path) {
 /// The example exactly as the README shows it parses, plans and passes every check.
 #[test]
 fn the_readme_example_plans_as_written() {
+    let readme = include_str!("../../../README.md");
+    assert!(
+        readme.contains(&format!("```toml\n{EXAMPLE}```")),
+        "README.md shows docs/examples/sweep.toml as it is"
+    );
     let d = tmpdir();
     let f = d.path().join("sweep.toml");
     std::fs::write(&f, EXAMPLE).unwrap();

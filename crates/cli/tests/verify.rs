@@ -536,46 +536,20 @@ fn verify_async_cpus_pins_the_checkers() {
         ],
     );
     args.retain(|a| !a.starts_with("--output-format"));
-    let mut child = std::process::Command::new(bin())
-        .args(&args)
-        .current_dir(d.path())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("ioscope");
-    let pid = child.id();
-    let mut seen = None;
-    let t = std::time::Instant::now();
-    while seen.is_none() && t.elapsed() < std::time::Duration::from_secs(60) {
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
-            for task in tasks.flatten() {
-                let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-                if comm.trim() == "v-verify0" {
-                    let status =
-                        std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-                    seen = status
-                        .lines()
-                        .find(|l| l.starts_with("Cpus_allowed_list:"))
-                        .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string());
-                }
-            }
-        }
-        if child.try_wait().ok().flatten().is_some() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
+    let (child, seen) = thread_cpus(
+        d.path(),
+        &args,
+        "v-verify0",
+        |_| true,
+        std::time::Duration::from_secs(60),
+    );
     let out = child.wait_with_output().expect("wait");
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(
-        seen.as_deref(),
-        Some(last.to_string().as_str()),
-        "the checker's CPUs"
-    );
+    assert_eq!(seen, Some(vec![last]), "the checker's CPUs");
     let bad = job(
         &f,
         &[

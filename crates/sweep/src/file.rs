@@ -562,31 +562,8 @@ pub(crate) fn tests_example() -> &'static str {
 mod tests {
     use super::*;
 
-    /// The issue's example, as written.
-    pub const EXAMPLE: &str = r#"
-[target]
-filename = "/tmp/sweep-demo/data"
-size = "256m"
-
-[defaults]
-ioengine = "libaio"
-direct = 1
-bs = "4k"
-runtime = "2s"
-time_based = 1
-
-[profiles.randread]
-rw = "randread"
-
-[profiles.randrw-70-30]
-rw = "randrw"
-rwmixread = 70
-
-[[sweep]]
-name = "qd-by-jobs"
-profiles = ["randread", "randrw-70-30"]
-axes = { iodepth = "pow2:1..64", numjobs = [1, 2] }
-"#;
+    /// The README's example (docs/examples/sweep.toml), after an empty first line.
+    pub const EXAMPLE: &str = concat!("\n", include_str!("../../../docs/examples/sweep.toml"));
 
     #[test]
     fn the_issue_example_parses() {

@@ -219,3 +219,53 @@ pub fn signal_run(
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
     }
 }
+
+/// Start ioscope in `dir` (stdout discarded, stderr kept) and wait until its thread
+/// named `comm` has a CPU list (`Cpus_allowed_list` in /proc) that `wanted` accepts, or
+/// until the process ends or `limit` passes. Returns the child and that list.
+pub fn thread_cpus(
+    dir: &Path,
+    args: &[String],
+    comm: &str,
+    wanted: impl Fn(&[usize]) -> bool,
+    limit: std::time::Duration,
+) -> (std::process::Child, Option<Vec<usize>>) {
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ioscope");
+    let t = std::time::Instant::now();
+    while t.elapsed() < limit && child.try_wait().ok().flatten().is_none() {
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", child.id()));
+        for task in tasks.into_iter().flatten().flatten() {
+            let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+            if name.trim() != comm {
+                continue;
+            }
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|l| cpu_list(l.trim()));
+            if let Some(c) = cpus.filter(|c| wanted(c)) {
+                return (child, Some(c));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    (child, None)
+}
+
+/// `1-3,5` → [1, 2, 3, 5].
+pub fn cpu_list(s: &str) -> Vec<usize> {
+    s.split(',')
+        .filter(|p| !p.is_empty())
+        .flat_map(|p| match p.split_once('-') {
+            Some((a, b)) => (a.parse().unwrap_or(0)..=b.parse().unwrap_or(0)).collect(),
+            None => vec![p.parse().unwrap_or(0)],
+        })
+        .collect()
+}
