@@ -1036,21 +1036,12 @@ fn log_unix_epoch_stamps_are_unix_ms() {
             "--log_unix_epoch=1",
             avg,
         ];
-        let mut runs = Vec::new();
-        if available!(Prereq::Fio333) {
-            let before = unix_ms();
-            pair.fio(&args);
-            runs.push(("fio", pair.fio_dir.clone(), before, unix_ms()));
-        }
-        let before = unix_ms();
-        pair.ioscope(&args);
-        runs.push(("ioscope", pair.ioscope_dir.clone(), before, unix_ms()));
-        for (who, dir, before, after) in &runs {
+        for (who, dir, before, after) in stamped_runs(&pair, &args, unix_ms) {
             for kind in ["lat", "clat", "bw"] {
                 let rows = parse_rows(&dir.join(format!("L_{kind}.1.log")), false, false);
                 for r in &rows {
                     assert!(
-                        *before <= r.t && r.t <= after + WINDOW_MS,
+                        before <= r.t && r.t <= after + WINDOW_MS,
                         "{who} {avg} {kind}: {} not within the run {before}..={after}",
                         r.t
                     );
@@ -1058,6 +1049,35 @@ fn log_unix_epoch_stamps_are_unix_ms() {
             }
         }
     }
+}
+
+/// Run fio (when present) and ioscope with `args`: (who, directory, `now()` before,
+/// `now()` after) for each.
+fn stamped_runs(
+    pair: &Pair,
+    args: &[&str],
+    now: impl Fn() -> u64,
+) -> Vec<(&'static str, std::path::PathBuf, u64, u64)> {
+    let mut runs = Vec::new();
+    if available!(Prereq::Fio333) {
+        let before = now();
+        pair.fio(args);
+        runs.push(("fio", pair.fio_dir.clone(), before, now()));
+    }
+    let before = now();
+    pair.ioscope(args);
+    runs.push(("ioscope", pair.ioscope_dir.clone(), before, now()));
+    runs
+}
+
+/// `TOOL --inflate-log=FZ` in `dir` (fio's flag, and ioscope's).
+fn inflate(tool: &Path, dir: &Path, fz: &Path) -> Run {
+    run_tool(
+        tool,
+        dir,
+        &[&format!("--inflate-log={}", fz.display())],
+        &[],
+    )
 }
 
 /// log_store_compressed: the text logs become NAME.log.fz in zlib chunks of
@@ -1088,12 +1108,7 @@ fn log_store_compressed_writes_fz_that_fio_inflates() {
         "fio's log lines"
     );
     if available!(Prereq::Fio333) {
-        let f = run_tool(
-            Path::new("fio"),
-            dir,
-            &[&format!("--inflate-log={}", fz.display())],
-            &[],
-        );
+        let f = inflate(Path::new("fio"), dir, &fz);
         assert_eq!(f.code, 0, "{}", f.stderr);
         assert_eq!(
             f.stdout, r.stdout,
@@ -1101,16 +1116,8 @@ fn log_store_compressed_writes_fz_that_fio_inflates() {
         );
         pair.fio(&args);
         let theirs = pair.fio_dir.join("L_clat.1.log.fz");
-        let f = run_tool(
-            Path::new("fio"),
-            &pair.fio_dir,
-            &[&format!("--inflate-log={}", theirs.display())],
-            &[],
-        );
-        let ours = run_in(
-            &pair.fio_dir,
-            &[&format!("--inflate-log={}", theirs.display())],
-        );
+        let f = inflate(Path::new("fio"), &pair.fio_dir, &theirs);
+        let ours = inflate(&bin(), &pair.fio_dir, &theirs);
         assert_eq!(ours.code, 0, "{}", ours.stderr);
         assert_eq!(
             ours.stdout, f.stdout,
@@ -1144,12 +1151,7 @@ fn log_store_compressed_writes_fz_that_fio_inflates() {
     );
     if available!(Prereq::Fio333) {
         let fz = dir.join("L_clat.1.log.fz");
-        let f = run_tool(
-            Path::new("fio"),
-            dir,
-            &[&format!("--inflate-log={}", fz.display())],
-            &[],
-        );
+        let f = inflate(Path::new("fio"), dir, &fz);
         assert_eq!(f.stdout, r.stdout, "fio reads the 40-byte samples the same");
     }
     let r = run_in(dir, &["--inflate-log=missing.fz"]);
@@ -1181,16 +1183,7 @@ fn log_alternate_epoch_clock_id_picks_the_clock() {
         "--log_alternate_epoch=1",
         "--log_alternate_epoch_clock_id=1",
     ];
-    let mut runs = Vec::new();
-    if available!(Prereq::Fio333) {
-        let before = monotonic_ms();
-        pair.fio(&args);
-        runs.push(("fio", pair.fio_dir.clone(), before, monotonic_ms()));
-    }
-    let before = monotonic_ms();
-    pair.ioscope(&args);
-    runs.push(("ioscope", pair.ioscope_dir.clone(), before, monotonic_ms()));
-    for (who, dir, before, after) in &runs {
+    for (who, dir, before, after) in stamped_runs(&pair, &args, monotonic_ms) {
         let rows = parse_rows(&dir.join("L_clat.1.log"), false, false);
         assert_eq!(rows.len(), 256, "{who}");
         for r in &rows {
