@@ -331,18 +331,7 @@ fn prio_ladder_under_bfq_orders_the_shares() {
     if !offered.contains("bfq") {
         skip!("the bfq I/O scheduler (not offered by this kernel: {offered})");
     }
-    let r = fairness(&[
-        "--scenario",
-        "prio-ladder",
-        &lp.dev,
-        "--size",
-        "128m",
-        "--runtime",
-        "3",
-        "--ioscheduler",
-        "bfq",
-        "--json",
-    ]);
+    let r = bfq_scenario("prio-ladder", &lp.dev);
     assert!(
         !r.stderr.contains("ignores"),
         "no scheduler warning under bfq: {}",
@@ -668,6 +657,22 @@ fn io_weight_model_uses_the_jobs_cgroup_weights() {
 /// cgroup-weights: 8 readers, each in a blkio cgroup of its own with weights 800 … 100,
 /// under bfq on a loop device: the shares follow the weights, the table is by weight
 /// (model io.weight by default) and the groups are gone afterwards.
+/// `fairness --scenario NAME DEV` under bfq: 128 MiB, 3 s, JSON.
+fn bfq_scenario(name: &str, dev: &str) -> Run {
+    fairness(&[
+        "--scenario",
+        name,
+        dev,
+        "--size",
+        "128m",
+        "--runtime",
+        "3",
+        "--ioscheduler",
+        "bfq",
+        "--json",
+    ])
+}
+
 #[test]
 fn cgroup_weights_scenario_orders_the_shares() {
     require!(Prereq::Root, Prereq::LOSETUP, Prereq::BlkioCgroup);
@@ -688,18 +693,7 @@ fn cgroup_weights_scenario_orders_the_shares() {
     // made and the best counts; each run's weights and model are checked exactly.
     let mut tries = Vec::new();
     for _ in 0..3 {
-        let r = fairness(&[
-            "--scenario",
-            "cgroup-weights",
-            &lp.dev,
-            "--size",
-            "128m",
-            "--runtime",
-            "3",
-            "--ioscheduler",
-            "bfq",
-            "--json",
-        ]);
+        let r = bfq_scenario("cgroup-weights", &lp.dev);
         assert!(!r.stderr.contains("ignores"), "{}", r.stderr);
         let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON");
         assert_eq!(v["model"], "io.weight");
