@@ -223,6 +223,16 @@ fn a_bad_iolog_is_refused_before_any_io_with_its_line() {
         r.stderr
     );
     assert!(!d.path().join("data").exists(), "no file laid out");
+    let r = run_in(
+        d.path(),
+        &["--name=r", "--read_iolog=bad.log", "--replay_skip=writes"],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("replay_skip: 'writes' is not one of"),
+        "{}",
+        r.stderr
+    );
     let r = run_in(d.path(), &["--name=r", "--read_iolog=missing.log"]);
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("read_iolog=missing.log"), "{}", r.stderr);

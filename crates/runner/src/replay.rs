@@ -43,6 +43,15 @@ pub fn load(o: &JobOptions, clone: u32) -> Result<Option<Trace>, String> {
     let Some(name) = iolog_of(o, clone) else {
         return Ok(None);
     };
+    if let Some(bad) = o.replay_skip.as_deref().and_then(|l| {
+        l.split(',')
+            .map(str::trim)
+            .find(|k| !["read", "write", "trim", "sync"].contains(k))
+    }) {
+        return Err(format!(
+            "replay_skip: '{bad}' is not one of read, write, trim, sync"
+        ));
+    }
     if o.replay_align > 0 && !o.replay_align.is_power_of_two() {
         return Err(format!(
             "replay_align={} must be a power of 2",
