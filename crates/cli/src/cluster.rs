@@ -8,7 +8,7 @@ use crate::fio::{self, Reporting};
 use anyhow::{bail, Result};
 use ioscope_cluster::launch::{self, Launch};
 use ioscope_cluster::{gather, ClusterObserver, Rank, Transport};
-use ioscope_options::{cli, jobfile::Keywords, JobSet};
+use ioscope_options::{cli, JobSet};
 use ioscope_report::OutputFormat;
 use ioscope_runner::{JobProgress, Observer, Runner};
 use ioscope_stats::hosts::HostRun;
@@ -86,7 +86,7 @@ fn ready(c: &cli::Cli, t: &dyn Transport) -> Result<Ready> {
     if c.has("bandwidth-log") {
         bail!("--bandwidth-log is not supported under MPI yet: each rank's jobs are in the report");
     }
-    let kw = Keywords::probe().with_rank(t.rank(), t.size(), t.host());
+    let kw = fio::keywords(c)?.with_rank(t.rank(), t.size(), t.host());
     let mut set = fio::load_jobs_with(c, &kw)?;
     let logs = per_rank_logs(&mut set, t);
     let runner = Runner::new(fio::run_options(c)?);

@@ -21,7 +21,38 @@ fn print_help() {
 
 /// Job files and command-line jobs → validated job set.
 pub fn load_jobs(c: &cli::Cli) -> Result<JobSet> {
-    load_jobs_with(c, &jobfile::Keywords::probe())
+    load_jobs_with(c, &keywords(c)?)
+}
+
+/// The keywords job files see, and how their values read (`--compat`).
+pub fn keywords(c: &cli::Cli) -> Result<jobfile::Keywords> {
+    Ok(jobfile::Keywords::probe().with_compat_fio(compat_fio(c)?))
+}
+
+/// fio's lenient values: `--compat=fio`, else `IOSCOPE_COMPAT=fio`, else when this
+/// program runs under the name `fio` (a symlink that harnesses call).
+fn compat_fio(c: &cli::Cli) -> Result<bool> {
+    let env = std::env::var("IOSCOPE_COMPAT").ok();
+    let (v, from) = match c.flag("compat").flatten() {
+        Some(v) => (Some(v.to_string()), "--compat"),
+        None => (env, "IOSCOPE_COMPAT"),
+    };
+    match v.as_deref() {
+        None => Ok(invoked_as_fio()),
+        Some("fio") => Ok(true),
+        Some("none") => Ok(false),
+        Some(o) => {
+            bail!("{from}={o}: the modes are 'fio' (read values as fio 3.33 does) and 'none'")
+        }
+    }
+}
+
+/// True when argv[0] is named `fio`: ioscope then behaves as fio would from the name
+/// alone (no subcommands, fio's lenient values, `--version` says which fio it follows).
+pub fn invoked_as_fio() -> bool {
+    std::env::args_os()
+        .next()
+        .is_some_and(|a| std::path::Path::new(&a).file_name() == Some(std::ffi::OsStr::new("fio")))
 }
 
 /// The same, with these keywords (an MPI rank's `${IOSCOPE_RANK}`).
@@ -125,7 +156,12 @@ pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if c.has("version") {
-        println!("{}", version());
+        // Harnesses that call `fio` gate features on its version: say which fio we follow.
+        if invoked_as_fio() {
+            println!("fio-3.33");
+        } else {
+            println!("{}", version());
+        }
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(v) = c.flag("cmdhelp") {

@@ -36,9 +36,14 @@ fn utf8(args: &[OsString]) -> Result<Vec<String>> {
 }
 
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     // argv as the OS gives it: job files may have any name (fio.rs sorts them out).
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
-    let sub = args.first().and_then(|a| a.to_str());
+    // Under the name `fio` there are no subcommands: `fio quick` runs a job file.
+    let sub = args
+        .first()
+        .and_then(|a| a.to_str())
+        .filter(|_| !fio::invoked_as_fio());
     if let Some(e) = sub.and_then(cluster::refuse_subcommand) {
         eprintln!("ioscope: {e}");
         return ExitCode::from(1);
@@ -62,6 +67,16 @@ fn main() -> ExitCode {
             eprintln!("ioscope: {e:#}");
             ExitCode::from(1)
         }
+    }
+}
+
+/// `ioscope --dump-jobs | head` ends quietly, as fio and every Unix filter do, instead of
+/// panicking on the closed pipe (Rust ignores SIGPIPE). Not under an MPI launch: there
+/// the launcher's pipe may close mid-report and the rank must go on to save its results.
+fn quiet_on_closed_pipe() {
+    if ioscope_cluster::launch::detect().is_none() {
+        // SAFETY: restoring the default disposition of a signal has no preconditions.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     }
 }
 

@@ -14,6 +14,7 @@ const COVERED: &[(&str, &str)] = &[
     // fio face
     ("fio", "output"),
     ("fio", "output-format"),
+    ("fio", "compat"), // fio_parse.rs: lenient_values_resolve_as_fio_does_under_compat_fio
     ("fio", "minimal"),
     ("fio", "append-terse"),
     ("fio", "terse-version"),

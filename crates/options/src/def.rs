@@ -54,6 +54,8 @@ pub enum Kind {
     PerDir(&'static Kind),
     /// Per-direction list of `lo-hi` size ranges.
     RangeList,
+    /// One size, or a `lo-hi` size range.
+    SizeRange,
     /// Special syntax, described in words.
     Special(&'static str),
 }
@@ -74,6 +76,7 @@ impl Kind {
             Kind::Choice(_) => "choice".into(),
             Kind::PerDir(k) => format!("{} list (read,write,trim)", k.type_name()),
             Kind::RangeList => "size range list (lo-hi[,lo-hi,lo-hi])".into(),
+            Kind::SizeRange => "size or size range lo-hi".into(),
             Kind::Special(s) => (*s).into(),
         }
     }

@@ -176,6 +176,12 @@ pub const FIO_FLAGS: &[FlagDef] = &[
          to rank 0, under the same paths",
     ),
     flag(
+        "compat",
+        ReqVal,
+        "MODE",
+        "fio: read values as fio 3.33 does (4q = 4, a range splits at its first - or :); also IOSCOPE_COMPAT=fio, or run as `fio`",
+    ),
+    flag(
         "parse-only",
         NoVal,
         "",

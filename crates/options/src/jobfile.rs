@@ -214,6 +214,9 @@ pub struct Keywords {
     /// `IOSCOPE_RANK`, `IOSCOPE_RANKS` and `IOSCOPE_HOST` (rank 0 of 1 on this host
     /// unless MPI says otherwise), for per-rank file names.
     pub vars: Vec<(String, String)>,
+    /// `--compat=fio`: values the strict parser refuses are read as fio 3.33 reads them
+    /// ([`crate::compat`]).
+    pub compat_fio: bool,
 }
 
 impl Keywords {
@@ -232,8 +235,15 @@ impl Keywords {
             mb_memory: (pages.max(0) as u64).saturating_mul(pagesize) / (1024 * 1024),
             pagesize,
             vars: Vec::new(),
+            compat_fio: false,
         }
         .with_rank(0, 1, &hostname())
+    }
+
+    /// Read values leniently, as fio 3.33 does (`--compat=fio`).
+    pub fn with_compat_fio(mut self, on: bool) -> Self {
+        self.compat_fio = on;
+        self
     }
 
     /// This process is rank `rank` of `ranks` (MPI), on `host`.
@@ -346,6 +356,7 @@ mod tests {
             ncpus: 2,
             mb_memory: 100,
             pagesize: 4096,
+            compat_fio: false,
         };
         assert_eq!(expand_value("($ncpus*2)", &kw).unwrap(), "(2*2)");
         assert_eq!(

@@ -5,6 +5,7 @@
 //! → [`spec::build`] → [`JobSet`] of [`JobSpec`]s.
 
 pub mod cli;
+pub mod compat;
 pub mod def;
 pub mod engines;
 pub mod error;

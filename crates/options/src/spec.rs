@@ -103,8 +103,13 @@ impl<'k> Builder<'k> {
             def,
             kb_base: u64::from(self.opts.kb_base),
         };
-        self.opts
-            .set_value(def.name, &raw, &cx)
+        let strict = self.opts.set_value(def.name, &raw, &cx);
+        let lenient = |m| match crate::compat::fio_value(&def.kind, &raw, cx.kb_base) {
+            Some(v) if self.kw.compat_fio && v != raw => self.opts.set_value(def.name, &v, &cx),
+            _ => Err(m),
+        };
+        strict
+            .or_else(lenient)
             .map_err(|m| OptionsError::option(&e.loc, &e.key, m))?;
         self.explicit.retain(|(n, _, _)| n != def.name);
         let shown = e.value.clone().unwrap_or_else(|| "1".into());
@@ -473,6 +478,7 @@ mod tests {
             mb_memory: 1000,
             pagesize: 4096,
             vars: Vec::new(),
+            compat_fio: false,
         }
     }
 

@@ -108,7 +108,7 @@ option_table! {
     openfiles: u32 { kind: INT, default: "0", category: C::Files, help: "Maximum files open at once (0 = all; a limit below the number of files is not supported yet)" }
     file_service_type: FileService { kind: Kind::Choice(FileService::CHOICES), default: "roundrobin", category: C::Files, help: "How the next file is chosen" }
     size: Option<SizePct> { kind: Kind::SizePct, category: C::Files, help: "Total bytes per job (or % of the file/device); default: the whole file or device" }
-    filesize: Option<Range> { kind: Kind::Special("size or size range lo-hi"), category: C::Files, help: "Size of each file (default: size / nrfiles)" }
+    filesize: Option<Range> { kind: Kind::SizeRange, category: C::Files, help: "Size of each file (default: size / nrfiles)" }
     io_size: Option<SizePct> { kind: Kind::SizePct, aliases: &["io_limit"], category: C::Files, help: "Total bytes of I/O to issue (wraps around size)" }
     offset: SizePct { kind: Kind::SizePct, default: "0", aliases: &["fileoffset"], category: C::Files, help: "Start I/O at this offset (or % of the file)" }
     offset_align: u64 { kind: SIZE, default: "0", category: C::Files, help: "Align a percentage offset up to this (default: the minimum block size)" }
