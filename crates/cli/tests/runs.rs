@@ -1048,3 +1048,141 @@ fn whole_disk(maj: u32, min: u32) -> (u32, u32) {
     }
     (maj, min)
 }
+
+/// filesize is the file's size, as in fio: the I/O stays inside it from offset on, and
+/// covers size/nrfiles of each file when size is given too. Bytes and file sizes as fio.
+#[test]
+fn filesize_bounds_the_io_as_in_fio() {
+    require!(Prereq::Fio333);
+    let d = tmpdir();
+    for extra in [
+        "--filesize=64k --offset=8k",
+        "--filesize=64k --size=32k --nrfiles=2",
+        "--filesize=64k --size=256k --nrfiles=2",
+        "--filesize=64k --size=32k --offset=48k",
+    ] {
+        let mut got = Vec::new();
+        for prog in [std::path::PathBuf::from("fio"), bin()] {
+            for e in std::fs::read_dir(d.path()).unwrap() {
+                std::fs::remove_file(e.unwrap().path()).unwrap();
+            }
+            let mut args = vec!["--name=z", "--filename_format=data.$filenum", "--bs=4k"];
+            args.extend(["--rw=read", "--output-format=json"]);
+            args.extend(extra.split(' '));
+            let r = run_tool(&prog, d.path(), &args, &[]);
+            assert_eq!(r.code, 0, "{extra}: {}", r.stderr);
+            let v: serde_json::Value =
+                serde_json::from_str(&r.stdout[r.stdout.find('{').unwrap()..]).unwrap();
+            let mut sizes: Vec<u64> = std::fs::read_dir(d.path())
+                .unwrap()
+                .map(|e| e.unwrap().metadata().unwrap().len())
+                .collect();
+            sizes.sort();
+            got.push((u(&v["jobs"][0]["read"]["io_bytes"]), sizes));
+        }
+        assert_eq!(
+            got[1], got[0],
+            "{extra}: ioscope vs fio (io_bytes, file sizes)"
+        );
+    }
+}
+
+/// unlink_each_loop, as fio 3.33 does it: between loops (not after the last) the files
+/// are deleted; a job that writes creates them again (a new inode, written in full), one
+/// that only reads fails to open them (err=2) after its first loop; a time_based job runs
+/// one loop and keeps its file.
+#[test]
+fn unlink_each_loop_replaces_the_files_between_loops() {
+    use std::os::unix::fs::MetadataExt;
+    let d = tmpdir();
+    let ino = |p: &Path| fs::metadata(p).unwrap().ino();
+    let mut progs = vec![bin()];
+    if fio_usable() {
+        progs.push(PathBuf::from("fio"));
+    }
+    for prog in &progs {
+        let data = d.path().join("data");
+        let keep = d.path().join("keep");
+        let _ = fs::remove_file(&keep);
+        fs::write(&data, vec![7u8; 64 << 10]).unwrap();
+        fs::hard_link(&data, &keep).unwrap();
+        let w = [
+            "--name=w",
+            "--filename=data",
+            "--size=64k",
+            "--bs=4k",
+            "--rw=write",
+            "--loops=3",
+            "--unlink_each_loop=1",
+            "--output-format=json",
+        ];
+        let r = run_tool(prog, d.path(), &w, &[]);
+        assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
+        let v: serde_json::Value =
+            serde_json::from_str(&r.stdout[r.stdout.find('{').unwrap()..]).unwrap();
+        assert_eq!(
+            u(&v["jobs"][0]["write"]["io_bytes"]),
+            3 * 65536,
+            "{}",
+            prog.display()
+        );
+        assert_ne!(
+            ino(&data),
+            ino(&keep),
+            "{}: the file was replaced",
+            prog.display()
+        );
+        assert_eq!(
+            fs::metadata(&data).unwrap().len(),
+            65536,
+            "{}",
+            prog.display()
+        );
+        // Reads: the first loop reads the file, the second cannot open it.
+        let rd = [
+            "--name=r",
+            "--filename=data",
+            "--size=64k",
+            "--bs=4k",
+            "--rw=read",
+            "--loops=2",
+            "--unlink_each_loop=1",
+            "--output-format=json",
+        ];
+        let r = run_tool(prog, d.path(), &rd, &[]);
+        assert_ne!(r.code, 0, "{}", prog.display());
+        let v: serde_json::Value =
+            serde_json::from_str(&r.stdout[r.stdout.find('{').unwrap()..]).unwrap();
+        assert_eq!(v["jobs"][0]["error"], 2, "{}: {}", prog.display(), r.stdout);
+        assert_eq!(
+            u(&v["jobs"][0]["read"]["io_bytes"]),
+            65536,
+            "{}",
+            prog.display()
+        );
+        assert!(!data.exists());
+        // time_based: one loop, the file stays.
+        fs::write(&data, vec![7u8; 64 << 10]).unwrap();
+        let before = ino(&data);
+        let t = [
+            "--name=t",
+            "--filename=data",
+            "--size=64k",
+            "--bs=4k",
+            "--rw=write",
+            "--time_based",
+            "--runtime=300ms",
+            "--unlink_each_loop=1",
+            "--loops=2",
+            "--output-format=json",
+        ];
+        let r = run_tool(prog, d.path(), &t, &[]);
+        assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
+        assert_eq!(
+            ino(&data),
+            before,
+            "{}: time_based keeps the file",
+            prog.display()
+        );
+    }
+}

@@ -6,7 +6,7 @@ use crate::error::{Loc, OptionsError, Source};
 use crate::jobfile::{expand_value, Keywords, RawEntry, RawSection};
 use crate::suggest::did_you_mean;
 use crate::table::{self, JobOptions, OPTIONS};
-use crate::types::ValueCx;
+use crate::types::{ValueCx, ZoneMode};
 use serde::Serialize;
 use std::sync::OnceLock;
 
@@ -353,6 +353,15 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
     if b.has("rwmixread") && b.has("rwmixwrite") && o.rwmixread + o.rwmixwrite != 100 {
         conflict("rwmixread", "rwmixwrite")?;
     }
+    check_zones(b)?;
+    if o.unlink_each_loop && (o.ioengine == "mmap" || o.registerfiles || o.sqthread_poll) {
+        let loc = b.loc_of("unlink_each_loop").unwrap_or(Loc::cli(0));
+        return Err(OptionsError::option(
+            &loc,
+            "unlink_each_loop",
+            "cannot replace files the engine holds on to (ioengine=mmap, registerfiles, sqthread_poll)",
+        ));
+    }
     if let Some(cpu) = o.sqthread_poll_cpu {
         let ncpus = b.kw.ncpus;
         if u64::from(cpu) >= ncpus {
@@ -366,6 +375,26 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// zonemode=strided needs zonesize; zonesize means nothing without a zone mode (fio
+/// refuses that too). zoneskip alone, which fio ignores silently, is refused as well.
+fn check_zones(b: &Builder) -> Result<(), OptionsError> {
+    let o = &b.opts;
+    let refuse = |name: &str, why: &str| {
+        let loc = b.loc_of(name).unwrap_or(Loc::cli(0));
+        Err(OptionsError::option(&loc, name, why.to_string()))
+    };
+    if o.zonemode == ZoneMode::None {
+        for z in ["zonesize", "zonerange", "zoneskip"] {
+            if b.has(z) {
+                return refuse(z, "needs zonemode=strided");
+            }
+        }
+    } else if o.zonemode == ZoneMode::Strided && o.zonesize == 0 {
+        return refuse("zonemode", "zonemode=strided needs zonesize");
     }
     Ok(())
 }
@@ -399,6 +428,10 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
         ));
     }
     o.rwmixwrite = 100 - o.rwmixread;
+    if o.zonemode == ZoneMode::Strided && o.zonerange == 0 {
+        o.zonerange = o.zonesize;
+        note(format!("zonerange defaults to zonesize ({})", o.zonesize));
+    }
     if o.iodepth_batch_submit == 0 || o.iodepth_batch_submit > o.iodepth {
         note(format!(
             "iodepth_batch_submit {} -> {} (clamped to iodepth)",

@@ -136,7 +136,7 @@ option_table! {
     allow_mounted_write: bool { kind: BOOL, default: "0", category: C::Files, help: "Allow writes to block devices that are mounted or carry a filesystem, partition table, LVM, RAID or swap signature" }
     fill_device: bool { kind: BOOL, default: "0", aliases: &["fill_fs"], category: C::Files, help: "Write until the device or filesystem is full (ENOSPC ends the job without error)" }
     unlink: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the job's files when done" }
-    unlink_each_loop: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the files after each loop", status: NOT_YET }
+    unlink_each_loop: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the files between loops: a job that writes creates them again empty, one that only reads fails (as in fio)" }
     pre_read: bool { kind: BOOL, default: "0", category: C::Files, help: "Read files into the page cache before the run (instead of invalidating it)" }
     lockfile: Option<String> { category: C::Files, help: "File locking mode", status: NOT_YET }
     file_append: bool { kind: BOOL, default: "0", category: C::Files, help: "Do I/O after the end of the file" }
@@ -311,10 +311,10 @@ option_table! {
     unit_base: UnitBase { kind: Kind::Choice(UnitBase::CHOICES), default: "0", category: C::Reporting, help: "Report bandwidth in bytes or bits" }
 
     // ---- Zones ----
-    zonemode: Option<String> { kind: Kind::Choice(&[("none", ""), ("strided", ""), ("zbd", "")]), category: C::Zones, help: "Zone mode", status: NOT_YET }
-    zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Zone size", status: NOT_YET }
-    zonerange: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Zone range", status: NOT_YET }
-    zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Skip between zones", status: NOT_YET }
+    zonemode: ZoneMode { kind: Kind::Choice(ZoneMode::CHOICES), default: "none", category: C::Zones, help: "Zone mode: strided walks zones of zonesize bytes, zonerange apart (zbd needs a zoned device: not supported yet)" }
+    zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes of I/O in each zone before moving to the next" }
+    zonerange: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: size of a zone, where its I/O falls (default zonesize)" }
+    zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes skipped after each zone" }
     zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Zone capacity", status: NOT_YET }
     read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "Read beyond the write pointer", status: NOT_YET }
     max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "Maximum open zones", status: NOT_YET }

@@ -888,6 +888,15 @@ macro_rules! choice_status {
 }
 
 choice_enum!(
+    /// `zonemode=`
+    ZoneMode {
+        None = ["none"]: "The file is one region",
+        Strided = ["strided"]: "zonesize bytes of I/O per zone of zonerange bytes, then the next zone (zoneskip apart)",
+        Zbd = ["zbd"]: "Zoned block device rules (needs a zoned device)"; not_yet,
+    }
+);
+
+choice_enum!(
     /// `sync=`
     SyncMode {
         None = ["none", "0"]: "No O_SYNC/O_DSYNC",

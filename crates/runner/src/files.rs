@@ -125,14 +125,15 @@ fn probe(path: &Path) -> Option<Existing> {
     })
 }
 
-/// Per-file region for one clone: (start, len) given the file's current size.
+/// Per-file region for one clone given the file's current size: (start, len, the size
+/// the file is laid out to).
 fn region(
     o: &JobOptions,
     nfiles: u64,
     clone: u32,
     cur: Option<u64>,
     name: &Path,
-) -> Result<(u64, u64), RunError> {
+) -> Result<(u64, u64, u64), RunError> {
     let per_file = match (o.filesize, o.size) {
         // A range picks a size per file, repeatably (seeded by job, clone and name).
         (Some(r), _) if r.hi > r.lo => {
@@ -183,7 +184,16 @@ fn region(
         Some(c) if o.size.is_none() && o.filesize.is_none() => c.saturating_sub(start),
         _ => per_file,
     };
-    Ok((start, len))
+    // filesize is the file's size, as in fio: the I/O stays inside it, from offset on,
+    // and covers size/nrfiles of it when size is given too.
+    if o.filesize.is_some() {
+        let share = match o.size {
+            Some(SizePct::Bytes(b)) => (b / nfiles.max(1)).min(per_file),
+            _ => per_file,
+        };
+        return Ok((start, share.min(per_file.saturating_sub(start)), per_file));
+    }
+    Ok((start, len, start + len))
 }
 
 /// Set up and open the files of one job clone. `say` receives fio's layout message.
@@ -229,14 +239,15 @@ pub fn prepare(
     let mut layout_bytes = 0u64;
     for (i, p) in paths.iter().enumerate() {
         let ex = probe(p);
-        let (mut start, mut len) = match &trace {
-            Some(t) => (0, t.ends[i]),
+        let (mut start, mut len, mut target) = match &trace {
+            Some(t) => (0, t.ends[i], t.ends[i]),
             None => region(o, nfiles, clone, ex.as_ref().map(|e| e.size), p)?,
         };
         // file_append: the I/O goes after the end of a regular file (offset is ignored).
         if o.file_append {
             if let Some(e) = ex.as_ref().filter(|e| !e.is_block) {
                 start = e.size;
+                target = start + len;
             }
         }
         // fill_device on a file: everything the filesystem has left; ENOSPC ends the job.
@@ -244,6 +255,7 @@ pub fn prepare(
         if fill {
             let have = ex.as_ref().map_or(0, |e| e.size.saturating_sub(start));
             len = have + fs_free(dir_of(p)).unwrap_or(0) / nfiles;
+            target = start + len;
         }
         if let Some(e) = &ex {
             if e.is_block
@@ -257,7 +269,7 @@ pub fn prepare(
                     )));
                 }
             }
-            if e.is_block && start + len > e.size {
+            if e.is_block && target.max(start + len) > e.size {
                 return Err(RunError::Setup(format!(
                     "{}: I/O region {start}+{len} is beyond the device size {}",
                     p.display(),
@@ -267,14 +279,12 @@ pub fn prepare(
         }
         let needs_layout = !o.create_on_open
             && !fill
-            && ex
-                .as_ref()
-                .map_or(true, |e| !e.is_block && e.size < start + len);
+            && ex.as_ref().map_or(true, |e| !e.is_block && e.size < target);
         if needs_layout {
             layout_files += 1;
-            layout_bytes += start + len - ex.as_ref().map_or(0, |e| e.size);
+            layout_bytes += target - ex.as_ref().map_or(0, |e| e.size);
         }
-        plans.push((p.clone(), ex, start, len, needs_layout));
+        plans.push((p.clone(), ex, (start, len, target), needs_layout));
     }
     if layout_files > 0 {
         check_space(&plans[0].0, layout_bytes)?;
@@ -282,9 +292,9 @@ pub fn prepare(
     }
     plans
         .into_iter()
-        .map(|(p, ex, start, len, layout)| {
+        .map(|(p, ex, region, layout)| {
             let layout = layout.then_some(stop);
-            open_one(o, &p, ex, (start, len), layout, access)
+            open_one(o, &p, ex, region, layout, access)
         })
         .collect()
 }
@@ -304,7 +314,7 @@ fn no_files(o: &JobOptions, paths: &[PathBuf], clone: u32) -> Result<Vec<JobFile
     paths
         .iter()
         .map(|p| {
-            let (start, len) = region(o, paths.len() as u64, clone, None, p)?;
+            let (start, len, _) = region(o, paths.len() as u64, clone, None, p)?;
             let file = OpenOptions::new()
                 .read(true)
                 .write(true)
@@ -367,7 +377,7 @@ fn open_one(
     o: &JobOptions,
     path: &Path,
     ex: Option<Existing>,
-    (start, len): (u64, u64),
+    (start, len, target): (u64, u64, u64),
     layout: Option<&AtomicBool>,
     access: Access,
 ) -> Result<JobFile, RunError> {
@@ -382,7 +392,7 @@ fn open_one(
         create_parent_dirs(path)?;
     }
     if let Some(stop) = layout {
-        lay_out(o, path, start + len, access, stop)?;
+        lay_out(o, path, target, access, stop)?;
     }
     let mut flags = 0;
     if o.direct {
@@ -586,6 +596,56 @@ pub fn set_scheduler(files: &[JobFile], sched: &str) -> Result<Vec<(PathBuf, Str
         }
     }
     Ok(restore)
+}
+
+/// unlink_each_loop: delete the file between loops. A job that writes gets it back
+/// empty under the same descriptor (opened again with the same flags, as fio's
+/// O_CREAT open does), so the engine's descriptor stays valid; a job that only reads
+/// cannot open it again, and fails as in fio (ENOENT). Errors: (errno, fio's text).
+pub fn unlink_and_recreate(f: &JobFile, writes: bool) -> Result<(), (i32, String)> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::ffi::OsStrExt;
+    let os_err = |what: &str| {
+        let e = std::io::Error::last_os_error();
+        (
+            e.raw_os_error().unwrap_or(libc::EIO),
+            format!("{what}({}): {e}", f.path.display()),
+        )
+    };
+    std::fs::remove_file(&f.path).map_err(|e| {
+        (
+            e.raw_os_error().unwrap_or(libc::EIO),
+            format!("unlink({}): {e}", f.path.display()),
+        )
+    })?;
+    if !writes {
+        return Err((
+            libc::ENOENT,
+            format!("open({}): No such file or directory", f.path.display()),
+        ));
+    }
+    let fd = f.file.as_raw_fd();
+    // SAFETY: fcntl F_GETFL on a descriptor the job owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(os_err("fcntl"));
+    }
+    let path = std::ffi::CString::new(f.path.as_os_str().as_bytes())
+        .map_err(|_| (libc::EINVAL, format!("{}: NUL in path", f.path.display())))?;
+    let keep =
+        flags & (libc::O_ACCMODE | libc::O_DIRECT | libc::O_SYNC | libc::O_DSYNC | libc::O_NOATIME);
+    // SAFETY: open with a NUL-terminated path; the new descriptor is ours to close.
+    let new = unsafe { libc::open(path.as_ptr(), keep | libc::O_CREAT | libc::O_CLOEXEC, 0o644) };
+    if new < 0 {
+        return Err(os_err("open"));
+    }
+    // SAFETY: dup3 replaces the job's descriptor with the new file; then the extra
+    // descriptor is closed.
+    let r = unsafe { libc::dup3(new, fd, libc::O_CLOEXEC) };
+    let err = (r < 0).then(|| os_err("dup3"));
+    // SAFETY: `new` is a descriptor we opened above.
+    unsafe { libc::close(new) };
+    err.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]

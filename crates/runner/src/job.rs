@@ -251,6 +251,8 @@ struct Loop<'a, E: Engine> {
     /// Some option looks at every I/O (think time, serialize_overlap, read_iolog,
     /// write_iolog): see [`Loop::hold_back`] and [`Loop::issued_extras`].
     extras: bool,
+    /// unlink_each_loop: the loop whose files are in place.
+    files_loop: u64,
     /// verify_async: the checker threads.
     checkers: Option<Checkers>,
 }
@@ -306,8 +308,10 @@ impl<'a, E: Engine> Loop<'a, E> {
             started: start,
             extras: o.thinktime > 0
                 || o.serialize_overlap
+                || (o.unlink_each_loop && o.loops > 1)
                 || o.read_iolog.is_some()
                 || o.write_iolog.is_some(),
+            files_loop: 0,
             failure: Failure::default(),
             stop_issuing: false,
             held: None,
@@ -552,11 +556,36 @@ impl<'a, E: Engine> Loop<'a, E> {
                 return true;
             }
         }
+        if self.ctx.opts.unlink_each_loop && self.wl.loop_of_last_io() > self.files_loop {
+            return self.next_loop_files();
+        }
         // serialize_overlap: held until the overlapping I/O completes (the loop reaps
         // meanwhile).
         self.overlap_wait =
             self.ctx.opts.serialize_overlap && io.ddir.is_data() && self.overlaps_busy(&io);
         self.overlap_wait
+    }
+
+    /// unlink_each_loop, at the first I/O of a loop after the first: once the last
+    /// loop's I/O has completed (held until then), the files are deleted and, for a job
+    /// that writes, created again empty. True: the I/O waits (or the job failed).
+    #[cold]
+    fn next_loop_files(&mut self) -> bool {
+        if self.q.busy() > 0 {
+            self.overlap_wait = true;
+            return true;
+        }
+        self.files_loop = self.wl.loop_of_last_io();
+        let writes = self.ctx.opts.rw.mode.writes();
+        for i in 0..self.ctx.files.len() {
+            if let Err((errno, text)) =
+                crate::files::unlink_and_recreate(&self.ctx.files[i], writes)
+            {
+                self.fail(errno, &text);
+                return true;
+            }
+        }
+        false
     }
 
     /// Options that count or record each issued I/O (think time, write_iolog).

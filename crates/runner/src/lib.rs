@@ -40,6 +40,7 @@ pub mod testing;
 pub mod thread;
 pub mod verify;
 pub mod workload;
+pub mod zones;
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@
 use crate::blockmap::BlockPermutation;
 use crate::dist::RankDist;
 use crate::rng::{Rng, Taus258, Taus88};
+use crate::zones::StridedZones;
 use ioscope_engine::Ddir;
 use ioscope_options::{FileService, JobOptions, RandomGenerator, RwMode, RwSequencer};
 
@@ -109,6 +110,8 @@ struct FileWalk {
     pos: [u64; 3],
     blocks: u64,
     perm: BlockPermutation,
+    /// zonemode=strided: start of the current zone, relative to start.
+    zone: u64,
 }
 
 /// The offset generator's uniform source (random_generator=).
@@ -181,6 +184,8 @@ pub struct Workload {
     bs_by_randomness: bool,
     /// read_iolog: the trace replayed instead of the generated I/O.
     replay: Option<Replay>,
+    /// zonemode=strided.
+    zones: Option<Box<StridedZones>>,
     /// write_iolog: where the issued I/O is recorded.
     pub recorder: Option<crate::replay::Recorder>,
     /// Granularity of random offsets (blockalign, default the smallest bs).
@@ -200,6 +205,9 @@ pub struct Workload {
     pass_done: u64,
     /// Bytes left to issue in the whole job (io_size × loops), unless time_based.
     total_left: u64,
+    /// io_size (one loop's bytes) and io_size × loops, for loop numbers.
+    loop_bytes: u64,
+    total_bytes: u64,
     time_based: bool,
     /// io_size was given: keep wrapping until that many bytes are done.
     io_size_set: bool,
@@ -237,6 +245,7 @@ impl Workload {
                     pos: [0; 3],
                     blocks,
                     perm: BlockPermutation::new(blocks, seed ^ (i as u64) << 32),
+                    zone: 0,
                 }
             })
             .collect();
@@ -261,6 +270,7 @@ impl Workload {
             bs,
             bs_by_randomness: o.bs_is_seq_rand,
             replay: None,
+            zones: StridedZones::new(o, grain, seed).map(Box::new),
             recorder: None,
             grain,
             random_pct: o.percentage_random.0,
@@ -273,6 +283,8 @@ impl Workload {
             pass_bytes,
             pass_done: 0,
             total_left: io_size.saturating_mul(o.loops.max(1) as u64),
+            loop_bytes: io_size.max(1),
+            total_bytes: io_size.saturating_mul(o.loops.max(1) as u64),
             time_based: o.time_based,
             io_size_set: o.io_size.is_some(),
             ios_left: if o.number_ios > 0 {
@@ -364,7 +376,7 @@ impl Workload {
         self.pass_done = 0;
         self.passes += 1;
         for f in &mut self.files {
-            f.pos = [0; 3];
+            f.pos = [f.zone; 3];
             f.perm.reset();
         }
     }
@@ -376,6 +388,16 @@ impl Workload {
         }
         self.ios_left == 0
             || (!self.time_based && self.total_left == 0 && self.pending_write.is_none())
+    }
+
+    /// Which of the job's `loops` the last I/O belongs to (0 first). A time_based job
+    /// runs one loop however often it wraps, as in fio.
+    pub fn loop_of_last_io(&self) -> u64 {
+        if self.time_based {
+            return 0;
+        }
+        let consumed = self.total_bytes - self.total_left;
+        consumed.saturating_sub(1) / self.loop_bytes
     }
 
     /// The current pass over the files is complete (the next I/O starts a loop).
@@ -424,6 +446,9 @@ impl Workload {
     fn account(&mut self, io: Io) {
         self.ios_left -= 1;
         let n = io.len as u64;
+        if let Some(z) = self.zones.as_mut() {
+            z.issued(n);
+        }
         self.pass_done += n;
         self.total_left = self.total_left.saturating_sub(n);
         self.last = io;
@@ -509,6 +534,10 @@ impl Workload {
         let n = self.files.len();
         for _ in 0..n {
             let fi = self.choose_file();
+            if let Some(z) = self.zones.as_mut() {
+                let f = &mut self.files[fi];
+                z.before_io(&mut f.zone, &mut f.pos, f.len);
+            }
             let got = if random {
                 self.random_offset(fi, d)
             } else {
@@ -527,6 +556,16 @@ impl Workload {
                         verify: false,
                     });
                 }
+            }
+            // A zone cut off by the end of the file ends the job, as in fio; a
+            // time_based job starts the zone again.
+            if self.zones.is_some() {
+                if !self.time_based {
+                    return None;
+                }
+                let f = &mut self.files[fi];
+                f.pos = [f.zone; 3];
+                continue;
             }
             // This file is exhausted for this pass; sequential service moves on.
             self.fidx = (fi + 1) % n;
@@ -562,6 +601,12 @@ impl Workload {
     fn random_offset(&mut self, fi: usize, d: usize) -> Option<u64> {
         let grain = self.grain;
         let f = &mut self.files[fi];
+        if let Some(z) = self.zones.as_mut() {
+            let rng = &mut self.off_rng;
+            let off = z.random(f.zone, self.norandommap, |n| rng.below(n));
+            f.pos[d] = off + grain;
+            return (off < f.len).then_some(f.start + off);
+        }
         let block = match &self.dist {
             Some(dist) => {
                 let (b, placed) = dist.draw(&mut self.off_rng, f.blocks, d);
