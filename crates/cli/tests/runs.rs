@@ -1186,3 +1186,215 @@ fn unlink_each_loop_replaces_the_files_between_loops() {
         );
     }
 }
+
+/// numa_mem_policy and numa_cpu_nodes, read back from the job thread in /proc while it
+/// runs: its numa_maps show the policy (bind:0, interleave:…) and, as in fio, the nodes'
+/// CPUs replace cpus_allowed. Nodes the machine lacks are refused before any I/O.
+#[test]
+fn numa_options_set_the_job_threads_policy_and_cpus() {
+    let d = tmpdir();
+    let node0 = fs::read_to_string("/sys/devices/system/node/node0/cpulist");
+    let Ok(node0) = node0 else {
+        skip!("no /sys/devices/system/node: kernel without NUMA support");
+    };
+    for (policy, shown) in [
+        ("bind:0", "bind:0"),
+        ("interleave", "interleave:0"),
+        ("prefer:0", "prefer:0"),
+    ] {
+        let pol = format!("--numa_mem_policy={policy}");
+        let mut child = std::process::Command::new(bin())
+            .args([
+                "--name=n",
+                "--ioengine=null",
+                "--size=1m",
+                "--time_based",
+                "--runtime=5",
+            ])
+            .args([
+                "--rate_iops=1000",
+                "--cpus_allowed=0",
+                "--numa_cpu_nodes=0",
+                &pol,
+            ])
+            .current_dir(d.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let t = std::time::Instant::now();
+        let mut seen = None;
+        while seen.is_none() && t.elapsed() < std::time::Duration::from_secs(5) {
+            for task in fs::read_dir(format!("/proc/{}/task", child.id()))
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let comm = fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                let maps = fs::read_to_string(task.path().join("numa_maps")).unwrap_or_default();
+                if comm.trim() == "ioscope-n" && maps.lines().any(|l| l.contains(shown)) {
+                    let status = fs::read_to_string(task.path().join("status")).unwrap();
+                    let cpus = status
+                        .lines()
+                        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                        .unwrap();
+                    seen = Some(cpus.trim().to_string());
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(
+            seen.as_deref(),
+            Some(node0.trim()),
+            "{policy}: the policy in numa_maps, and node 0's CPUs"
+        );
+    }
+    for bad in [
+        "--numa_cpu_nodes=4000",
+        "--numa_mem_policy=bind:4000",
+        "--numa_mem_policy=prefer",
+        "--numa_mem_policy=local:0",
+    ] {
+        let r = run_in(
+            d.path(),
+            &[
+                "--name=n",
+                "--ioengine=null",
+                "--size=1m",
+                bad,
+                "--parse-only",
+            ],
+        );
+        let opt = &bad[2..bad.find('=').unwrap()];
+        assert!(r.code != 0 && r.stderr.contains(opt), "{bad}: {}", r.stderr);
+    }
+}
+
+/// Each thread's (start, end, is write) of its pread64/pwrite64 calls, from
+/// `strace -f -ttt -T -o FILE` (a call another thread interrupts is split into
+/// "<unfinished ...>" and "<... resumed>" lines).
+fn syscall_spans(trace: &str) -> HashMap<u32, Vec<(f64, f64, bool)>> {
+    let mut spans: HashMap<u32, Vec<(f64, f64, bool)>> = HashMap::new();
+    let mut pending: HashMap<u32, f64> = HashMap::new();
+    for l in trace.lines() {
+        let mut w = l.split_whitespace();
+        let (Some(tid), Some(t), Some(call)) = (w.next(), w.next(), w.next()) else {
+            continue;
+        };
+        let (Ok(tid), Ok(t)) = (tid.parse::<u32>(), t.parse::<f64>()) else {
+            continue;
+        };
+        let resumed = call == "<..."
+            && w.next()
+                .is_some_and(|c| c.starts_with("pread64") || c.starts_with("pwrite64"));
+        if call.starts_with("pread64(") || call.starts_with("pwrite64(") {
+            if l.ends_with("<unfinished ...>") {
+                pending.insert(tid, t);
+                continue;
+            }
+        } else if !resumed {
+            continue;
+        }
+        let write = l.contains("pwrite64");
+        let start = if resumed {
+            pending.remove(&tid).unwrap_or(t)
+        } else {
+            t
+        };
+        let dur: f64 = l
+            .rsplit_once('<')
+            .unwrap()
+            .1
+            .trim_end_matches('>')
+            .parse()
+            .unwrap();
+        spans
+            .entry(tid)
+            .or_default()
+            .push((start, start + dur, write));
+    }
+    spans
+}
+
+/// Pairs of calls by different threads that overlap in time: (any, read-with-write).
+fn overlaps(spans: &HashMap<u32, Vec<(f64, f64, bool)>>) -> (usize, usize) {
+    let all: Vec<(u32, f64, f64, bool)> = spans
+        .iter()
+        .flat_map(|(t, v)| v.iter().map(move |&(a, b, w)| (*t, a, b, w)))
+        .collect();
+    let (mut any, mut rw) = (0, 0);
+    for (i, x) in all.iter().enumerate() {
+        for y in &all[i + 1..] {
+            if x.0 != y.0 && x.1 < y.2 && y.1 < x.2 {
+                any += 1;
+                rw += usize::from(x.3 != y.3 || x.3);
+            }
+        }
+    }
+    (any, rw)
+}
+
+/// lockfile: two jobs on one file take turns. Seen from strace, which stamps each
+/// pread64/pwrite64 as it enters and leaves the kernel: with exclusive no two calls of the
+/// jobs overlap, with readwrite no write overlaps anything, and without a lock they do
+/// overlap (so the check can see it).
+#[test]
+fn lockfile_makes_jobs_on_one_file_take_turns() {
+    require!(Prereq::Program {
+        name: "strace",
+        package: "strace"
+    });
+    let d = tmpdir();
+    fs::write(d.path().join("data"), vec![1u8; 1 << 20]).unwrap();
+    let exe = bin();
+    let run = |mode: &str, second: &str| {
+        let (lock, rw) = (format!("--lockfile={mode}"), format!("--rw={second}"));
+        let args = [
+            "-f",
+            "-ttt",
+            "-T",
+            "-e",
+            "trace=pread64,pwrite64",
+            "-o",
+            "trace",
+            exe.to_str().unwrap(),
+            "--filename=data",
+            "--size=1m",
+            "--bs=4k",
+            "--time_based",
+            "--runtime=400ms",
+            "--thread",
+            &lock,
+            "--name=a",
+            "--rw=randread",
+            "--name=b",
+            &rw,
+            "--output-format=json",
+        ];
+        let r = run_tool(Path::new("strace"), d.path(), &args, &[]);
+        assert_eq!(r.code, 0, "{mode}: {}", r.stderr);
+        let spans = syscall_spans(&fs::read_to_string(d.path().join("trace")).unwrap());
+        let counts: Vec<usize> = spans.values().map(Vec::len).collect();
+        let busy = counts.iter().filter(|&&n| n > 20).count();
+        assert!(busy >= 2, "{mode}: calls per thread {counts:?}");
+        overlaps(&spans)
+    };
+    let (any, _) = run("none", "randread");
+    assert!(any > 0, "without a lock, the jobs' reads overlap");
+    assert_eq!(
+        run("exclusive", "randread").0,
+        0,
+        "exclusive: one I/O at a time"
+    );
+    assert_eq!(
+        run("readwrite", "randwrite").1,
+        0,
+        "readwrite: a write goes alone"
+    );
+    let (any, rw) = run("readwrite", "randread");
+    assert!(
+        any > 0 && rw == 0,
+        "readwrite: reads go together ({any}, {rw})"
+    );
+}

@@ -93,8 +93,8 @@ option_table! {
     cgroup_nodelete: bool { kind: BOOL, default: "0", category: C::Job, help: "Keep the cgroups the run made" }
     exec_prerun: Option<String> { category: C::Job, help: "Run this shell command before the job (output in NAME.prerun.txt); failure fails the job" }
     exec_postrun: Option<String> { category: C::Job, help: "Run this shell command after the job (output in NAME.postrun.txt)" }
-    numa_cpu_nodes: Option<String> { category: C::Job, help: "NUMA nodes to run on", status: NOT_YET }
-    numa_mem_policy: Option<String> { category: C::Job, help: "NUMA memory policy", status: NOT_YET }
+    numa_cpu_nodes: Option<String> { kind: Kind::Special("node list: all, 0, 0-1, 0,2"), category: C::Job, help: "Run on the CPUs of these NUMA nodes" }
+    numa_mem_policy: Option<String> { kind: Kind::Special("default | local | prefer:N | bind:LIST | interleave[:LIST]"), category: C::Job, help: "NUMA memory policy of the job (its buffers)" }
     flow: i32 { kind: INT, default: "0", category: C::Rate, help: "Weight in token-based flow control between jobs", status: NOT_YET }
     flow_id: i32 { kind: INT, default: "0", category: C::Rate, help: "Flow control group id", status: NOT_YET }
     flow_sleep: u64 { kind: USECS, default: "0", category: C::Rate, help: "Sleep when over the flow share", status: NOT_YET }
@@ -138,7 +138,7 @@ option_table! {
     unlink: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the job's files when done" }
     unlink_each_loop: bool { kind: BOOL, default: "0", category: C::Files, help: "Delete the files between loops: a job that writes creates them again empty, one that only reads fails (as in fio)" }
     pre_read: bool { kind: BOOL, default: "0", category: C::Files, help: "Read files into the page cache before the run (instead of invalidating it)" }
-    lockfile: Option<String> { category: C::Files, help: "File locking mode", status: NOT_YET }
+    lockfile: LockMode { kind: Kind::Choice(LockMode::CHOICES), default: "none", category: C::Files, help: "Jobs sharing a file take turns issuing I/O to it" }
     file_append: bool { kind: BOOL, default: "0", category: C::Files, help: "Do I/O after the end of the file" }
 
     // ---- I/O pattern ----

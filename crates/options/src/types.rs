@@ -888,6 +888,15 @@ macro_rules! choice_status {
 }
 
 choice_enum!(
+    /// `lockfile=`
+    LockMode {
+        None = ["none"]: "No file locking",
+        Exclusive = ["exclusive"]: "One I/O at a time to the file, across the jobs sharing it",
+        ReadWrite = ["readwrite"]: "Reads together, each write alone",
+    }
+);
+
+choice_enum!(
     /// `zonemode=`
     ZoneMode {
         None = ["none"]: "The file is one region",

@@ -26,6 +26,8 @@ pub struct JobFile {
     pub len: u64,
     /// Block device numbers (or of the device holding the file), for disk stats.
     pub dev: (u32, u32),
+    /// lockfile: the lock the jobs sharing this file take turns with.
+    pub lock: Option<std::sync::Arc<crate::filelock::FileLock>>,
 }
 
 /// What the job will do to its files.
@@ -328,6 +330,7 @@ fn no_files(o: &JobOptions, paths: &[PathBuf], clone: u32) -> Result<Vec<JobFile
                 start,
                 len,
                 dev: (0, 0),
+                lock: crate::filelock::for_path(o.lockfile, p),
             })
         })
         .collect()
@@ -443,6 +446,7 @@ fn open_one(
         start,
         len,
         dev: safety::dev_numbers(devnum),
+        lock: crate::filelock::for_path(o.lockfile, path),
     })
 }
 

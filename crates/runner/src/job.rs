@@ -309,6 +309,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             extras: o.thinktime > 0
                 || o.serialize_overlap
                 || (o.unlink_each_loop && o.loops > 1)
+                || o.lockfile != ioscope_options::LockMode::None
                 || o.read_iolog.is_some()
                 || o.write_iolog.is_some(),
             files_loop: 0,
@@ -527,12 +528,20 @@ impl<'a, E: Engine> Loop<'a, E> {
             if self.extras {
                 self.issued_extras(io, now);
             }
+            let locked = self.extras && self.lock_file(&io);
             if self.eng.is_sync() {
                 // One I/O per round so limits and stop requests are seen at once.
                 self.now_hint = Some(self.issue_sync(idx));
+                if locked {
+                    self.unlock_file(&io);
+                }
                 return self.stop_issuing;
             }
-            match self.queue(idx, io) {
+            let queued = self.queue(idx, io);
+            if locked {
+                self.unlock_file(&io);
+            }
+            match queued {
                 Fill::Continue => {}
                 Fill::Committed => now = self.clock.now(),
                 Fill::End(exhausted) => return exhausted,
@@ -586,6 +595,27 @@ impl<'a, E: Engine> Loop<'a, E> {
             }
         }
         false
+    }
+
+    /// lockfile: take the file's lock for this I/O (shared for a read under
+    /// readwrite). False when the file has none.
+    #[inline(never)]
+    fn lock_file(&self, io: &Io) -> bool {
+        let Some(l) = self.ctx.files[io.file as usize].lock.as_ref() else {
+            return false;
+        };
+        l.acquire(self.shared_lock(io));
+        true
+    }
+
+    fn unlock_file(&self, io: &Io) {
+        if let Some(l) = self.ctx.files[io.file as usize].lock.as_ref() {
+            l.release(self.shared_lock(io));
+        }
+    }
+
+    fn shared_lock(&self, io: &Io) -> bool {
+        io.ddir == Ddir::Read && self.ctx.opts.lockfile == ioscope_options::LockMode::ReadWrite
     }
 
     /// Options that count or record each issued I/O (think time, write_iolog).

@@ -94,6 +94,8 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
         check_directory(j)?;
         crate::cgroup::check(&j.opts)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
+        crate::numa::check(&j.opts)
+            .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         crate::verify::spec_of(&j.opts, 1)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
     }

@@ -222,6 +222,17 @@ pub(crate) fn apply_thread_settings(
         set_affinity(&cpus)
             .map_err(|e| RunError::Setup(format!("job '{}': cpus_allowed: {e}", o.name)))?;
     }
+    if let Some(nodes) = &o.numa_cpu_nodes {
+        let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
+        let cpus = crate::numa::node_cpus(nodes).map_err(setup)?;
+        set_affinity(&cpus).map_err(|e| setup(format!("numa_cpu_nodes: {e}")))?;
+    }
+    if let Some(p) = &o.numa_mem_policy {
+        // Before the buffers are allocated (run_job), so that they follow the policy.
+        let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
+        crate::numa::set_mem_policy(&crate::numa::parse_mem_policy(p).map_err(setup)?)
+            .map_err(setup)?;
+    }
     if let Some(g) = o.gtod_cpu {
         // fio sets this CPU aside for a time-keeping thread and takes it out of every
         // job's CPUs. ioscope reads the clock (the TSC) in each job thread, so no such
