@@ -1398,3 +1398,188 @@ fn lockfile_makes_jobs_on_one_file_take_turns() {
         "readwrite: reads go together ({any}, {rw})"
     );
 }
+
+/// flow: jobs of one flow_id issue I/Os in proportion to their weights, counted in I/Os
+/// whatever their block sizes, as fio 3.33 does: 3:1, and 3:2:1 with flow_sleep. Measured
+/// from the jobs' iops logs over the middle of the run, while all of them run (a job that
+/// ends a few ms after the others runs alone meanwhile, in fio too). A size-bound job
+/// still does all its I/O.
+#[test]
+fn flow_keeps_jobs_in_proportion() {
+    let d = tmpdir();
+    let middle = |job: usize, name: &str| -> f64 {
+        let log = d.path().join(format!("{name}_iops.{job}.log"));
+        fs::read_to_string(&log)
+            .unwrap_or_else(|e| panic!("{}: {e}", log.display()))
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(", ").collect();
+                let t: u64 = f[0].parse().unwrap();
+                (300..=1700)
+                    .contains(&t)
+                    .then(|| f[1].parse::<f64>().unwrap())
+            })
+            .sum()
+    };
+    let shares = |name: &str, args: &[&str]| -> Vec<f64> {
+        let log = format!("--write_iops_log={name}");
+        let mut a = vec![
+            "--ioengine=null",
+            "--size=1g",
+            "--time_based",
+            "--runtime=2",
+            "--flow_id=1",
+        ];
+        a.extend_from_slice(&[&log, "--log_avg_msec=100"]);
+        a.extend_from_slice(args);
+        let r = run_in(d.path(), &a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let n = args.iter().filter(|x| x.starts_with("--name")).count();
+        (1..=n).map(|j| middle(j, name)).collect()
+    };
+    let n = shares(
+        "two",
+        &["--name=a", "--flow=3", "--name=b", "--flow=1", "--bs=64k"],
+    );
+    let ratio = n[0] / n[1];
+    assert!((2.8..3.2).contains(&ratio), "3:1 by I/O count: {n:?}");
+    let n = shares(
+        "three",
+        &[
+            "--flow_sleep=100",
+            "--name=a",
+            "--flow=3",
+            "--name=b",
+            "--flow=2",
+            "--name=c",
+            "--flow=1",
+        ],
+    );
+    let (r1, r2) = (n[0] / n[2], n[1] / n[2]);
+    assert!(
+        (2.7..3.3).contains(&r1) && (1.8..2.2).contains(&r2),
+        "3:2:1: {n:?}"
+    );
+    // Size-bound: both finish their 4 MiB.
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--ioengine=null",
+            "--size=4m",
+            "--flow_id=2",
+            "--name=a",
+            "--flow=3",
+            "--name=b",
+            "--flow=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for j in v["jobs"].as_array().unwrap() {
+        assert_eq!(u(&j["read"]["io_bytes"]), 4 << 20);
+    }
+}
+
+/// latency_target's queue-depth search, against fio 3.33: a target every I/O meets
+/// doubles the depth to iodepth, runs one final window there and ends the job long
+/// before its runtime (both report depth 16 and a 20 ms run); a target no I/O meets
+/// fails at depth 1 with ETIMEDOUT after one I/O; the normal output's latency line
+/// shows the search.
+#[test]
+fn latency_target_searches_the_depth_as_fio_does() {
+    let d = tmpdir();
+    fs::write(d.path().join("data"), vec![3u8; 4 << 20]).unwrap();
+    let mut progs = vec![bin()];
+    if fio_usable() {
+        progs.push(PathBuf::from("fio"));
+    }
+    let keys = [
+        "latency_depth",
+        "latency_target",
+        "latency_percentile",
+        "latency_window",
+        "error",
+    ];
+    let mut seen = Vec::new();
+    for prog in &progs {
+        let met = [
+            "--name=t",
+            "--ioengine=null",
+            "--size=1g",
+            "--rw=randread",
+            "--iodepth=16",
+            "--latency_target=1s",
+            "--latency_window=20ms",
+            "--time_based",
+            "--runtime=10",
+            "--output-format=json",
+        ];
+        let r = run_tool(prog, d.path(), &met, &[]);
+        assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
+        let v: serde_json::Value =
+            serde_json::from_str(&r.stdout[r.stdout.find('{').unwrap()..]).unwrap();
+        let j = &v["jobs"][0];
+        let got: Vec<String> = keys.iter().map(|k| j[k].to_string()).collect();
+        // One final 20 ms window at depth 16 after the search: far short of 10 s.
+        let ran = u(&j["job_runtime"]);
+        assert!(
+            (20..1000).contains(&ran),
+            "{}: ran {ran} ms",
+            prog.display()
+        );
+        let missed = [
+            "--name=t",
+            "--ioengine=psync",
+            "--filename=data",
+            "--size=4m",
+            "--rw=randread",
+            "--latency_target=1us",
+            "--direct=1",
+            "--output-format=json",
+        ];
+        let r = run_tool(prog, d.path(), &missed, &[]);
+        assert_ne!(r.code, 0, "{}", prog.display());
+        let out = format!("{}{}", r.stdout, r.stderr);
+        assert!(out.contains("exceeds specified max (1000 nsec)"), "{out}");
+        let v: serde_json::Value =
+            serde_json::from_str(&r.stdout[r.stdout.find('{').unwrap()..]).unwrap();
+        let j = &v["jobs"][0];
+        seen.push((
+            got,
+            j["error"].clone(),
+            u(&j["read"]["total_ios"]),
+            j["latency_depth"].clone(),
+        ));
+    }
+    let ours = &seen[0];
+    assert_eq!(
+        ours.0,
+        ["16", "1000000000", "100.0", "20000", "0"],
+        "{ours:?}"
+    );
+    assert_eq!(
+        (ours.1.as_i64(), ours.2, ours.3.as_u64()),
+        (Some(110), 1, Some(1))
+    );
+    if let Some(fio) = seen.get(1) {
+        assert_eq!(fio, ours, "fio 3.33 and ioscope");
+    }
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=t",
+            "--ioengine=null",
+            "--size=1g",
+            "--iodepth=8",
+            "--latency_target=1s",
+            "--latency_window=5ms",
+            "--latency_percentile=99.5",
+        ],
+    );
+    assert!(
+        r.stdout
+            .contains("latency   : target=1000000000, window=5000, percentile=99.50%, depth=8"),
+        "{}",
+        r.stdout
+    );
+}

@@ -95,9 +95,9 @@ option_table! {
     exec_postrun: Option<String> { category: C::Job, help: "Run this shell command after the job (output in NAME.postrun.txt)" }
     numa_cpu_nodes: Option<String> { kind: Kind::Special("node list: all, 0, 0-1, 0,2"), category: C::Job, help: "Run on the CPUs of these NUMA nodes" }
     numa_mem_policy: Option<String> { kind: Kind::Special("default | local | prefer:N | bind:LIST | interleave[:LIST]"), category: C::Job, help: "NUMA memory policy of the job (its buffers)" }
-    flow: i32 { kind: INT, default: "0", category: C::Rate, help: "Weight in token-based flow control between jobs", status: NOT_YET }
-    flow_id: i32 { kind: INT, default: "0", category: C::Rate, help: "Flow control group id", status: NOT_YET }
-    flow_sleep: u64 { kind: USECS, default: "0", category: C::Rate, help: "Sleep when over the flow share", status: NOT_YET }
+    flow: u32 { kind: INT, default: "0", min: Some(0), max: Some(1000), category: C::Rate, help: "Weight in flow control: jobs with the same flow_id issue I/Os in proportion to their weights (0: not in flow control)" }
+    flow_id: u32 { kind: INT, default: "0", category: C::Rate, help: "Flow control group of the job" }
+    flow_sleep: u64 { kind: USECS, default: "0", category: C::Rate, help: "Sleep this long when ahead of the flow share, after the I/O in flight (0: try again at once, as fio)" }
 
     // ---- Files and sizes ----
     filename: Option<String> { category: C::Files, help: "File(s) or device(s) to use, separated by ':' (escape a literal ':' as '\\:')" }
@@ -217,10 +217,10 @@ option_table! {
     thinktime_blocks: u32 { kind: INT, default: "1", min: Some(1), category: C::Rate, help: "I/Os between think times" }
     thinktime_blocks_type: ThinktimeBlocksType { kind: Kind::Choice(ThinktimeBlocksType::CHOICES), default: "complete", category: C::Rate, help: "Whether thinktime_blocks counts completed or issued I/Os" }
     thinktime_iotime: u64 { kind: SECS, default: "0", category: C::Rate, help: "Think after this much I/O time since the last think (with the default thinktime_blocks, only the time counts)" }
-    latency_target: u64 { kind: USECS, default: "0", category: C::Rate, help: "Find the highest depth that meets this latency", status: NOT_YET }
-    latency_window: u64 { kind: USECS, default: "0", category: C::Rate, help: "Window for latency_target", status: NOT_YET }
-    latency_percentile: f64 { kind: Kind::Float, default: "100", min: Some(0), max: Some(100), category: C::Rate, help: "Share of I/Os that must meet latency_target", status: NOT_YET }
-    latency_run: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep adjusting depth for latency_target", status: NOT_YET }
+    latency_target: u64 { kind: USECS, default: "0", category: C::Rate, help: "Find the highest queue depth whose I/O meets this total latency (the job starts at depth 1)" }
+    latency_window: u64 { kind: USECS, default: "0", category: C::Rate, help: "latency_target: how long each depth is tried" }
+    latency_percentile: f64 { kind: Kind::Float, default: "100", min: Some(0), max: Some(100), category: C::Rate, help: "latency_target: share of a window's I/Os that must meet it (100: one slow I/O ramps down)" }
+    latency_run: bool { kind: BOOL, default: "0", category: C::Rate, help: "latency_target: keep adjusting the depth until the run ends (default: end the job once found)" }
     max_latency: u64 { kind: USECS, default: "0", category: C::Rate, help: "Fail the job (ETIMEDOUT) if an I/O's total latency exceeds this" }
 
     // ---- Buffers ----

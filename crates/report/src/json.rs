@@ -173,10 +173,11 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
         m.insert("total_err".into(), job.total_err.into());
         m.insert("first_error".into(), job.first_error.into());
     }
-    m.insert("latency_depth".into(), info.iodepth.into());
-    m.insert("latency_target".into(), 0.into());
-    m.insert("latency_percentile".into(), float(100.0));
-    m.insert("latency_window".into(), 0.into());
+    let lt = latency_target(info);
+    m.insert("latency_depth".into(), lt.depth.into());
+    m.insert("latency_target".into(), lt.target_ns.into());
+    m.insert("latency_percentile".into(), float(lt.percentile));
+    m.insert("latency_window".into(), lt.window_us.into());
     if let Some(desc) = info.description.as_deref().filter(|d| !d.is_empty()) {
         m.insert("desc".into(), desc.into());
     }
@@ -325,4 +326,14 @@ pub fn print_value(v: &Value, level: usize, out: &mut String) {
 
 fn string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
+}
+
+/// The job's latency_target search, or fio's values for a job without one.
+pub(crate) fn latency_target(info: &ioscope_stats::JobInfo) -> ioscope_stats::LatencyTarget {
+    info.latency_target.unwrap_or(ioscope_stats::LatencyTarget {
+        target_ns: 0,
+        window_us: 0,
+        percentile: 100.0,
+        depth: info.iodepth,
+    })
 }

@@ -214,9 +214,10 @@ fn write_job(run: &RunResult, job: &JobResult, when: &str, out: &mut String) {
             v.blocks, v.errors
         ));
     }
+    let lt = crate::json::latency_target(info);
     out.push_str(&format!(
-        "     latency   : target=0, window=0, percentile=100.00%, depth={}\n",
-        info.iodepth
+        "     latency   : target={}, window={}, percentile={:.2}%, depth={}\n",
+        lt.target_ns, lt.window_us, lt.percentile, lt.depth
     ));
     if let Some(ss) = &job.steadystate {
         out.push_str(&steadystate_line(job, ss));

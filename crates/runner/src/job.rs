@@ -11,6 +11,7 @@ use crate::clock::{Clock, Ticks};
 use crate::files::JobFile;
 use crate::iolog::JobLogs;
 use crate::prio::CmdPrio;
+use crate::qdsearch::Step;
 use crate::rate::{Pacer, Think};
 use crate::record::Recorder;
 use crate::verify::{check_block, Check, Next, Verifier};
@@ -109,6 +110,8 @@ pub struct JobRun<'a> {
     pub buffers: Buffers,
     pub cmdprio: Option<CmdPrio>,
     pub verify: Option<Verifier>,
+    /// flow: the job's place in its flow group (joined before the common start).
+    pub flow: Option<crate::flow::Flow>,
 }
 
 impl EngineUser for JobRun<'_> {
@@ -159,6 +162,13 @@ struct Depths {
 }
 
 impl Depths {
+    /// latency_target's search sets the depth; the batches follow it down.
+    fn set_depth(&mut self, depth: u32) {
+        self.depth = depth;
+        self.batch_submit = self.batch_submit.min(depth).max(1);
+        self.depth_low = self.depth_low.min(depth);
+    }
+
     fn new(o: &JobOptions, sync: bool) -> Depths {
         // A synchronous engine has one I/O in flight whatever iodepth says (as fio).
         let depth = if sync { 1 } else { o.iodepth.max(1) };
@@ -253,16 +263,28 @@ struct Loop<'a, E: Engine> {
     extras: bool,
     /// unlink_each_loop: the loop whose files are in place.
     files_loop: u64,
+    /// flow: this job's share in its flow group.
+    flow: Option<crate::flow::Flow>,
+    /// latency_target: the queue depth search, and whether the job is quiescing
+    /// before its final window.
+    qd: Option<crate::qdsearch::QdSearch>,
+    qd_quiesce: bool,
     /// verify_async: the checker threads.
     checkers: Option<Checkers>,
 }
 
 impl<'a, E: Engine> Loop<'a, E> {
-    fn new(run: JobRun<'a>, eng: E) -> Self {
+    fn new(mut run: JobRun<'a>, eng: E) -> Self {
+        let flow = run.flow.take();
         let clock = run.ctx.clock;
         let o = &run.ctx.opts;
         let sync = eng.is_sync();
-        let lim = Depths::new(o, sync);
+        let mut lim = Depths::new(o, sync);
+        let qd = crate::qdsearch::QdSearch::new(o, lim.depth);
+        let units = lim.depth;
+        if let Some(q) = &qd {
+            lim.set_depth(q.depth());
+        }
         let slots = run
             .cmdprio
             .as_ref()
@@ -291,7 +313,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             u64::MAX
         };
         Loop {
-            q: Units::new(lim.depth, &run.buffers),
+            q: Units::new(units, &run.buffers),
             lim,
             rec,
             stamper: Stamper {
@@ -310,9 +332,14 @@ impl<'a, E: Engine> Loop<'a, E> {
                 || o.serialize_overlap
                 || (o.unlink_each_loop && o.loops > 1)
                 || o.lockfile != ioscope_options::LockMode::None
+                || o.flow != 0
+                || o.latency_target > 0
                 || o.read_iolog.is_some()
                 || o.write_iolog.is_some(),
             files_loop: 0,
+            flow,
+            qd,
+            qd_quiesce: false,
             failure: Failure::default(),
             stop_issuing: false,
             held: None,
@@ -565,8 +592,14 @@ impl<'a, E: Engine> Loop<'a, E> {
                 return true;
             }
         }
+        if self.qd_quiesce {
+            return self.quiesce_for_final_window();
+        }
         if self.ctx.opts.unlink_each_loop && self.wl.loop_of_last_io() > self.files_loop {
             return self.next_loop_files();
+        }
+        if io.ddir.is_data() && self.flow.as_ref().is_some_and(|f| f.ahead()) {
+            return self.flow_hold();
         }
         // serialize_overlap: held until the overlapping I/O completes (the loop reaps
         // meanwhile).
@@ -597,6 +630,74 @@ impl<'a, E: Engine> Loop<'a, E> {
         false
     }
 
+    /// latency_target converged: once the I/O in flight is done, the statistics start
+    /// afresh for the final window at the depth found (as fio's "final run").
+    #[cold]
+    fn quiesce_for_final_window(&mut self) -> bool {
+        if self.q.busy() > 0 {
+            self.overlap_wait = true;
+            return true;
+        }
+        self.qd_quiesce = false;
+        let now = self.clock.now();
+        self.rec.end_ramp(now);
+        self.measure_start = now;
+        self.usage_start = crate::cpu::thread_usage();
+        false
+    }
+
+    /// latency_target: a batch of completions ends at `t`; the search may change the
+    /// depth, start the final window, end the job, or fail it.
+    #[cold]
+    fn qd_search(&mut self, n: u32, t: Ticks) {
+        let Some(q) = self.qd.as_mut() else { return };
+        let (over, last) = self.rec.take_over_target();
+        let now_ns = self.clock.delta_ns(self.started, t);
+        match q.completed(u64::from(n), over, now_ns) {
+            Step::Go => {}
+            Step::FinalRun => self.qd_quiesce = true,
+            Step::Done => self.stop_issuing = true,
+            Step::Fail => {
+                let target = q.target_ns();
+                let (lat, ddir, offset, len, file) = last.unwrap_or_default();
+                let path = self
+                    .ctx
+                    .files
+                    .get(file as usize)
+                    .map(|f| f.path.display().to_string());
+                let text = format!(
+                    "latency of {lat} nsec exceeds specified max ({target} nsec): {} {} {offset} {len}",
+                    path.unwrap_or_default(),
+                    ["read", "write", "trim", "sync", "datasync"][ddir.index()]
+                );
+                self.fail(libc::ETIMEDOUT, &text);
+            }
+        }
+        if let Some(q) = &self.qd {
+            self.lim.set_depth(q.depth());
+        }
+    }
+
+    /// flow: the job is ahead of its share. With flow_sleep, its I/O in flight is
+    /// reaped first and then it sleeps; without, the loop tries again at once.
+    #[cold]
+    fn flow_hold(&mut self) -> bool {
+        let us = self.ctx.opts.flow_sleep;
+        if us > 0 {
+            if self.q.busy() > 0 {
+                self.overlap_wait = true;
+                return true;
+            }
+            let c = self.clock;
+            c.sleep_until(
+                c.now() + c.ticks(Duration::from_micros(us)),
+                self.ctx.stop_all,
+            );
+        }
+        self.overlap_wait = self.q.busy() > 0;
+        true
+    }
+
     /// lockfile: take the file's lock for this I/O (shared for a read under
     /// readwrite). False when the file has none.
     #[inline(never)]
@@ -622,6 +723,9 @@ impl<'a, E: Engine> Loop<'a, E> {
     #[inline(never)]
     fn issued_extras(&mut self, io: Io, now: Ticks) {
         self.think.issued(now);
+        if let Some(f) = self.flow.as_mut() {
+            f.issued();
+        }
         self.record_iolog(&io, now);
     }
 
@@ -775,6 +879,9 @@ impl<'a, E: Engine> Loop<'a, E> {
             t1,
         );
         self.rec.reaped(1);
+        if self.qd.is_some() {
+            self.qd_search(1, t1);
+        }
         t1
     }
 
@@ -848,6 +955,9 @@ impl<'a, E: Engine> Loop<'a, E> {
             self.complete(c, t);
         }
         self.rec.reaped(n);
+        if self.qd.is_some() {
+            self.qd_search(n, t);
+        }
         self.reap_calls += 1;
         self.ctx.shared.reap_calls.store(self.reap_calls, Relaxed);
     }
@@ -1163,6 +1273,15 @@ impl<'a, E: Engine> Loop<'a, E> {
         });
         let mut r = self.result(runtime_ms, usage);
         r.verify = verify;
+        if let Some(q) = &self.qd {
+            let o = &self.ctx.opts;
+            r.info.latency_target = Some(ioscope_stats::LatencyTarget {
+                target_ns: q.target_ns(),
+                window_us: o.latency_window,
+                percentile: o.latency_percentile,
+                depth: q.depth(),
+            });
+        }
         r
     }
 

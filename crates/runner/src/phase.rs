@@ -183,7 +183,10 @@ fn collect(
     res.pid = tid;
     res.start_unix_ms = r.start_ms;
     res.elapsed_s = run_start.elapsed().as_secs().max(1);
+    // The job's own findings (latency_target's depth) stay; the rest is the plan's.
+    let found = res.info.latency_target;
     res.info = r.meta.info;
+    res.info.latency_target = found;
     res.steadystate = steady;
     Ok(r.stats.then_some(Finished {
         result: res,

@@ -76,6 +76,7 @@ pub fn job_info(spec: &JobSpec, files: &[JobFile]) -> JobInfo {
         options: spec.job_options.clone(),
         description: o.description.clone(),
         files: files.iter().map(|f| f.path.display().to_string()).collect(),
+        latency_target: None,
     }
 }
 

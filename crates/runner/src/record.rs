@@ -8,7 +8,10 @@
 use crate::clock::{Clock, Ticks};
 use crate::iolog::JobLogs;
 use crate::job::{Shared, STATE_RUNNING};
-use ioscope_engine::IoUnit;
+use ioscope_engine::{Ddir, IoUnit};
+
+/// An I/O over latency_target: (total latency ns, direction, offset, length, file).
+pub type SlowIo = (u64, Ddir, u64, u32, u32);
 use ioscope_options::JobOptions;
 use ioscope_stats::{DirStats, Histogram, JobResult, LatTrack, PrioStat, SyncStats};
 use std::sync::atomic::Ordering::Relaxed;
@@ -126,6 +129,12 @@ pub struct Recorder {
     prio_uses_lat: bool,
     /// max_latency in ns (u64::MAX when unset).
     max_latency_ns: u64,
+    /// latency_target in ns (u64::MAX when unset); the completions over it since the
+    /// job loop last took the count, and the last of them (lat, ddir, offset, len,
+    /// file) for fio's failure message.
+    lat_target_ns: u64,
+    over_target: u64,
+    over_io: Option<SlowIo>,
 }
 
 impl Recorder {
@@ -153,12 +162,29 @@ impl Recorder {
             } else {
                 u64::MAX
             },
+            lat_target_ns: if o.latency_target > 0 {
+                o.latency_target.saturating_mul(1000)
+            } else {
+                u64::MAX
+            },
+            over_target: 0,
+            over_io: None,
         }
+    }
+
+    /// latency_target: completions over the target since the last call (and the last
+    /// of them).
+    pub fn take_over_target(&mut self) -> (u64, Option<SlowIo>) {
+        (std::mem::take(&mut self.over_target), self.over_io.take())
     }
 
     /// Whether any per-I/O time is needed (statistics or logs).
     pub fn needs_times(&self) -> bool {
-        self.track_slat || self.track_clat || self.track_lat || self.logs.is_some()
+        self.track_slat
+            || self.track_clat
+            || self.track_lat
+            || self.logs.is_some()
+            || self.lat_target_ns != u64::MAX
     }
 
     pub fn in_ramp(&self) -> bool {
@@ -231,6 +257,9 @@ impl Recorder {
         // away from the sum, and the logs derive one from the other).
         let slat = self.clock.delta_ns(u.start, u.issue);
         let lat = slat + clat;
+        if lat > self.lat_target_ns {
+            note_over(&mut self.over_target, &mut self.over_io, lat, u);
+        }
         if lat > self.max_latency_ns {
             return Err(lat);
         }
@@ -325,6 +354,13 @@ impl Recorder {
     pub fn take_logs(&mut self) -> Option<JobLogs> {
         self.logs.take()
     }
+}
+
+/// latency_target: one more completion over the target (kept out of the hot path).
+#[cold]
+fn note_over(count: &mut u64, last: &mut Option<SlowIo>, lat: u64, u: &IoUnit) {
+    *count += 1;
+    *last = Some((lat, u.ddir, u.offset, u.len, u.file));
 }
 
 #[cfg(test)]

@@ -31,6 +31,12 @@ pub(crate) fn job_thread(
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() } as u32;
     let setup = set_up(&ctx);
+    // flow: the jobs that start together join their group before the common start,
+    // so none runs ahead alone; a job that waits (wait_for, startdelay) joins when it
+    // starts, so the others are not held back for it meanwhile.
+    let delayed = ctx.opts.wait_for.is_some() || ctx.opts.startdelay.hi > 0;
+    let join = || crate::flow::Flow::join(ctx.opts.flow_id, ctx.opts.flow);
+    let mut flow = if delayed { None } else { join() };
     start.wait();
     let (workload, buffers, cmdprio, verify) = match setup {
         Ok(s) => s,
@@ -45,7 +51,10 @@ pub(crate) fn job_thread(
         return Ok((JobResult::default(), tid, ctx.logs.take()));
     }
     wait_to_start(&ctx);
-    let result = run_engine(&mut ctx, workload, buffers, cmdprio, verify, &engine);
+    if delayed {
+        flow = join();
+    }
+    let result = run_engine(&mut ctx, workload, buffers, cmdprio, verify, flow, &engine);
     ctx.shared.state.store(STATE_DONE, Relaxed);
     Ok((result?, tid, ctx.logs.take()))
 }
@@ -148,6 +157,7 @@ fn run_engine(
     buffers: Buffers,
     cmdprio: Option<CmdPrio>,
     verify: Option<Verifier>,
+    flow: Option<crate::flow::Flow>,
     engine: &EngineSource,
 ) -> Result<JobResult, RunError> {
     let o = ctx.opts.clone();
@@ -174,6 +184,7 @@ fn run_engine(
         buffers,
         cmdprio,
         verify,
+        flow,
     };
     Ok(match engine {
         EngineSource::Real => ioscope_engine::with_engine(&o.ioengine, &cfg, run)?,

@@ -123,6 +123,18 @@ pub struct JobInfo {
     pub description: Option<String>,
     /// Files/devices used (for disk stats).
     pub files: Vec<String>,
+    /// latency_target's search, when the job had one.
+    #[serde(default)]
+    pub latency_target: Option<LatencyTarget>,
+}
+
+/// latency_target, latency_window, latency_percentile, and the depth the search ended at.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    pub target_ns: u64,
+    pub window_us: u64,
+    pub percentile: f64,
+    pub depth: u32,
 }
 
 /// One job's (or, with group_reporting, one group's merged) results.
