@@ -174,21 +174,17 @@ fn option_outside_section_and_missing_value() {
 #[test]
 fn not_yet_supported_option_fails_parse_only_and_the_run() {
     let d = tmpdir();
-    fs::write(
-        d.path().join("j.fio"),
-        "[job]\nsize=1m\nlatency_target=5ms\n",
-    )
-    .unwrap();
+    fs::write(d.path().join("j.fio"), "[job]\nsize=1m\nmax_open_zones=4\n").unwrap();
     // --parse-only checks everything a run would, short of I/O.
     fails_with(
         &["--parse-only", "j.fio"],
         d.path(),
-        &["j.fio:3", "latency_target", "not supported yet"],
+        &["j.fio:3", "max_open_zones", "not supported yet"],
     );
     fails_with(
         &["j.fio"],
         d.path(),
-        &["j.fio:3", "latency_target", "not supported yet"],
+        &["j.fio:3", "max_open_zones", "not supported yet"],
     );
 }
 

@@ -116,7 +116,7 @@ option_table! {
     number_ios: u64 { kind: INT, default: "0", category: C::Files, help: "Stop after this many I/Os (0 = no limit)" }
     direct: bool { kind: BOOL, default: "0", category: C::Io, help: "Use O_DIRECT (bypass the page cache)" }
     buffered: bool { kind: BOOL, default: "1", category: C::Io, help: "Use buffered I/O (the opposite of direct)" }
-    atomic: bool { kind: BOOL, default: "0", category: C::Io, help: "Atomic direct writes", status: NOT_YET }
+    atomic: bool { kind: BOOL, default: "0", category: C::Io, help: "fio's atomic direct I/O: implies direct=1 (Linux has no O_ATOMIC, so, as in fio, nothing more)" }
     sync: SyncMode { kind: Kind::Choice(SyncMode::CHOICES), default: "none", category: C::Io, help: "Open files with O_SYNC or O_DSYNC" }
     fsync: u32 { kind: INT, default: "0", category: C::Io, help: "fsync(2) after every N writes" }
     fdatasync: u32 { kind: INT, default: "0", category: C::Io, help: "fdatasync(2) after every N writes" }
@@ -233,7 +233,7 @@ option_table! {
     dedupe_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Percentage of writes whose content repeats the previous write (implies refilled buffers)" }
     dedupe_mode: DedupeMode { kind: Kind::Choice(DedupeMode::CHOICES), default: "repeat", category: C::Buffers, help: "How duplicate buffers are chosen" }
     dedupe_working_set_percentage: u32 { kind: INT, default: "5", min: Some(0), max: Some(100), category: C::Buffers, help: "Working set for dedupe_mode=working_set" }
-    dedupe_global: bool { kind: BOOL, default: "0", category: C::Buffers, help: "Deduplicate across jobs", status: NOT_YET }
+    dedupe_global: bool { kind: BOOL, default: "0", category: C::Buffers, help: "dedupe_mode=working_set: the working set is shared by the run's jobs, so duplicates repeat other jobs' writes too (no effect otherwise, as in fio)" }
     mem: MemType { kind: Kind::Choice(MemType::CHOICES), default: "malloc", aliases: &["iomem"], category: C::Buffers, help: "Where I/O buffers are allocated: ioscope uses aligned anonymous memory for malloc, shm, mmap and mmapshared; huge-page and CUDA memory are not supported yet" }
     iomem_align: u64 { kind: SIZE, default: "0", aliases: &["mem_align"], category: C::Buffers, help: "Align I/O buffers to this (at least the page size)" }
 
@@ -315,9 +315,9 @@ option_table! {
     zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes of I/O in each zone before moving to the next" }
     zonerange: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: size of a zone, where its I/O falls (default zonesize)" }
     zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes skipped after each zone" }
-    zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "Zone capacity", status: NOT_YET }
-    read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "Read beyond the write pointer", status: NOT_YET }
-    max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "Maximum open zones", status: NOT_YET }
+    zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=zbd: zone capacity (needs a zoned block device; none here to test against)", status: NOT_YET }
+    read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: read beyond the write pointer (needs a zoned block device; none here to test against)", status: NOT_YET }
+    max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: maximum open zones (needs a zoned block device; none here to test against)", status: NOT_YET }
 
     // ---- fio profile options: accepted and without effect, as in fio ----
     threads: Option<u32> { kind: INT, category: C::Profile, help: "tiobench profile option", status: noop("fio adds profile options to its table and ignores them in normal jobs; it is not `thread`") }

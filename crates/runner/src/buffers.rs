@@ -33,6 +33,8 @@ pub struct Buffers {
     dedupe_rng: crate::rng::Taus88,
     /// The working set's buffers are seeded from this.
     base_seed: u64,
+    /// dedupe_global: (this job's index, jobs in the run); (0, 0) when not shared.
+    global: (u64, u64),
     seed: u64,
 }
 
@@ -81,6 +83,7 @@ impl Buffers {
             last_seed: seed,
             dedupe_rng: crate::rng::Taus88::new(seed ^ 0xDEDE),
             base_seed: seed ^ 0x5745_5453,
+            global: (0, 0),
             seed,
         };
         b.initial_fill(o)?;
@@ -168,14 +171,46 @@ fn working_set(o: &JobOptions, data_bytes: u64) -> u64 {
     (data_bytes * u64::from(o.dedupe_working_set_percentage) / 100 / bs).max(1)
 }
 
+/// dedupe_global: the working sets' contents are the same for every job of the run, so
+/// that a job's duplicate can repeat what another job wrote (a run-wide key).
+const GLOBAL_SET: u64 = 0x676C_6F62_616C_5753;
+
 impl Buffers {
+    /// dedupe_global (fio's): the working set is shared among the run's `jobs` jobs, this
+    /// being job `index`. It holds chunks of working_set/jobs buffers: first this job's
+    /// own first unique writes, then each other job's in turn, so a duplicate repeats
+    /// content this job or another one wrote first.
+    pub fn share_working_set(&mut self, index: u32, jobs: u32) {
+        if self.working_set > 0 && jobs > 0 {
+            self.global = (u64::from(index), u64::from(jobs));
+        }
+    }
+
+    /// Content `idx` of job `job`'s working set, under dedupe_global.
+    fn global_content(job: u64, idx: u64) -> u64 {
+        let mut st = GLOBAL_SET ^ (job << 40) ^ idx;
+        crate::rng::splitmix(&mut st)
+    }
+
     /// The seed of the next write's content. A duplicate repeats the previous write
     /// (repeat) or one of the working set's buffers, picked at random (working_set);
     /// the first unique writes are the working set, as fio fills it.
     fn content_seed(&mut self, salt: u64) -> u64 {
         use crate::rng::Rng;
         let dup = self.dedupe_rng.percent(self.dedupe_pct);
-        if self.working_set > 0 {
+        if self.global.1 > 0 {
+            let (me, jobs) = self.global;
+            if dup {
+                let chunk = (self.working_set / jobs).max(1);
+                let k = self.dedupe_rng.below(self.working_set);
+                let owner = (me + k / chunk) % jobs;
+                return Self::global_content(owner, k % chunk);
+            }
+            self.uniques += 1;
+            if self.uniques <= self.working_set {
+                return Self::global_content(me, self.uniques - 1);
+            }
+        } else if self.working_set > 0 {
             let k = if dup {
                 self.dedupe_rng
                     .below(self.working_set.min(self.uniques.max(1)))

@@ -101,6 +101,8 @@ pub struct JobCtx {
     pub cgroup: Option<crate::cgroup::JobCgroup>,
     /// 1-based number of the job clone over the run (fio's thread_number).
     pub number: u32,
+    /// Job clones in the whole run.
+    pub jobs: u32,
 }
 
 /// The job loop, generic over the engine so every call is static.

@@ -19,6 +19,8 @@ pub struct Planned<'a> {
     pub clone: u32,
     /// 1-based number over the whole run (log file suffix).
     pub number: u32,
+    /// Job clones in the whole run (dedupe_global shares among them).
+    pub jobs: u32,
     /// Reporting group.
     pub groupid: u32,
 }
@@ -240,10 +242,14 @@ fn phases(set: &JobSet) -> Vec<Vec<Planned<'_>>> {
                     spec,
                     clone,
                     number,
+                    jobs: 0,
                     groupid,
                 });
             }
         }
+    }
+    for p in phases.iter_mut().flatten() {
+        p.jobs = number;
     }
     phases
 }

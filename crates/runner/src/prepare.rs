@@ -174,6 +174,7 @@ pub(crate) fn prepare_job(
             combine_submit_wait: ro.combine_submit_wait,
             cgroup,
             number: p.number,
+            jobs: p.jobs,
         },
         meta: JobMeta {
             info,

@@ -82,7 +82,7 @@ fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
         workload.recorder = Some(rec);
     }
     let data: u64 = regions.iter().map(|r| r.1).sum();
-    let buffers = Buffers::new(
+    let mut buffers = Buffers::new(
         o,
         o.iodepth as usize,
         workload.max_bs() as usize,
@@ -90,6 +90,9 @@ fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
         data,
     )
     .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+    if o.dedupe_global {
+        buffers.share_working_set(ctx.number.saturating_sub(1), ctx.jobs);
+    }
     let cmdprio = CmdPrio::new(o, ctx.ioprio, ctx.seed);
     let verify = verifier(ctx, &workload)?;
     Ok((workload, buffers, cmdprio, verify))
