@@ -99,10 +99,8 @@ mod tests {
                 }
             }
         }
-        assert!(
-            (2990..=3010).contains(&na) && (990..=1010).contains(&nb),
-            "{na} {nb}"
-        );
+        // a goes every round; b only while a stays at least three times ahead.
+        assert!(na == 4000 && (1330..=1340).contains(&nb), "{na} {nb}");
         assert!(Flow::join(77, 0).is_none());
         drop(a);
         assert_eq!(b.group.weight.load(Ordering::SeqCst), 1);

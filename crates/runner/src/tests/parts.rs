@@ -55,8 +55,8 @@ fn plan_refuses_values_not_implemented_yet() {
             "ioengine=posixaio is not supported yet",
         ),
         (
-            "dedupe_global=1",
-            "option dedupe_global is not supported yet",
+            "max_open_zones=4",
+            "option max_open_zones is not supported yet",
         ),
     ] {
         let set = jobs(&format!("[a]\nsize=1m\n{job}\n"));
