@@ -35,6 +35,7 @@ mod mmap;
 mod mmap_guard;
 mod null;
 mod ops;
+mod posixaio;
 mod psync;
 mod pvsync;
 mod pvsync2;
@@ -256,6 +257,7 @@ pub fn with_engine<U: EngineUser>(
         "libaio" => user.run(libaio::LibaioEngine::new(cfg)?),
         "io_uring" => user.run(uring::UringEngine::new(cfg)?),
         "mmap" => user.run(mmap::MmapEngine::new(cfg)?),
+        "posixaio" => user.run(posixaio::PosixAioEngine::new(cfg)),
         _ => return Err(EngineError::Unsupported(name.to_string())),
     })
 }

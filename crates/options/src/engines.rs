@@ -62,7 +62,7 @@ engines! {
     "io_uring": Async, true, "Linux io_uring";
     "null": SyncAtDepthOne, true, "Completes every I/O at once: measures the tool itself";
     "mmap": Sync, true, "mmap(2) the file and memcpy";
-    "posixaio": Async, false, "POSIX aio_read/aio_write";
+    "posixaio": Async, true, "POSIX aio_read(3)/aio_write(3) (glibc's helper threads)";
     "io_uring_cmd": Async, false, "io_uring passthrough commands";
     "sg": Async, false, "SCSI generic";
     "splice": Sync, false, "splice(2) and vmsplice(2)";
@@ -127,8 +127,9 @@ mod tests {
         assert!(is_sync("psync", 32) && is_sync("mmap", 1));
         assert!(!is_sync("io_uring", 1) && !is_sync("libaio", 1));
         assert!(is_sync("null", 1) && !is_sync("null", 2));
-        assert_eq!(implemented().count(), 9);
-        assert!(!find("posixaio").unwrap().implemented);
+        assert_eq!(implemented().count(), 10);
+        assert!(find("posixaio").unwrap().implemented);
+        assert!(!find("splice").unwrap().implemented);
         assert_eq!(ENGINES.len(), ENGINE_CHOICES.len());
     }
 }

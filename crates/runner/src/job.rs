@@ -642,6 +642,11 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
         self.qd_quiesce = false;
         let now = self.clock.now();
+        let since_start = self.clock.delta_ns(self.started, now);
+        if let Some(q) = self.qd.as_mut() {
+            q.restart_window(since_start);
+        }
+        let _ = self.rec.take_over_target();
         self.rec.end_ramp(now);
         self.measure_start = now;
         self.usage_start = crate::cpu::thread_usage();

@@ -103,6 +103,11 @@ impl QdSearch {
         step
     }
 
+    /// The final window starts now (the job has quiesced and restarted its statistics).
+    pub fn restart_window(&mut self, now_ns: u64) {
+        self.new_window(now_ns);
+    }
+
     fn new_window(&mut self, now_ns: u64) {
         self.window_start_ns = now_ns;
         self.ios = 0;

@@ -195,3 +195,19 @@ fn libaio_iocb_rejected_by_io_submit_completes_with_its_errno() {
     let ebadf = -(libc::EBADF as i64);
     assert_eq!(results, vec![BS as i64, ebadf, BS as i64, ebadf]);
 }
+
+#[test]
+fn posixaio_round_trip_buffered() {
+    round_trip(&Job::new(8, vec![buffered()]), "posixaio", 8, 3000);
+}
+
+#[test]
+fn posixaio_round_trip_direct() {
+    round_trip(&Job::new(8, vec![direct()]), "posixaio", 8, BS);
+}
+
+#[test]
+fn posixaio_depth8_batch_completes_each_unit_once() {
+    let job = Job::new(8, vec![direct()]);
+    depth8_batch(&job, "posixaio");
+}
