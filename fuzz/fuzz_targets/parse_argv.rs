@@ -14,6 +14,8 @@ fuzz_target!(|data: &[u8]| {
         mb_memory: 1024,
         pagesize: 4096,
         vars: vec![("IOSCOPE_RANK".into(), "1".into())],
+        // Odd first bytes also fuzz fio's lenient values (--compat=fio).
+        compat_fio: data.first().is_some_and(|b| b & 1 == 1),
     };
     let words: Vec<OsString> = data
         .split(|&b| b == 0)

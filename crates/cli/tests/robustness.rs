@@ -239,7 +239,10 @@ fn a_plan_that_does_not_fit_in_memory_is_refused() {
 #[test]
 fn parse_only_reports_what_a_run_would_refuse() {
     for (opt, what) in [
-        ("--ioengine=splice", "ioengine=splice is not supported yet"),
+        (
+            "--ioengine=filecreate",
+            "ioengine=filecreate is not supported yet",
+        ),
         ("--mem=shmhuge", "mem=shmhuge is not supported yet"),
         ("--directory=/no/such/dir", "not a directory"),
     ] {

@@ -1757,3 +1757,96 @@ fn posixaio_reads_writes_and_times_as_t0017() {
         "every block read back and verified"
     );
 }
+
+/// splice moves data through a pipe: 4 MiB blocks (more than the pipe holds) and 4k
+/// blocks are written and read back by crc32c verify without an error.
+#[test]
+fn splice_writes_and_reads_back_large_and_small_blocks() {
+    let d = tmpdir();
+    for bs in ["4m", "4k"] {
+        let b = format!("--bs={bs}");
+        let (r, v) = run_json(
+            d.path(),
+            &[
+                "--name=s",
+                "--filename=data",
+                "--ioengine=splice",
+                "--size=16m",
+                &b,
+                "--rw=randwrite",
+                "--verify=crc32c",
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{bs}: {}", r.stderr);
+        let j = &v["jobs"][0];
+        assert_eq!(j["error"], 0);
+        assert_eq!(u(&j["write"]["io_bytes"]), 16 << 20, "{bs}");
+        assert_eq!(
+            u(&j["read"]["io_bytes"]),
+            16 << 20,
+            "{bs}: read back and verified"
+        );
+    }
+}
+
+/// falloc and ftruncate, side by side with fio 3.33: the same counts, errors and
+/// resulting file sizes and allocated blocks (falloc writes allocate, reads keep the
+/// size, trims punch holes; ftruncate sets the size to each written block's offset and
+/// refuses reads with EINVAL).
+#[test]
+fn falloc_and_ftruncate_do_what_fio_does() {
+    use std::os::unix::fs::MetadataExt;
+    let d = tmpdir();
+    let mut progs = vec![bin()];
+    if fio_usable() {
+        progs.push(PathBuf::from("fio"));
+    }
+    let cases: &[(&str, &[&str])] = &[
+        ("falloc", &["--rw=write", "--size=1m", "--bs=64k"]),
+        ("falloc", &["--rw=read", "--size=1m", "--bs=64k"]),
+        ("falloc", &["--rw=trim", "--size=1m", "--bs=64k"]),
+        ("ftruncate", &["--rw=write", "--filesize=16k", "--bs=4k"]),
+        ("ftruncate", &["--rw=read", "--filesize=16k", "--bs=4k"]),
+    ];
+    let mut seen: Vec<Vec<(i64, u64, u64, u64)>> = Vec::new();
+    for prog in &progs {
+        let mut got = Vec::new();
+        for (engine, args) in cases {
+            let _ = fs::remove_file(d.path().join("f"));
+            let e = format!("--ioengine={engine}");
+            let mut a = vec!["--name=f", "--filename=f", &e, "--output-format=json"];
+            a.extend_from_slice(args);
+            let r = run_tool(prog, d.path(), &a, &[]);
+            let v: serde_json::Value =
+                serde_json::from_str(&r.stdout[r.stdout.find('{').unwrap()..]).unwrap();
+            let j = &v["jobs"][0];
+            let ios: u64 = ["read", "write", "trim"]
+                .iter()
+                .map(|k| u(&j[k]["total_ios"]))
+                .sum();
+            let md = fs::metadata(d.path().join("f")).unwrap();
+            got.push((j["error"].as_i64().unwrap(), ios, md.len(), md.blocks()));
+        }
+        seen.push(got);
+    }
+    let ours = &seen[0];
+    assert_eq!(ours[0], (0, 16, 1 << 20, 2048), "falloc write");
+    assert_eq!(
+        ours[2].3, 0,
+        "falloc trim punched every block: {:?}",
+        ours[2]
+    );
+    assert_eq!(
+        (ours[3].0, ours[3].2),
+        (0, 12288),
+        "ftruncate write: size = the last block's offset"
+    );
+    assert_eq!(ours[4].0, 22, "ftruncate read: EINVAL");
+    if let Some(fio) = seen.get(1) {
+        assert_eq!(
+            fio, ours,
+            "fio 3.33 and ioscope: (error, I/Os, size, blocks) per case"
+        );
+    }
+}

@@ -30,6 +30,7 @@ macro_rules! no_completions {
     };
 }
 
+mod fileops;
 mod libaio;
 mod mmap;
 mod mmap_guard;
@@ -39,6 +40,7 @@ mod posixaio;
 mod psync;
 mod pvsync;
 mod pvsync2;
+mod splice;
 mod sync_engine;
 mod sync_rw;
 #[cfg(test)]
@@ -258,6 +260,16 @@ pub fn with_engine<U: EngineUser>(
         "io_uring" => user.run(uring::UringEngine::new(cfg)?),
         "mmap" => user.run(mmap::MmapEngine::new(cfg)?),
         "posixaio" => user.run(posixaio::PosixAioEngine::new(cfg)),
+        "splice" => {
+            let s = splice::Splice::new().map_err(|source| EngineError::Setup {
+                engine: "splice",
+                what: "pipe".into(),
+                source,
+            })?;
+            user.run(SyncEngine::new(cfg, s))
+        }
+        "falloc" => user.run(fileops::FileOpEngine::new(cfg, fileops::FileOp::Falloc)),
+        "ftruncate" => user.run(fileops::FileOpEngine::new(cfg, fileops::FileOp::Ftruncate)),
         _ => return Err(EngineError::Unsupported(name.to_string())),
     })
 }

@@ -65,12 +65,12 @@ engines! {
     "posixaio": Async, true, "POSIX aio_read(3)/aio_write(3) (glibc's helper threads)";
     "io_uring_cmd": Async, false, "io_uring passthrough commands";
     "sg": Async, false, "SCSI generic";
-    "splice": Sync, false, "splice(2) and vmsplice(2)";
+    "splice": Sync, true, "splice(2) and vmsplice(2) through a pipe";
     "net": Sync, false, "Network transfer";
     "netsplice": Sync, false, "Network transfer with splice";
     "cpuio": Sync, false, "CPU burner";
     "rdma": Async, false, "RDMA";
-    "falloc": Sync, false, "fallocate(2) as I/O";
+    "falloc": Sync, true, "fallocate(2) as I/O: reads keep the size, writes extend, trims punch holes";
     "e4defrag": Sync, false, "ext4 defragmentation";
     "rbd": Async, false, "Ceph RBD";
     "http": Sync, false, "HTTP/S3/Swift";
@@ -87,7 +87,7 @@ engines! {
     "filestat": Sync, false, "stat(2) as I/O";
     "filedelete": Sync, false, "unlink(2) as I/O";
     "exec": Sync, false, "Run a program";
-    "ftruncate": Sync, false, "ftruncate(2) as I/O";
+    "ftruncate": Sync, true, "ftruncate(2) to each written block's offset";
     "xnvme": Async, false, "xNVMe";
     "libcufile": Sync, false, "NVIDIA cuFile";
     "dfs": Async, false, "DAOS";
@@ -127,9 +127,9 @@ mod tests {
         assert!(is_sync("psync", 32) && is_sync("mmap", 1));
         assert!(!is_sync("io_uring", 1) && !is_sync("libaio", 1));
         assert!(is_sync("null", 1) && !is_sync("null", 2));
-        assert_eq!(implemented().count(), 10);
+        assert_eq!(implemented().count(), 13);
         assert!(find("posixaio").unwrap().implemented);
-        assert!(!find("splice").unwrap().implemented);
+        assert!(!find("filecreate").unwrap().implemented);
         assert_eq!(ENGINES.len(), ENGINE_CHOICES.len());
     }
 }

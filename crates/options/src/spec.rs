@@ -276,7 +276,7 @@ fn build_job(
 }
 
 /// Options, and values of options, that ioscope accepts but does not implement yet,
-/// each with where it was set: `mem=shmhuge`, `ioengine=splice`.
+/// each with where it was set: `mem=shmhuge`, `ioengine=filecreate`.
 fn not_yet(b: &Builder) -> Vec<(String, Loc)> {
     let loc_of = |name: &str| {
         b.explicit

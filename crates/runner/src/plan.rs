@@ -207,7 +207,9 @@ fn check_openfiles(j: &JobSpec) -> Result<(), RunError> {
 pub fn access(o: &JobOptions) -> Access {
     Access {
         reads: o.rw.mode.reads(),
-        writes: o.rw.mode.writes(),
+        // falloc changes the file's allocation whatever the direction (a read is a
+        // fallocate that keeps the size), so its files open for writing, as in fio.
+        writes: o.rw.mode.writes() || o.ioengine == "falloc",
         trims: o.rw.mode.trims(),
     }
 }

@@ -127,3 +127,8 @@ fn pvsync2_nowait_result_is_data_or_reported_error() {
         assert_eq!(out[1][0].data, pattern(4, 0, BS as usize));
     }
 }
+
+#[test]
+fn splice_round_trip_buffered() {
+    round_trip(&Job::new(8, vec![buffered()]), "splice", 8, 3000);
+}

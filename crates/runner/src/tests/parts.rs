@@ -50,7 +50,10 @@ fn plan_refuses_values_not_implemented_yet() {
     for (job, what) in [
         ("mem=shmhuge", "option mem=shmhuge is not supported yet"),
         ("io_submit_mode=offload", "io_submit_mode=offload"),
-        ("ioengine=splice", "ioengine=splice is not supported yet"),
+        (
+            "ioengine=filecreate",
+            "ioengine=filecreate is not supported yet",
+        ),
         (
             "max_open_zones=4",
             "option max_open_zones is not supported yet",
