@@ -133,6 +133,8 @@ pub struct Recorder {
     /// job loop last took the count, and the last of them (lat, ddir, offset, len,
     /// file) for fio's failure message.
     lat_target_ns: u64,
+    /// The smaller of the two: one compare on the common path.
+    slow_ns: u64,
     over_target: u64,
     over_io: Option<SlowIo>,
 }
@@ -147,7 +149,7 @@ impl Recorder {
         clock: &'static Clock,
     ) -> Recorder {
         let track_slat = !o.disable_slat && !sync_engine;
-        Recorder {
+        let mut r = Recorder {
             live: Live::new(o, prio_slots, track_slat),
             logs,
             shared,
@@ -167,9 +169,12 @@ impl Recorder {
             } else {
                 u64::MAX
             },
+            slow_ns: 0,
             over_target: 0,
             over_io: None,
-        }
+        };
+        r.slow_ns = r.lat_target_ns.min(r.max_latency_ns);
+        r
     }
 
     /// latency_target: completions over the target since the last call (and the last
@@ -257,11 +262,13 @@ impl Recorder {
         // away from the sum, and the logs derive one from the other).
         let slat = self.clock.delta_ns(u.start, u.issue);
         let lat = slat + clat;
-        if lat > self.lat_target_ns {
-            note_over(&mut self.over_target, &mut self.over_io, lat, u);
-        }
-        if lat > self.max_latency_ns {
-            return Err(lat);
+        if lat > self.slow_ns {
+            if lat > self.lat_target_ns {
+                note_over(&mut self.over_target, &mut self.over_io, lat, u);
+            }
+            if lat > self.max_latency_ns {
+                return Err(lat);
+            }
         }
         if self.track_clat {
             dir.clat.add(clat);

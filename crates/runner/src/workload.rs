@@ -446,9 +446,6 @@ impl Workload {
     fn account(&mut self, io: Io) {
         self.ios_left -= 1;
         let n = io.len as u64;
-        if let Some(z) = self.zones.as_mut() {
-            z.issued(n);
-        }
         self.pass_done += n;
         self.total_left = self.total_left.saturating_sub(n);
         self.last = io;
@@ -519,9 +516,63 @@ impl Workload {
         self.fidx
     }
 
+    /// zonemode=strided's offsets, out of the common path: the zone moves on when it
+    /// has had its bytes; random offsets stay in the zone. A zone cut off by the end
+    /// of the file ends the job, as in fio; a time_based job starts the zone again.
+    #[cold]
+    #[inline(never)]
+    fn fresh_zoned(&mut self) -> Option<Io> {
+        let ddir = self.pick_ddir();
+        let d = ddir.index();
+        let random = self.mode.is_random() && self.mix_rng.percent(self.random_pct[d]);
+        let b = if self.bs_by_randomness {
+            usize::from(random)
+        } else {
+            d
+        };
+        let len = self.bs[b].pick(&mut self.bs_rng);
+        let fi = self.choose_file();
+        for _ in 0..2 {
+            let z = self.zones.as_deref_mut()?;
+            let f = &mut self.files[fi];
+            z.before_io(&mut f.zone, &mut f.pos, f.len);
+            let got = if random {
+                let rng = &mut self.off_rng;
+                let off = z.random(f.zone, self.norandommap, |n| rng.below(n));
+                f.pos[d] = off + self.grain;
+                (off < f.len).then_some(f.start + off)
+            } else {
+                self.seq_offset(fi, d, len)
+            };
+            if let Some(off) = got {
+                let f = &self.files[fi];
+                let len = len.min(f.start + f.len - off);
+                if let Some(z) = self.zones.as_deref_mut() {
+                    z.issued(len);
+                }
+                return Some(Io {
+                    ddir,
+                    file: fi as u32,
+                    offset: off,
+                    len: len as u32,
+                    verify: false,
+                });
+            }
+            if !self.time_based {
+                return None;
+            }
+            let f = &mut self.files[fi];
+            f.pos = [f.zone; 3];
+        }
+        None
+    }
+
     /// A new offset: random or sequential per the pattern and percentage_random.
     #[inline]
     fn fresh(&mut self) -> Option<Io> {
+        if self.zones.is_some() {
+            return self.fresh_zoned();
+        }
         let ddir = self.pick_ddir();
         let d = ddir.index();
         let random = self.mode.is_random() && self.mix_rng.percent(self.random_pct[d]);
@@ -534,10 +585,6 @@ impl Workload {
         let n = self.files.len();
         for _ in 0..n {
             let fi = self.choose_file();
-            if let Some(z) = self.zones.as_mut() {
-                let f = &mut self.files[fi];
-                z.before_io(&mut f.zone, &mut f.pos, f.len);
-            }
             let got = if random {
                 self.random_offset(fi, d)
             } else {
@@ -556,16 +603,6 @@ impl Workload {
                         verify: false,
                     });
                 }
-            }
-            // A zone cut off by the end of the file ends the job, as in fio; a
-            // time_based job starts the zone again.
-            if self.zones.is_some() {
-                if !self.time_based {
-                    return None;
-                }
-                let f = &mut self.files[fi];
-                f.pos = [f.zone; 3];
-                continue;
             }
             // This file is exhausted for this pass; sequential service moves on.
             self.fidx = (fi + 1) % n;
@@ -601,12 +638,6 @@ impl Workload {
     fn random_offset(&mut self, fi: usize, d: usize) -> Option<u64> {
         let grain = self.grain;
         let f = &mut self.files[fi];
-        if let Some(z) = self.zones.as_mut() {
-            let rng = &mut self.off_rng;
-            let off = z.random(f.zone, self.norandommap, |n| rng.below(n));
-            f.pos[d] = off + grain;
-            return (off < f.len).then_some(f.start + off);
-        }
         let block = match &self.dist {
             Some(dist) => {
                 let (b, placed) = dist.draw(&mut self.off_rng, f.blocks, d);
