@@ -668,14 +668,12 @@ impl Workload {
         }
         let next = rel as i64 + len as i64 + self.hole;
         f.pos[d] = if next < 0 {
-            // Backwards patterns (rw=read:-8k) wrap to the end of the region.
-            f.len.saturating_sub(len)
+            // Backwards patterns (rw=read:-8k) wrap as fio's do: from the end of the
+            // region, the hole applied again (64k: 0, then 56k, 52k, … down to 0).
+            (f.len as i64 + self.hole).max(0) as u64
         } else {
             next as u64
         };
-        if self.hole < 0 && next < 0 && rel == 0 {
-            f.pos[d] = f.len; // one backwards sweep per pass
-        }
         Some(f.start + rel)
     }
 }
@@ -783,7 +781,9 @@ mod tests {
             }
         });
         let v = all(&mut Workload::new(&o, &[(0, 16384)], 1));
-        assert_eq!(v[0].offset, 0);
+        // fio 3.33's offsets for this job (its write_iolog): 0, 8k, 4k, 0.
+        let offs: Vec<u64> = v.iter().map(|i| i.offset).collect();
+        assert_eq!(offs, [0, 8192, 4096, 0]);
         let o = opts(|o| {
             o.rw.mode = RwMode::Write;
             o.fsync = 2;
