@@ -45,6 +45,20 @@ pub fn file_of<'f>(files: &'f [FileInfo], unit: &IoUnit) -> Option<&'f FileInfo>
     files.get(unit.file as usize)
 }
 
+/// The common prelude of engines that issue reads and writes themselves: the unit's
+/// file, once trims and syncs (done here, synchronously) and bad units (a missing
+/// file, a transfer larger than the buffer) are out of the way. `Err` holds the
+/// finished unit's result.
+#[inline]
+pub fn rw_file<'f>(files: &'f [FileInfo], unit: &IoUnit) -> Result<&'f FileInfo, i64> {
+    let file = file_of(files, unit).ok_or(-(libc::EBADF as i64))?;
+    if let Some(res) = non_rw(file, unit) {
+        return Err(res);
+    }
+    check_rw(unit)?;
+    Ok(file)
+}
+
 /// Checks that a read/write unit's transfer fits its buffer, so no engine ever lets the
 /// kernel (or memcpy) write past the runner's buffer. Returns -errno if not.
 #[inline]

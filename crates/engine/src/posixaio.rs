@@ -100,18 +100,13 @@ impl Engine for PosixAioEngine {
         if idx as usize >= self.cbs.len() {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
-        let Some(file) = ops::file_of(&self.files, unit) else {
-            unit.result = -(libc::EBADF as i64);
-            return Ok(Queued::Done);
+        let file = match ops::rw_file(&self.files, unit) {
+            Ok(f) => *f,
+            Err(res) => {
+                unit.result = res;
+                return Ok(Queued::Done);
+            }
         };
-        if let Some(res) = ops::non_rw(file, unit) {
-            unit.result = res;
-            return Ok(Queued::Done);
-        }
-        if let Err(res) = ops::check_rw(unit) {
-            unit.result = res;
-            return Ok(Queued::Done);
-        }
         if (self.pending.len() + self.inflight.len()) as u32 >= self.depth {
             return Ok(Queued::Busy);
         }

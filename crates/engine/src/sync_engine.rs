@@ -34,15 +34,10 @@ impl<O: SyncIo> SyncEngine<O> {
 
     /// Issues one unit and returns its result (bytes or -errno).
     fn execute(&self, unit: &IoUnit) -> i64 {
-        let Some(file) = ops::file_of(&self.files, unit) else {
-            return -(libc::EBADF as i64);
+        let file = match ops::rw_file(&self.files, unit) {
+            Ok(f) => f,
+            Err(res) => return res,
         };
-        if let Some(res) = ops::non_rw(file, unit) {
-            return res;
-        }
-        if let Err(res) = ops::check_rw(unit) {
-            return res;
-        }
         let (fd, buf, len, off, flags) = (
             file.fd,
             unit.buf,

@@ -516,12 +516,9 @@ impl Workload {
         self.fidx
     }
 
-    /// zonemode=strided's offsets, out of the common path: the zone moves on when it
-    /// has had its bytes; random offsets stay in the zone. A zone cut off by the end
-    /// of the file ends the job, as in fio; a time_based job starts the zone again.
-    #[cold]
-    #[inline(never)]
-    fn fresh_zoned(&mut self) -> Option<Io> {
+    /// A new I/O's direction, whether its offset is random, and its length.
+    #[inline]
+    fn pick_shape(&mut self) -> (Ddir, bool, u64) {
         let ddir = self.pick_ddir();
         let d = ddir.index();
         let random = self.mode.is_random() && self.mix_rng.percent(self.random_pct[d]);
@@ -530,7 +527,17 @@ impl Workload {
         } else {
             d
         };
-        let len = self.bs[b].pick(&mut self.bs_rng);
+        (ddir, random, self.bs[b].pick(&mut self.bs_rng))
+    }
+
+    /// zonemode=strided's offsets, out of the common path: the zone moves on when it
+    /// has had its bytes; random offsets stay in the zone. A zone cut off by the end
+    /// of the file ends the job, as in fio; a time_based job starts the zone again.
+    #[cold]
+    #[inline(never)]
+    fn fresh_zoned(&mut self) -> Option<Io> {
+        let (ddir, random, len) = self.pick_shape();
+        let d = ddir.index();
         let fi = self.choose_file();
         for _ in 0..2 {
             let z = self.zones.as_deref_mut()?;
@@ -573,15 +580,8 @@ impl Workload {
         if self.zones.is_some() {
             return self.fresh_zoned();
         }
-        let ddir = self.pick_ddir();
+        let (ddir, random, len) = self.pick_shape();
         let d = ddir.index();
-        let random = self.mode.is_random() && self.mix_rng.percent(self.random_pct[d]);
-        let b = if self.bs_by_randomness {
-            usize::from(random)
-        } else {
-            d
-        };
-        let len = self.bs[b].pick(&mut self.bs_rng);
         let n = self.files.len();
         for _ in 0..n {
             let fi = self.choose_file();
