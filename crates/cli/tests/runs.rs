@@ -1850,3 +1850,33 @@ fn falloc_and_ftruncate_do_what_fio_does() {
         );
     }
 }
+
+/// Options that only refine another (latency_window without latency_target, flow_id
+/// without flow) are not ignored silently: a note names them.
+#[test]
+fn refining_options_without_their_main_option_say_so() {
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+            "--latency_window=5ms",
+            "--flow_sleep=10",
+            "--parse-only",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("latency_window changes nothing without latency_target"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("flow_sleep changes nothing without flow"),
+        "{}",
+        r.stderr
+    );
+}

@@ -409,6 +409,22 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
         has("rwmixread"),
         has("cmdprio_class"),
     );
+    // Options that only refine another one say so when that one is not set (fio
+    // ignores them silently).
+    let (o, name) = (&b.opts, &b.opts.name);
+    let needs: [(&[&str], &str, bool); 2] = [
+        (
+            &["latency_window", "latency_percentile", "latency_run"],
+            "latency_target",
+            o.latency_target > 0,
+        ),
+        (&["flow_id", "flow_sleep"], "flow", o.flow > 0),
+    ];
+    for (opts, main, set) in needs {
+        for opt in opts.iter().filter(|x| !set && has(x)) {
+            notes.push(format!("{name}: {opt} changes nothing without {main}"));
+        }
+    }
     let o = &mut b.opts;
     let mut note = |s: String| done.push(s);
 
