@@ -240,8 +240,8 @@ fn a_plan_that_does_not_fit_in_memory_is_refused() {
 fn parse_only_reports_what_a_run_would_refuse() {
     for (opt, what) in [
         (
-            "--ioengine=filecreate",
-            "ioengine=filecreate is not supported yet",
+            "--ioengine=e4defrag",
+            "ioengine=e4defrag is not supported yet",
         ),
         ("--mem=shmhuge", "mem=shmhuge is not supported yet"),
         ("--directory=/no/such/dir", "not a directory"),

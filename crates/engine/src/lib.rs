@@ -36,6 +36,7 @@ mod mmap;
 mod mmap_guard;
 mod null;
 mod ops;
+mod pathops;
 mod posixaio;
 mod psync;
 mod pvsync;
@@ -77,6 +78,25 @@ impl Ddir {
 pub const UNIT_HIPRI: u32 = 1;
 /// Per-I/O flag: set IOSQE_ASYNC (io_uring force_async).
 pub const UNIT_ASYNC: u32 = 2;
+/// Per-I/O flag: the unit begins a pass over its file, and a metadata engine
+/// (filecreate, filestat, ...) does its operation on the file's name (see
+/// [`Engine::FILE_OPS`]).
+pub const UNIT_FILE_OP: u32 = 4;
+
+/// Which stat call `filestat` and `dirstat` time (fio's `stat_type`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StatType {
+    #[default]
+    Stat,
+    Lstat,
+    Statx,
+}
+
+/// Whether `name` is one of fio's metadata engines, whose timed operation is on the
+/// file's or directory's name rather than its data.
+pub fn is_path_engine(name: &str) -> bool {
+    pathops::PathOp::of(name).is_some()
+}
 
 /// One I/O in flight or ready to be issued. Laid out by the runner in a fixed ring.
 #[derive(Debug)]
@@ -154,6 +174,8 @@ pub struct EngineOptions {
     pub nop: bool,
     /// mmap: ask for transparent huge pages for the mappings (madvise MADV_HUGEPAGE).
     pub thp: bool,
+    /// filestat, dirstat: which stat call.
+    pub stat_type: StatType,
 }
 
 /// Everything an engine needs at setup.
@@ -161,6 +183,8 @@ pub struct EngineConfig<'a> {
     /// Maximum I/Os in flight (iodepth).
     pub depth: u32,
     pub files: &'a [FileInfo],
+    /// The files' names, in the order of `files` (the metadata engines operate on them).
+    pub paths: &'a [std::path::PathBuf],
     /// The whole buffer region of the job (for fixedbufs); units point into it.
     pub buffers: (*mut u8, usize),
     /// Size of each unit's buffer; unit i's buffer starts at buffers.0 + i * unit_buf_len
@@ -200,6 +224,15 @@ pub trait Engine {
     fn getevents(&mut self, min: u32, max: u32) -> io::Result<u32>;
     /// The i-th completion reaped by the last `getevents` (0 <= i < its return value).
     fn event(&mut self, i: u32) -> Completion;
+
+    /// fio's metadata engines (FIO_FAKEIO): the unit flagged [`UNIT_FILE_OP`] carries
+    /// the pass's timed operation; every other unit completes at once, untimed. A
+    /// constant, so the job loop of every other engine compiles without the check.
+    const FILE_OPS: bool = false;
+
+    /// A metadata engine: the pass over `file` is over (called outside the timed
+    /// call, so closing what the pass held is not measured).
+    fn end_pass(&mut self, _file: u32) {}
 
     /// Submit what is queued, then wait for at least `min` completions and reap at
     /// most `max`: (submitted, reaped). The same as `commit` + `getevents`; engines
@@ -270,6 +303,16 @@ pub fn with_engine<U: EngineUser>(
         }
         "falloc" => user.run(fileops::FileOpEngine::new(cfg, fileops::FileOp::Falloc)),
         "ftruncate" => user.run(fileops::FileOpEngine::new(cfg, fileops::FileOp::Ftruncate)),
+        _ if is_path_engine(name) => {
+            let op =
+                pathops::PathOp::of(name).ok_or_else(|| EngineError::Unsupported(name.into()))?;
+            let e = pathops::PathOpEngine::new(cfg, op).map_err(|source| EngineError::Setup {
+                engine: "metadata",
+                what: "a file name holds a NUL byte".into(),
+                source,
+            })?;
+            user.run(e)
+        }
         _ => return Err(EngineError::Unsupported(name.to_string())),
     })
 }

@@ -83,9 +83,12 @@ engines! {
     "libiscsi": Async, false, "iSCSI";
     "nbd": Async, false, "Network block device";
     "nfs": Async, false, "libnfs";
-    "filecreate": Sync, false, "File creation as I/O";
-    "filestat": Sync, false, "stat(2) as I/O";
-    "filedelete": Sync, false, "unlink(2) as I/O";
+    "filecreate": Sync, true, "open(2) with O_CREAT of each file, timed; its blocks move no data";
+    "filestat": Sync, true, "stat(2)/lstat(2)/statx(2) of each file (stat_type), timed; its blocks move no data";
+    "filedelete": Sync, true, "unlink(2) of each file, timed; its blocks move no data";
+    "dircreate": Sync, true, "mkdir(2) of each name, timed (fio 3.34's engine)";
+    "dirstat": Sync, true, "stat(2)/lstat(2)/statx(2) of each directory (stat_type), timed (fio 3.34's engine)";
+    "dirdelete": Sync, true, "rmdir(2) of each directory, timed (fio 3.34's engine)";
     "exec": Sync, false, "Run a program";
     "ftruncate": Sync, true, "ftruncate(2) to each written block's offset";
     "xnvme": Async, false, "xNVMe";
@@ -127,9 +130,9 @@ mod tests {
         assert!(is_sync("psync", 32) && is_sync("mmap", 1));
         assert!(!is_sync("io_uring", 1) && !is_sync("libaio", 1));
         assert!(is_sync("null", 1) && !is_sync("null", 2));
-        assert_eq!(implemented().count(), 13);
+        assert_eq!(implemented().count(), 19);
         assert!(find("posixaio").unwrap().implemented);
-        assert!(!find("filecreate").unwrap().implemented);
+        assert!(!find("e4defrag").unwrap().implemented);
         assert_eq!(ENGINES.len(), ENGINE_CHOICES.len());
     }
 }

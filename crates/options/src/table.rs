@@ -105,7 +105,7 @@ option_table! {
     filename_format: String { default: "$jobname.$jobnum.$filenum", category: C::Files, help: "Name pattern for generated files ($jobname, $jobnum, $filenum, $clientuid)" }
     unique_filename: bool { kind: BOOL, default: "1", category: C::Files, help: "Add the client name to generated file names in client/server mode", status: noop("client/server mode is not part of ioscope") }
     nrfiles: u32 { kind: INT, default: "1", aliases: &["nr_files"], min: Some(1), category: C::Files, help: "Number of files per job" }
-    openfiles: u32 { kind: INT, default: "0", category: C::Files, help: "Maximum files open at once (0 = all; a limit below the number of files is not supported yet)" }
+    openfiles: u32 { kind: INT, default: "0", category: C::Files, help: "Maximum files open at once (0 = all; a limit below the number of files is not supported yet, except for metadata engines whose files take one block each)" }
     file_service_type: FileService { kind: Kind::Choice(FileService::CHOICES), default: "roundrobin", category: C::Files, help: "How the next file is chosen" }
     size: Option<SizePct> { kind: Kind::SizePct, category: C::Files, help: "Total bytes per job (or % of the file/device); default: the whole file or device" }
     filesize: Option<Range> { kind: Kind::SizeRange, category: C::Files, help: "Size of each file (default: size / nrfiles)" }
@@ -186,6 +186,7 @@ option_table! {
     cmdprio: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(7), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority level of cmdprio I/Os" }
     cmdprio_bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct[/class/level]:... per direction"), engines: ASYNC_PRIO, category: C::Priority, help: "Priority per block size" }
     thp: u32 { kind: INT, default: "0", engines: &["mmap"], category: C::Engine, help: "Use transparent huge pages for the mapping (madvise MADV_HUGEPAGE)" }
+    stat_type: StatType { kind: Kind::Choice(StatType::CHOICES), default: "stat", engines: &["filestat", "dirstat"], category: C::Engine, help: "Which stat call filestat and dirstat time" }
 
     // ---- Depth and batching ----
     iodepth: u32 { kind: INT, default: "1", min: Some(1), max: Some(65536), category: C::Depth, help: "Number of I/Os in flight" }

@@ -906,6 +906,15 @@ choice_enum!(
 );
 
 choice_enum!(
+    /// `stat_type=` (filestat, dirstat)
+    StatType {
+        Stat = ["stat"]: "stat(2)",
+        Lstat = ["lstat"]: "lstat(2): a symbolic link itself, not what it points to",
+        Statx = ["statx"]: "statx(2) with STATX_ALL",
+    }
+);
+
+choice_enum!(
     /// `sync=`
     SyncMode {
         None = ["none", "0"]: "No O_SYNC/O_DSYNC",

@@ -301,6 +301,95 @@ pub fn prepare(
         .collect()
 }
 
+/// fio's metadata engines (filecreate, filestat, filedelete, dircreate, dirstat,
+/// dirdelete) operate on names. Before the run: nothing for the creating engines
+/// (their parent directories aside); files laid out as for any job for filestat and
+/// filedelete; directories made for dirstat and dirdelete. No descriptor stays open,
+/// as fio opens none: an open file would change what unlink(2) costs.
+pub fn prepare_names(
+    o: &JobOptions,
+    clone: u32,
+    access: Access,
+    stop: &AtomicBool,
+    say: &mut dyn FnMut(String),
+) -> Result<Vec<JobFile>, RunError> {
+    let engine = o.ioengine.as_str();
+    if o.read_iolog.is_some() {
+        return Err(RunError::Setup(format!(
+            "{}: ioengine={engine} works on the job's own files, not a read_iolog trace",
+            o.name
+        )));
+    }
+    let paths = job_paths(o, clone);
+    for p in &paths {
+        let md = std::fs::symlink_metadata(p).ok();
+        if md.as_ref().is_some_and(|m| {
+            let t = m.file_type();
+            t.is_block_device() || t.is_char_device() || t.is_fifo() || t.is_socket()
+        }) {
+            return Err(RunError::Setup(format!(
+                "{}: ioengine={engine} works on files and directories only",
+                p.display()
+            )));
+        }
+    }
+    match engine {
+        "filestat" | "filedelete" => {
+            let mut files = prepare(o, clone, access, false, false, stop, say)?;
+            for f in &mut files {
+                f.file = dev_null()?;
+            }
+            return Ok(files);
+        }
+        "dirstat" | "dirdelete" => {
+            for p in &paths {
+                match std::fs::metadata(p) {
+                    Ok(m) if m.is_dir() => {}
+                    Ok(_) => {
+                        return Err(RunError::Setup(format!(
+                            "{}: exists and is not a directory",
+                            p.display()
+                        )))
+                    }
+                    Err(_) => std::fs::create_dir_all(p).map_err(|e| {
+                        RunError::Setup(format!("{}: cannot create directory: {e}", p.display()))
+                    })?,
+                }
+            }
+        }
+        _ => {
+            for p in &paths {
+                create_parent_dirs(p)?;
+            }
+        }
+    }
+    no_files(o, &paths, clone)
+}
+
+/// The call a metadata engine makes, for its error messages (fio's names).
+pub fn name_op_label(o: &JobOptions) -> &'static str {
+    match o.ioengine.as_str() {
+        "filecreate" => "open",
+        "filestat" | "dirstat" => match o.stat_type {
+            ioscope_options::StatType::Stat => "stat",
+            ioscope_options::StatType::Lstat => "lstat",
+            ioscope_options::StatType::Statx => "statx",
+        },
+        "filedelete" => "delete",
+        "dircreate" => "mkdir",
+        "dirdelete" => "rmdir",
+        _ => "operation",
+    }
+}
+
+fn dev_null() -> Result<File, RunError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")
+        .map_err(|e| RunError::Setup(format!("/dev/null: {e}")))
+}
+
 /// fio's notice before it lays out files.
 fn layout_message(job: &str, files: u64, bytes: u64) -> String {
     let s = if files > 1 { "s" } else { "" };
@@ -317,11 +406,7 @@ fn no_files(o: &JobOptions, paths: &[PathBuf], clone: u32) -> Result<Vec<JobFile
         .iter()
         .map(|p| {
             let (start, len, _) = region(o, paths.len() as u64, clone, None, p)?;
-            let file = OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open("/dev/null")
-                .map_err(|e| RunError::Setup(format!("/dev/null: {e}")))?;
+            let file = dev_null()?;
             Ok(JobFile {
                 path: p.clone(),
                 file,

@@ -16,7 +16,9 @@ use crate::rate::{Pacer, Think};
 use crate::record::Recorder;
 use crate::verify::{check_block, Check, Next, Verifier};
 use crate::workload::{Io, Workload};
-use ioscope_engine::{Completion, Ddir, Engine, EngineUser, IoUnit, Queued, UNIT_HIPRI};
+use ioscope_engine::{
+    Completion, Ddir, Engine, EngineUser, IoUnit, Queued, UNIT_FILE_OP, UNIT_HIPRI,
+};
 use ioscope_options::{ContinueOnError, JobOptions};
 use ioscope_stats::JobResult;
 use ioscope_verify::Failure as BadBlock;
@@ -265,6 +267,9 @@ struct Loop<'a, E: Engine> {
     extras: bool,
     /// unlink_each_loop: the loop whose files are in place.
     files_loop: u64,
+    /// Metadata engines: bytes left in each file's current pass (0: the next I/O to
+    /// the file begins a pass).
+    passes: Vec<u64>,
     /// flow: this job's share in its flow group.
     flow: Option<crate::flow::Flow>,
     /// latency_target: the queue depth search, and whether the job is quiescing
@@ -339,6 +344,11 @@ impl<'a, E: Engine> Loop<'a, E> {
                 || o.read_iolog.is_some()
                 || o.write_iolog.is_some(),
             files_loop: 0,
+            passes: if E::FILE_OPS {
+                vec![0; run.ctx.files.len()]
+            } else {
+                Vec::new()
+            },
             flow,
             qd,
             qd_quiesce: false,
@@ -868,6 +878,9 @@ impl<'a, E: Engine> Loop<'a, E> {
     /// A synchronous engine: time the call itself.
     #[inline]
     fn issue_sync(&mut self, idx: u32) -> Ticks {
+        if E::FILE_OPS {
+            return self.issue_file_op(idx);
+        }
         let t0 = self.stamper.stamp();
         let unit = &mut self.q.units[idx as usize];
         unit.start = t0;
@@ -889,6 +902,58 @@ impl<'a, E: Engine> Loop<'a, E> {
         if self.qd.is_some() {
             self.qd_search(1, t1);
         }
+        t1
+    }
+
+    /// A metadata engine (filecreate, filestat, ...): the first unit of a pass over a
+    /// file carries the timed operation on its name, recorded as that direction's
+    /// clat; the pass's other units are counted (bytes, IOPS) with no latency, as fio's
+    /// fake I/O. The pass ends when the file's region has been covered.
+    #[inline(never)]
+    fn issue_file_op(&mut self, idx: u32) -> Ticks {
+        let unit = &mut self.q.units[idx as usize];
+        let f = unit.file as usize;
+        let begins = self.passes.get(f).is_some_and(|&left| left == 0);
+        if begins {
+            unit.flags |= UNIT_FILE_OP;
+            self.passes[f] = self.ctx.files[f].len.max(1);
+        }
+        let t0 = self.clock.now();
+        unit.start = t0;
+        unit.issue = t0;
+        let res = match self.eng.queue(idx, unit) {
+            Ok(_) => unit.result,
+            Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+        };
+        let t1 = self.clock.now();
+        unit.flags &= !UNIT_FILE_OP;
+        self.rec.issued_sync(0);
+        self.rec.reaped(1);
+        if res < 0 {
+            self.q.free.push(idx);
+            let what = crate::files::name_op_label(&self.ctx.opts);
+            let path = self.ctx.files[f].path.display().to_string();
+            let e = std::io::Error::from_raw_os_error((-res) as i32);
+            let text = format!("{what}({path}): {}", strerror(&e));
+            self.ctx
+                .shared
+                .say(format!("ioscope: job '{}': {text}", self.ctx.opts.name));
+            // As fio's failed open: the I/O never happened, so it is not counted.
+            self.fail_quiet((-res) as i32, &text);
+            return t1;
+        }
+        let unit = &self.q.units[idx as usize];
+        if begins {
+            self.rec.name_op(unit, self.clock.delta_ns(t0, t1), t1);
+        }
+        self.rec.counted(unit, res as u64);
+        let left = &mut self.passes[f];
+        *left = left.saturating_sub(u64::from(unit.len));
+        if *left == 0 {
+            self.eng.end_pass(f as u32);
+        }
+        self.think.completed();
+        self.q.free.push(idx);
         t1
     }
 

@@ -194,7 +194,19 @@ fn check_openfiles(j: &JobSpec) -> Result<(), RunError> {
         .as_deref()
         .map(|f| files::split_names(f).len() as u32)
         .unwrap_or(o.nrfiles);
-    if o.openfiles > 0 && o.openfiles < nfiles {
+    // A metadata engine whose files take one block each opens, operates on and closes
+    // each file in one I/O: how many may be open at once changes nothing.
+    let min_bs = o.bs.0.iter().copied().min().unwrap_or(1);
+    let per_file = match (&o.filesize, &o.size) {
+        (Some(r), _) => Some(r.hi),
+        (None, Some(ioscope_options::SizePct::Bytes(b))) => Some(b / u64::from(nfiles.max(1))),
+        _ => None,
+    };
+    let one_block_each = ioscope_engine::is_path_engine(&o.ioengine)
+        && o.bsrange.is_none()
+        && o.bssplit.is_none()
+        && per_file.is_some_and(|s| s <= min_bs);
+    if o.openfiles > 0 && o.openfiles < nfiles && !one_block_each {
         return Err(RunError::Unsupported(format!(
             "job '{}': openfiles={} with {nfiles} files is not supported yet",
             j.name, o.openfiles

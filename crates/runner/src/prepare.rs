@@ -31,6 +31,11 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
         force_async: o.force_async,
         nop,
         thp: o.thp != 0,
+        stat_type: match o.stat_type {
+            ioscope_options::StatType::Stat => ioscope_engine::StatType::Stat,
+            ioscope_options::StatType::Lstat => ioscope_engine::StatType::Lstat,
+            ioscope_options::StatType::Statx => ioscope_engine::StatType::Statx,
+        },
     }
 }
 
@@ -77,6 +82,7 @@ pub fn job_info(spec: &JobSpec, files: &[JobFile]) -> JobInfo {
         description: o.description.clone(),
         files: files.iter().map(|f| f.path.display().to_string()).collect(),
         latency_target: None,
+        fake_io: ioscope_engine::is_path_engine(&o.ioengine),
     }
 }
 
@@ -121,16 +127,22 @@ pub(crate) fn prepare_job(
     let a = access(&o);
     let mut say = |s: String| obs.message(&s);
     let scripted = matches!(env.engine, crate::run::EngineSource::Scripted(_));
-    let diskless = o.ioengine == "null" || ro.nop || scripted;
-    let files = files::prepare(
-        &o,
-        p.clone,
-        a,
-        ro.allow_destructive,
-        diskless,
-        env.stop,
-        &mut say,
-    )?;
+    let names = ioscope_engine::is_path_engine(&o.ioengine) && !scripted;
+    // Metadata engines do no I/O to their files either: syncs are no-ops.
+    let diskless = o.ioengine == "null" || ro.nop || scripted || names;
+    let files = if names {
+        files::prepare_names(&o, p.clone, a, env.stop, &mut say)?
+    } else {
+        files::prepare(
+            &o,
+            p.clone,
+            a,
+            ro.allow_destructive,
+            diskless,
+            env.stop,
+            &mut say,
+        )?
+    };
     if let Some(cmd) = &o.exec_prerun {
         exec_hook(&o.name, "prerun", cmd)?;
     }

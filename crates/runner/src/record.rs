@@ -287,6 +287,34 @@ impl Recorder {
         Ok(())
     }
 
+    /// A metadata engine's unit: its bytes and its count, no latency (fio's fake I/O).
+    pub fn counted(&mut self, u: &IoUnit, bytes: u64) {
+        let d = u.ddir.index().min(2);
+        let dir = &mut self.live.dirs[d];
+        dir.io_bytes += bytes;
+        dir.total_ios += 1;
+        self.shared.bytes[d].store(dir.io_bytes, Relaxed);
+        self.shared.ios[d].store(dir.total_ios, Relaxed);
+    }
+
+    /// A metadata engine's operation on a name (open, stat, unlink, mkdir, rmdir) took
+    /// `ns`: a clat sample of the unit's direction, as fio records it (no slat, no
+    /// lat), and one entry in the per-I/O logs.
+    pub fn name_op(&mut self, u: &IoUnit, ns: u64, t: Ticks) {
+        if self.in_ramp || !self.track_clat {
+            return;
+        }
+        let dir = &mut self.live.dirs[u.ddir.index().min(2)];
+        dir.clat.add(ns);
+        if let Some(p) = dir.prios.get_mut((u.flags >> 16) as usize) {
+            p.stat.add(ns);
+            p.hist.add(ns);
+        }
+        if let Some(l) = &mut self.logs {
+            l.completion(t, u, None, ns, ns, u64::from(u.len));
+        }
+    }
+
     /// An I/O that failed: fio counts it as issued and completed (total_ios, IOPS)
     /// but it moved no bytes and has no latency.
     pub fn failed(&mut self, u: &IoUnit) {

@@ -243,7 +243,10 @@ impl Drop for Cleanup {
             let _ = std::fs::write(&p, sched);
         }
         for p in self.unlink.drain(..) {
-            let _ = std::fs::remove_file(p);
+            // dircreate/dirstat's names are directories.
+            if std::fs::remove_file(&p).is_err() {
+                let _ = std::fs::remove_dir(&p);
+            }
         }
         // Nested groups before their parents; the jobs' threads have ended.
         for c in self.cgroups.drain(..).rev() {

@@ -71,6 +71,12 @@ fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
     switch_ids(ctx)?;
     let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
     let mut workload = Workload::new(o, &regions, ctx.seed);
+    let ends: Vec<u64> = ctx
+        .files
+        .iter()
+        .map(|f| f.real_size.saturating_sub(f.start))
+        .collect();
+    workload.set_file_ends(&ends);
     let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
     if let Some(t) = crate::replay::load(o, ctx.clone).map_err(setup)? {
         workload.replay(t.entries, !o.replay_no_stall);
@@ -173,9 +179,11 @@ fn run_engine(
             is_block: f.is_block,
         })
         .collect();
+    let paths: Vec<std::path::PathBuf> = ctx.files.iter().map(|f| f.path.clone()).collect();
     let cfg = EngineConfig {
         depth: o.iodepth.max(1),
         files: &file_infos,
+        paths: &paths,
         buffers: buffers.region(),
         unit_buf_len: buffers.slot,
         opts: engine_options(&o, ctx.nop),

@@ -112,6 +112,9 @@ struct FileWalk {
     perm: BlockPermutation,
     /// zonemode=strided: start of the current zone, relative to start.
     zone: u64,
+    /// Where holed sequential I/O (rw=write:112k) wraps back to the start: the end of
+    /// the file, relative to start (fio compares with the file's size, not the region's).
+    wrap_at: u64,
 }
 
 /// The offset generator's uniform source (random_generator=).
@@ -246,6 +249,7 @@ impl Workload {
                     blocks,
                     perm: BlockPermutation::new(blocks, seed ^ (i as u64) << 32),
                     zone: 0,
+                    wrap_at: len,
                 }
             })
             .collect();
@@ -375,6 +379,8 @@ impl Workload {
     fn start_pass(&mut self) {
         self.pass_done = 0;
         self.passes += 1;
+        // Every pass (loop) starts again at the first file, as fio's does.
+        self.fidx = 0;
         for f in &mut self.files {
             f.pos = [f.zone; 3];
             f.perm.reset();
@@ -507,13 +513,18 @@ impl Workload {
             return 0;
         }
         match self.file_service {
+            // As fio: the first file first, then each in turn.
             FileService::RoundRobin => {
-                self.fidx = (self.fidx + 1) % n;
+                let f = self.fidx;
+                self.fidx = (f + 1) % n;
+                f
             }
-            FileService::Random => self.fidx = self.mix_rng.below(n as u64) as usize,
-            FileService::Sequential => {}
+            FileService::Random => {
+                self.fidx = self.mix_rng.below(n as u64) as usize;
+                self.fidx
+            }
+            FileService::Sequential => self.fidx,
         }
-        self.fidx
     }
 
     /// A new I/O's direction, whether its offset is random, and its length.
@@ -666,15 +677,29 @@ impl Workload {
         if rel >= f.len {
             return None;
         }
-        let next = rel as i64 + len as i64 + self.hole;
+        let end = rel + len;
+        let next = end as i64 + self.hole;
         f.pos[d] = if next < 0 {
             // Backwards patterns (rw=read:-8k) wrap as fio's do: from the end of the
             // region, the hole applied again (64k: 0, then 56k, 52k, … down to 0).
             (f.len as i64 + self.hole).max(0) as u64
+        } else if self.hole > 0 && end < f.wrap_at && next as u64 >= f.wrap_at {
+            // A hole that runs past the end of the file wraps to the start, and the
+            // pass goes on until its bytes are done (fio: rw=write:112k, bs=16k on
+            // 4 MiB writes 4 MiB, the same blocks again). An I/O that ends exactly at
+            // the end of the file ends the pass instead (rw=read:8k, bs=4k on 64k).
+            0
         } else {
             next as u64
         };
         Some(f.start + rel)
+    }
+
+    /// The sizes of the files (from their start), where holed sequential I/O wraps.
+    pub fn set_file_ends(&mut self, ends: &[u64]) {
+        for (f, &e) in self.files.iter_mut().zip(ends) {
+            f.wrap_at = e.max(f.len);
+        }
     }
 }
 
@@ -769,6 +794,46 @@ mod tests {
         assert_eq!(all(&mut Workload::new(&o, &[(0, 4 << 20)], 3)).len(), 10);
         let o = opts(|o| o.io_size = Some(ioscope_options::SizePct::Bytes(12 << 20)));
         assert_eq!(all(&mut Workload::new(&o, &[(0, 4 << 20)], 3)).len(), 3072);
+    }
+
+    /// Holes past the end of the file: fio 3.33's offsets (its write_iolog) for these
+    /// jobs. An I/O that ends at the end of the file ends the pass; a hole that runs
+    /// past it wraps to the start and the pass goes on until its bytes are done.
+    #[test]
+    fn holes_wrap_or_end_the_pass_as_fios_do() {
+        let holed = |hole: i64, mode: RwMode| {
+            opts(move |o| {
+                o.rw = ioscope_options::RwSpec { mode, nr: 1, hole };
+            })
+        };
+        let offs = |o: &JobOptions, size: u64| -> Vec<u64> {
+            all(&mut Workload::new(o, &[(0, size)], 1))
+                .iter()
+                .map(|i| i.offset >> 10)
+                .collect()
+        };
+        // read:8k on 64k: the sixth read ends at 64k; 24k read in all.
+        assert_eq!(
+            offs(&holed(8192, RwMode::Read), 64 << 10),
+            [0, 12, 24, 36, 48, 60]
+        );
+        // read:4k: 56k+4k+4k reaches 64k: back to 0 until 64k are read.
+        let v = offs(&holed(4096, RwMode::Read), 64 << 10);
+        assert_eq!(v.len(), 16);
+        assert_eq!(&v[..9], [0, 8, 16, 24, 32, 40, 48, 56, 0]);
+        // cross-stripe-verify's write:112k with 16k blocks on 4 MiB: 4 MiB written, the
+        // 32 blocks at 128k strides eight times over.
+        let mut o = holed(112 << 10, RwMode::Write);
+        o.bs = ioscope_options::PerDir([16 << 10; 3]);
+        let v = offs(&o, 4 << 20);
+        assert_eq!(v.len(), 256);
+        assert!(v.chunks(32).all(|c| c == &v[..32]), "{:?}", &v[..40]);
+        // A file larger than the region: the hole passes the region's end first, and
+        // the pass ends there (fio wraps only at the end of the file).
+        let o = holed(4096, RwMode::Read);
+        let mut w = Workload::new(&o, &[(0, 64 << 10)], 1);
+        w.set_file_ends(&[1 << 20]);
+        assert_eq!(all(&mut w).len(), 8);
     }
 
     #[test]

@@ -126,6 +126,10 @@ pub struct JobInfo {
     /// latency_target's search, when the job had one.
     #[serde(default)]
     pub latency_target: Option<LatencyTarget>,
+    /// A metadata engine (filecreate, filestat, ...): the clat samples are the file
+    /// operations, and, as fio's fake I/O, the blocks have no latency distribution.
+    #[serde(default)]
+    pub fake_io: bool,
 }
 
 /// latency_target, latency_window, latency_percentile, and the depth the search ended at.
@@ -211,6 +215,9 @@ impl JobResult {
     /// clat of all directions together (fio's `lat (nsec/usec/msec)` bucket lines).
     pub fn clat_all(&self) -> Histogram {
         let mut h = Histogram::new();
+        if self.info.fake_io {
+            return h;
+        }
         for d in &self.dirs {
             if let Some(x) = &d.clat.hist {
                 h.merge(x);

@@ -74,6 +74,13 @@ pub const FIO_EXAMPLES: &[&str] = &[
     "zipf.fio",
 ];
 
+/// fio's example files for its metadata engines (filecreate, filestat, filedelete).
+pub const METADATA_EXAMPLES: &[&str] = &[
+    "filecreate-ioengine.fio",
+    "filedelete-ioengine.fio",
+    "filestat-ioengine.fio",
+];
+
 /// Values for `${VAR}` references in job files (the same for both tools).
 pub const ENV_VALUES: &[(&str, &str)] = &[
     ("FILENAME", "ioscope-parse-test"),

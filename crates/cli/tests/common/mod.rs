@@ -269,3 +269,34 @@ pub fn cpu_list(s: &str) -> Vec<usize> {
         })
         .collect()
 }
+
+/// The key paths of a JSON document (`/jobs[]/read/io_bytes`), for comparing the shape
+/// of fio's and ioscope's: arrays by their first element, histogram bins and percentile
+/// maps as one key each; ioscope's own `ioscope` object and the echo of the options
+/// (where ioscope writes canonical names) left out.
+pub fn json_keys(v: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if (path.is_empty() && k == "ioscope") || k.ends_with(" options") {
+                    continue;
+                }
+                let p = format!("{path}/{k}");
+                // Histogram bins and percentile keys hold data, not structure.
+                if k == "bins" || k == "percentile" {
+                    out.insert(p);
+                    continue;
+                }
+                json_keys(x, &p, out);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a.iter().take(1) {
+                json_keys(x, &format!("{path}[]"), out);
+            }
+        }
+        _ => {
+            out.insert(path.to_string());
+        }
+    }
+}

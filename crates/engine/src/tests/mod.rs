@@ -195,6 +195,7 @@ impl Job {
         EngineConfig {
             depth: self.depth,
             files: &self.files,
+            paths: &[],
             buffers: (self.buf.ptr, self.unit_len * self.depth as usize),
             unit_buf_len: self.unit_len,
             opts: self.opts.clone(),

@@ -27,6 +27,7 @@ fn every_implemented_engine_sets_up_and_agrees_on_sync() {
             let cfg = EngineConfig {
                 depth,
                 files: &files,
+                paths: &[],
                 buffers: (buf.as_mut_ptr(), buf.len()),
                 unit_buf_len: 4096,
                 opts: Default::default(),
@@ -50,6 +51,7 @@ fn every_implemented_engine_sets_up_and_agrees_on_sync() {
         let cfg = EngineConfig {
             depth: 1,
             files: &files,
+            paths: &[],
             buffers: (buf.as_mut_ptr(), buf.len()),
             unit_buf_len: 4096,
             opts: Default::default(),

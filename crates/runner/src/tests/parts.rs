@@ -51,8 +51,8 @@ fn plan_refuses_values_not_implemented_yet() {
         ("mem=shmhuge", "option mem=shmhuge is not supported yet"),
         ("io_submit_mode=offload", "io_submit_mode=offload"),
         (
-            "ioengine=filecreate",
-            "ioengine=filecreate is not supported yet",
+            "ioengine=e4defrag",
+            "ioengine=e4defrag is not supported yet",
         ),
         (
             "max_open_zones=4",
