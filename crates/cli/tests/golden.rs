@@ -9,9 +9,9 @@
 //! numjobs, depths. Compared: the key set of the whole document, the job names, and each
 //! job's error and bytes moved over all directions (counts per direction depend on each
 //! tool's random numbers; bytes too where block sizes are random: bssplit, bsrange).
-//! Left out of the key set: ioscope's own `ioscope` object, and the echo of the options
-//! ("job options", "global options"), where ioscope writes canonical names (`blockalign`
-//! for `ba`) and bare flags (`norandommap`) that fio leaves out.
+//! Left out of the key set: ioscope's own `ioscope` object. The echo of the options
+//! ("job options", "global options") is compared whole, values too: the options as
+//! written (`ba`, not `blockalign`), bare flags (`norandommap`) left out, as fio does.
 
 #[macro_use]
 mod common;
@@ -170,6 +170,20 @@ fn example_jobs_give_fios_json_plus() {
         if !only_fio.is_empty() || !only_ours.is_empty() {
             mismatches.push(format!(
                 "{name}: keys only in fio {only_fio:?}, only in ioscope {only_ours:?}"
+            ));
+        }
+        // The echo of the options, values too.
+        let echo = |v: &Value| -> Vec<Value> {
+            let jobs = v["jobs"].as_array().cloned().unwrap_or_default();
+            let mut e: Vec<Value> = jobs.iter().map(|j| j["job options"].clone()).collect();
+            e.push(v["global options"].clone());
+            e
+        };
+        if echo(&fj) != echo(&ij) {
+            mismatches.push(format!(
+                "{name}: options echoed: fio {:?}, ioscope {:?}",
+                echo(&fj),
+                echo(&ij)
             ));
         }
         let random_sizes = text.contains("bssplit") || text.contains("bsrange");

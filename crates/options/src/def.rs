@@ -156,6 +156,9 @@ pub struct OptionDef {
     pub status: Status,
     /// Engines this option belongs to; empty = a general option.
     pub engines: &'static [&'static str],
+    /// fio's own name for the option where it is not `name` (fio calls blockalign
+    /// `ba`): what the JSON echo of the options shows, as fio's does.
+    pub fio_name: &'static str,
 }
 
 impl OptionDef {
@@ -171,10 +174,20 @@ impl OptionDef {
         help: "",
         status: Status::Supported,
         engines: &[],
+        fio_name: "",
     };
 
     pub fn matches(&self, name: &str) -> bool {
         self.name == name || self.aliases.contains(&name)
+    }
+
+    /// The name fio gives the option (in its JSON's "job options").
+    pub fn fio_name(&self) -> &'static str {
+        if self.fio_name.is_empty() {
+            self.name
+        } else {
+            self.fio_name
+        }
     }
 
     pub fn is_flag(&self) -> bool {

@@ -232,16 +232,18 @@ pub fn build(
     })
 }
 
+/// The options as fio echoes them in its JSON ("job options", "global options"): each
+/// under fio's name for it (`ba` for blockalign, `bs` for blocksize, `runtime` for
+/// timeout), bare flags (`norandommap`) left out.
 fn explicit_pairs(entries: &[RawEntry]) -> Result<Vec<(String, String)>, OptionsError> {
-    entries
-        .iter()
-        .map(|e| {
-            Ok((
-                lookup(e)?.name.to_string(),
-                e.value.clone().unwrap_or_default(),
-            ))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for e in entries {
+        let def = lookup(e)?;
+        if let Some(v) = &e.value {
+            out.push((def.fio_name().to_string(), v.clone()));
+        }
+    }
+    Ok(out)
 }
 
 fn build_job(

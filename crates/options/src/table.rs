@@ -149,7 +149,7 @@ option_table! {
     bs: PerDir<u64> { kind: SIZES, default: "4k", aliases: &["blocksize"], min: Some(1), category: C::BlockSize, help: "Block size, per direction read,write,trim" }
     bsrange: Option<RangeList> { kind: Kind::RangeList, aliases: &["blocksize_range"], category: C::BlockSize, help: "Block size range lo-hi, per direction" }
     bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct:bs/pct[,...] per direction"), category: C::BlockSize, help: "Weighted mix of block sizes" }
-    blockalign: Option<PerDir<u64>> { kind: SIZES, aliases: &["ba"], category: C::BlockSize, help: "Align random offsets to this (default: the minimum block size)" }
+    blockalign: Option<PerDir<u64>> { kind: SIZES, aliases: &["ba"], fio_name: "ba", category: C::BlockSize, help: "Align random offsets to this (default: the minimum block size)" }
     bs_unaligned: bool { kind: SET, aliases: &["blocksize_unaligned"], category: C::BlockSize, help: "Do not round random block sizes to the minimum block size" }
     bs_is_seq_rand: bool { kind: BOOL, default: "0", category: C::BlockSize, help: "Use read,write block sizes for sequential,random instead" }
     percentage_random: PerDir<u32> { kind: INTS, default: "100", min: Some(0), max: Some(100), category: C::Random, help: "Percentage of random I/O in a random workload" }
@@ -190,7 +190,7 @@ option_table! {
 
     // ---- Depth and batching ----
     iodepth: u32 { kind: INT, default: "1", min: Some(1), max: Some(65536), category: C::Depth, help: "Number of I/Os in flight" }
-    iodepth_batch_submit: u32 { kind: INT, default: "1", aliases: &["iodepth_batch"], category: C::Depth, help: "I/Os submitted per call (0 = iodepth; larger values are clamped to iodepth)" }
+    iodepth_batch_submit: u32 { kind: INT, default: "1", aliases: &["iodepth_batch"], fio_name: "iodepth_batch", category: C::Depth, help: "I/Os submitted per call (0 = iodepth; larger values are clamped to iodepth)" }
     iodepth_batch_complete_min: u32 { kind: INT, default: "1", aliases: &["iodepth_batch_complete"], category: C::Depth, help: "Minimum completions to wait for per call (0 = poll)" }
     iodepth_batch_complete_max: u32 { kind: INT, default: "0", category: C::Depth, help: "Maximum completions to reap per call (default: the minimum)" }
     iodepth_low: u32 { kind: INT, default: "0", category: C::Depth, help: "Refill the queue when it drains to this depth (default: iodepth)" }

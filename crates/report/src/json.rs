@@ -125,7 +125,10 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     for (k, v) in &info.options {
         opts.insert(k.clone(), v.clone().into());
     }
-    m.insert("job options".into(), Value::Object(opts));
+    // As fio: a job with no options of its own has no "job options".
+    if !opts.is_empty() {
+        m.insert("job options".into(), Value::Object(opts));
+    }
     let mode = calc::unified(job);
     let dirs = calc::report_dirs(job);
     for (kind, d) in dirs.iter().filter(|(k, _)| *k != DirKind::Mixed) {

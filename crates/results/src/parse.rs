@@ -176,6 +176,8 @@ fn job(v: &Value) -> Result<Job, String> {
 }
 
 /// fio writes option values as strings; numbers are accepted too (hand-written files).
+/// Names are echoed as the user wrote them (`ba=4k`); analyses look them up by their
+/// canonical name (`blockalign`), so that both spellings are one option.
 fn options(m: &Map<String, Value>) -> Vec<(String, String)> {
     m.iter()
         .map(|(k, v)| {
@@ -183,7 +185,8 @@ fn options(m: &Map<String, Value>) -> Vec<(String, String)> {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            (k.clone(), s)
+            let name = ioscope_options::table::find(k).map_or(k.as_str(), |d| d.name);
+            (name.to_string(), s)
         })
         .collect()
 }

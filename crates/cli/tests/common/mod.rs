@@ -272,13 +272,13 @@ pub fn cpu_list(s: &str) -> Vec<usize> {
 
 /// The key paths of a JSON document (`/jobs[]/read/io_bytes`), for comparing the shape
 /// of fio's and ioscope's: arrays by their first element, histogram bins and percentile
-/// maps as one key each; ioscope's own `ioscope` object and the echo of the options
-/// (where ioscope writes canonical names) left out.
+/// maps as one key each; ioscope's own `ioscope` object left out. The echo of the
+/// options ("job options", "global options") is in: its keys are the options as written.
 pub fn json_keys(v: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
     match v {
         serde_json::Value::Object(m) => {
             for (k, x) in m {
-                if (path.is_empty() && k == "ioscope") || k.ends_with(" options") {
+                if path.is_empty() && k == "ioscope" {
                     continue;
                 }
                 let p = format!("{path}/{k}");
