@@ -414,13 +414,18 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
     // Options that only refine another one say so when that one is not set (fio
     // ignores them silently).
     let (o, name) = (&b.opts, &b.opts.name);
-    let needs: [(&[&str], &str, bool); 2] = [
+    let needs: [(&[&str], &str, bool); 3] = [
         (
             &["latency_window", "latency_percentile", "latency_run"],
             "latency_target",
             o.latency_target > 0,
         ),
         (&["flow_id", "flow_sleep"], "flow", o.flow > 0),
+        (
+            &["log_compression_cpus"],
+            "log_store_compressed",
+            o.log_store_compressed,
+        ),
     ];
     for (opts, main, set) in needs {
         for opt in opts.iter().filter(|x| !set && has(x)) {

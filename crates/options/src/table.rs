@@ -69,6 +69,7 @@ option_table! {
     // ---- Job description, grouping, processes ----
     name: String { category: C::Job, help: "Name of the job (the section name in job files; --name starts a job on the command line)" }
     description: Option<String> { category: C::Job, help: "Free text describing the job, printed in reports" }
+    profile: Option<String> { category: C::Job, help: "fio's built-in benchmarks: tiobench, act (generate their own jobs)", status: NOT_YET }
     thread: bool { kind: SET, category: C::Job, help: "Run jobs as threads instead of processes", status: noop("ioscope always runs each job as a thread of one process") }
     numjobs: u32 { kind: INT, default: "1", min: Some(1), max: Some(65536), category: C::Job, help: "Number of clones of this job" }
     group_reporting: bool { kind: SET, category: C::Job, help: "Report each group as one job (exact merge of all its jobs)" }
@@ -87,6 +88,7 @@ option_table! {
     gtod_reduce: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Take no per-I/O timestamps: disables slat, clat, lat and bandwidth statistics" }
     stats: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Include this job in the report (0: run it but leave it out)" }
     uid: Option<u32> { kind: INT, category: C::Job, help: "Run the job as this user id (its files are laid out before, and opened as it)" }
+    lockmem: u64 { kind: SIZE, default: "0", category: C::Job, help: "Lock this many bytes of memory (mlock(2)) in each job while it runs, leaving that much less to the page cache and the rest of the system" }
     gid: Option<u32> { kind: INT, category: C::Job, help: "Run the job as this group id" }
     cgroup: Option<String> { category: C::Job, help: "Put the job's thread in this blkio cgroup (cgroup v1; made if missing, removed after the run)" }
     cgroup_weight: Option<u32> { kind: INT, min: Some(1), max: Some(1000), category: C::Job, help: "Weight of the job's cgroup: blkio.weight, or blkio.bfq.weight under bfq (1-1000; the group is the job's name when cgroup is unset)" }
@@ -101,6 +103,7 @@ option_table! {
 
     // ---- Files and sizes ----
     filename: Option<String> { category: C::Files, help: "File(s) or device(s) to use, separated by ':' (escape a literal ':' as '\\:')" }
+    opendir: Option<String> { category: C::Files, help: "Add every regular file under this directory, recursively and in name order, to the job's files (fio adds them in directory order)" }
     directory: Option<String> { category: C::Files, help: "Directory for the job's files (':'-separated list allowed)" }
     filename_format: String { default: "$jobname.$jobnum.$filenum", category: C::Files, help: "Name pattern for generated files ($jobname, $jobnum, $filenum, $clientuid)" }
     unique_filename: bool { kind: BOOL, default: "1", category: C::Files, help: "Add the client name to generated file names in client/server mode", status: noop("client/server mode is not part of ioscope") }
@@ -129,6 +132,7 @@ option_table! {
     invalidate: bool { kind: BOOL, default: "1", category: C::Io, help: "Drop the page cache of the files before the run" }
     overwrite: bool { kind: BOOL, default: "0", category: C::Files, help: "Lay out write files fully before writing (overwrite existing data)" }
     create_on_open: bool { kind: BOOL, default: "0", category: C::Files, help: "Create files when first opened for I/O rather than before the run" }
+    write_hint: Option<WriteHint> { kind: Kind::Choice(WriteHint::CHOICES), category: C::Files, help: "Tell the kernel the expected lifetime of the data written (fcntl F_SET_RW_HINT on each file)" }
     create_serialize: bool { kind: BOOL, default: "1", category: C::Files, help: "Lay out job files one job at a time", status: noop("ioscope always lays out files one at a time") }
     create_fsync: bool { kind: BOOL, default: "1", category: C::Files, help: "fsync files after laying them out" }
     create_only: bool { kind: BOOL, default: "0", category: C::Files, help: "Only lay out files, do no I/O" }
@@ -274,6 +278,7 @@ option_table! {
     log_prio: bool { kind: BOOL, default: "0", category: C::Logging, help: "Log the full ioprio value (hex) instead of an RT flag" }
     log_compression: u64 { kind: SIZE, default: "0", category: C::Logging, help: "Chunk size of compressed logs (log_store_compressed); ioscope's logs never build up in memory, so alone it changes nothing" }
     log_store_compressed: bool { kind: BOOL, default: "0", category: C::Logging, help: "Store the text logs compressed as NAME.log.fz (zlib chunks, as fio; read them with --inflate-log)" }
+    log_compression_cpus: Option<String> { category: C::Logging, help: "CPUs the compression of the logs (log_store_compressed) runs on, as cpus_allowed" }
     log_unix_epoch: bool { kind: BOOL, default: "0", aliases: &["log_alternate_epoch"], category: C::Logging, help: "Log timestamps as Unix epoch milliseconds" }
     log_alternate_epoch_clock_id: i32 { kind: INT, default: "0", category: C::Logging, help: "clock_gettime(2) clock whose epoch log_unix_epoch/log_alternate_epoch stamps use (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, ...)" }
     bwavgtime: u64 { kind: INT, default: "500", min: Some(1), category: C::Reporting, help: "Bandwidth sampling interval (ms)" }
@@ -282,8 +287,14 @@ option_table! {
     disable_clat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure completion latency" }
     disable_slat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure submission latency" }
     disable_bw_measurement: bool { kind: BOOL, default: "0", aliases: &["disable_bw"], category: C::Reporting, help: "Do not sample bandwidth and IOPS" }
+    disk_util: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Collect the statistics of the job's disks (\"Disk stats\"); a disk is reported when any job on it collects" }
+    block_error_percentiles: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Count the trims and writes each block takes before it fails, and report their percentiles (for flash wear-out tests)", status: NOT_YET }
     write_iolog: Option<String> { category: C::Logging, help: "Record the issued I/O to this file as a fio iolog (version 3: µs timestamps), appending" }
     read_iolog: Option<String> { category: C::Logging, help: "Replay a fio iolog (version 2 or 3; one per clone, ':'-separated): its files and I/Os become the job's" }
+    read_iolog_chunked: bool { kind: BOOL, default: "0", category: C::Logging, help: "fio reads the iolog in chunks as the replay goes, to bound its memory", status: noop("ioscope reads the whole iolog before the run into compact entries (the same I/Os, in the same order, at the same times); there is nothing to chunk") }
+    merge_blktrace_file: Option<String> { category: C::Logging, help: "Merge the blktrace files of read_iolog into this one and replay it (needs blktrace input to read_iolog)", status: NOT_YET }
+    merge_blktrace_scalars: Option<String> { category: C::Logging, help: "Percentage to scale each merged trace's times by", status: NOT_YET }
+    merge_blktrace_iters: Option<String> { category: C::Logging, help: "Times to replay each merged trace", status: NOT_YET }
     replay_no_stall: bool { kind: BOOL, default: "0", category: C::Logging, help: "Replay the iolog as fast as possible, ignoring its timestamps" }
     replay_time_scale: u32 { kind: INT, default: "100", min: Some(1), category: C::Logging, help: "Replay at this percentage of the iolog's I/O rate (200: twice as fast)" }
     replay_redirect: Option<String> { category: C::Logging, help: "Replay every file of the iolog onto this one file or device" }
@@ -319,6 +330,10 @@ option_table! {
     zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=zbd: zone capacity (needs a zoned block device; none here to test against)", status: NOT_YET }
     read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: read beyond the write pointer (needs a zoned block device; none here to test against)", status: NOT_YET }
     max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: maximum open zones (needs a zoned block device; none here to test against)", status: NOT_YET }
+    job_max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: maximum open zones per job (needs a zoned block device; none here to test against)", status: NOT_YET }
+    ignore_zone_limits: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: ignore the device's open/active zone limits (needs a zoned block device; none here to test against)", status: NOT_YET }
+    zone_reset_threshold: Option<String> { category: C::Zones, help: "zonemode=zbd: share of valid data that triggers zone resets (needs a zoned block device; none here to test against)", status: NOT_YET }
+    zone_reset_frequency: Option<String> { category: C::Zones, help: "zonemode=zbd: how often zones are reset (needs a zoned block device; none here to test against)", status: NOT_YET }
 
     // ---- fio profile options: accepted and without effect, as in fio ----
     threads: Option<u32> { kind: INT, category: C::Profile, help: "tiobench profile option", status: noop("fio adds profile options to its table and ignores them in normal jobs; it is not `thread`") }

@@ -906,6 +906,17 @@ choice_enum!(
 );
 
 choice_enum!(
+    /// `write_hint=`: the expected lifetime of written data (RWH_WRITE_LIFE_*).
+    WriteHint {
+        None = ["none"]: "No particular lifetime (RWH_WRITE_LIFE_NONE)",
+        Short = ["short"]: "Short-lived data",
+        Medium = ["medium"]: "Medium-lived data",
+        Long = ["long"]: "Long-lived data",
+        Extreme = ["extreme"]: "Data kept the longest",
+    }
+);
+
+choice_enum!(
     /// `stat_type=` (filestat, dirstat)
     StatType {
         Stat = ["stat"]: "stat(2)",

@@ -71,12 +71,19 @@ pub fn job_paths(o: &JobOptions, clone: u32) -> Vec<PathBuf> {
             _ => PathBuf::from(name),
         }
     };
+    let mut found = Vec::new();
+    if let Some(d) = o.opendir.as_deref() {
+        walk(Path::new(d), &mut found);
+    }
     match o.filename.as_deref() {
         Some(list) => split_names(list)
             .iter()
             .enumerate()
             .map(|(i, n)| in_dir(n, i))
+            .chain(found)
             .collect(),
+        // opendir's files replace the job's own, as in fio.
+        None if o.opendir.is_some() => found,
         None => (0..o.nrfiles)
             .map(|f| {
                 let name = o
@@ -88,6 +95,27 @@ pub fn job_paths(o: &JobOptions, clone: u32) -> Vec<PathBuf> {
                 in_dir(&name, f as usize)
             })
             .collect(),
+    }
+}
+
+/// opendir: the regular files under `dir`, depth first, each directory in name order
+/// (fio takes readdir's order, which no two filesystems agree on). Symbolic links are
+/// not followed; what cannot be read is left out.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<(PathBuf, std::fs::FileType)> = rd
+        .filter_map(Result::ok)
+        .filter_map(|e| Some((e.path(), e.file_type().ok()?)))
+        .collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    for (p, t) in entries {
+        if t.is_file() {
+            out.push(p);
+        } else if t.is_dir() {
+            walk(&p, out);
+        }
     }
 }
 
@@ -226,6 +254,13 @@ pub fn prepare(
         }
         None => access,
     };
+    if trace.is_none() && o.opendir.is_some() {
+        let named = o.filename.as_deref().map_or(0, |l| split_names(l).len());
+        say(format!(
+            "ioscope: opendir added {} files",
+            paths.len().saturating_sub(named)
+        ));
+    }
     if paths.is_empty() {
         return Err(RunError::Setup(format!(
             "{}: no files to do I/O to",
@@ -506,6 +541,11 @@ fn open_one(
             };
             RunError::Setup(format!("{}: cannot open: {e}{hint}", path.display()))
         })?;
+    if let Some(h) = o.write_hint {
+        set_write_hint(&file, h).map_err(|e| {
+            RunError::Setup(format!("{}: write_hint={}: {e}", path.display(), h.name()))
+        })?;
+    }
     let md = file
         .metadata()
         .map_err(|e| RunError::Setup(format!("{}: {e}", path.display())))?;
@@ -533,6 +573,24 @@ fn open_one(
         dev: safety::dev_numbers(devnum),
         lock: crate::filelock::for_path(o.lockfile, path),
     })
+}
+
+/// write_hint: the data's expected lifetime, on the file's inode (F_SET_RW_HINT).
+fn set_write_hint(f: &File, h: ioscope_options::WriteHint) -> std::io::Result<()> {
+    use ioscope_options::WriteHint as W;
+    const F_SET_RW_HINT: libc::c_int = 1036;
+    let hint: u64 = match h {
+        W::None => 1,
+        W::Short => 2,
+        W::Medium => 3,
+        W::Long => 4,
+        W::Extreme => 5,
+    };
+    // SAFETY: the fcntl reads one u64 from `hint`, which outlives the call.
+    if unsafe { libc::fcntl(f.as_raw_fd(), F_SET_RW_HINT, &hint as *const u64) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// A new file's missing parent directories are created, as fio does for filename=.

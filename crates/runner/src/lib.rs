@@ -24,6 +24,7 @@ pub mod files;
 pub mod flow;
 pub mod iolog;
 pub mod job;
+mod memlock;
 pub mod meta;
 pub mod monitor;
 pub mod numa;

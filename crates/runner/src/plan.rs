@@ -94,6 +94,7 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
         }
         check_openfiles(j)?;
         check_directory(j)?;
+        check_opendir(j)?;
         crate::cgroup::check(&j.opts)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         crate::numa::check(&j.opts)
@@ -119,6 +120,17 @@ fn check_directory(j: &JobSpec) -> Result<(), RunError> {
         }
     }
     Ok(())
+}
+
+/// opendir= must name a directory to walk.
+fn check_opendir(j: &JobSpec) -> Result<(), RunError> {
+    match j.opts.opendir.as_deref() {
+        Some(d) if !std::path::Path::new(d).is_dir() => Err(RunError::Setup(format!(
+            "job '{}': opendir={d}: not a directory",
+            j.name
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Memory one job clone needs before its first I/O: I/O buffers, pre-faulted latency
@@ -180,8 +192,17 @@ fn check_memory(set: &JobSet) -> Result<(), RunError> {
 
 /// MemAvailable from /proc/meminfo, bytes.
 fn mem_available() -> Option<u64> {
+    meminfo("MemAvailable:")
+}
+
+/// MemTotal from /proc/meminfo, bytes.
+pub(crate) fn mem_total() -> Option<u64> {
+    meminfo("MemTotal:")
+}
+
+fn meminfo(key: &str) -> Option<u64> {
     let m = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = m.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let line = m.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

@@ -219,7 +219,10 @@ impl Cleanup {
         if let Some(s) = &o.ioscheduler {
             self.restore.extend(files::set_scheduler(&r.ctx.files, s)?);
         }
-        self.devs.extend(r.ctx.files.iter().map(|f| f.dev));
+        // disk_util=0: this job's disks are not watched (another job's may be).
+        if o.disk_util {
+            self.devs.extend(r.ctx.files.iter().map(|f| f.dev));
+        }
         self.cgroups
             .extend(r.ctx.cgroup.iter().filter(|c| c.created).cloned());
         if o.unlink {

@@ -38,7 +38,8 @@ pub(crate) fn job_thread(
     let join = || crate::flow::Flow::join(ctx.opts.flow_id, ctx.opts.flow);
     let mut flow = if delayed { None } else { join() };
     start.wait();
-    let (workload, buffers, cmdprio, verify) = match setup {
+    // lockmem: held until the job's I/O is over.
+    let (workload, buffers, cmdprio, verify, _locked) = match setup {
         Ok(s) => s,
         Err(e) => {
             ctx.shared.state.store(STATE_DONE, Relaxed);
@@ -59,7 +60,13 @@ pub(crate) fn job_thread(
     Ok((result?, tid, ctx.logs.take()))
 }
 
-type Setup = (Workload, Buffers, Option<CmdPrio>, Option<Verifier>);
+type Setup = (
+    Workload,
+    Buffers,
+    Option<CmdPrio>,
+    Option<Verifier>,
+    Option<crate::memlock::LockedMem>,
+);
 
 /// Thread settings (ioprio, nice, CPUs), the workload, buffers and cmdprio.
 fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
@@ -101,7 +108,9 @@ fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
     }
     let cmdprio = CmdPrio::new(o, ctx.ioprio, ctx.seed);
     let verify = verifier(ctx, &workload)?;
-    Ok((workload, buffers, cmdprio, verify))
+    let say = |m: String| ctx.shared.say(m);
+    let locked = crate::memlock::LockedMem::new(&o.name, o.lockmem, &say)?;
+    Ok((workload, buffers, cmdprio, verify, locked))
 }
 
 /// The job's verifier, when it verifies; its history is sized for the writes planned.

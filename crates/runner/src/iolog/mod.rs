@@ -292,8 +292,9 @@ pub struct JobLogs {
     use_unix: bool,
     clock: &'static Clock,
     paths: Vec<PathBuf>,
-    /// log_store_compressed: the chunk size of the .fz files, and the lines' columns.
-    compress: Option<(usize, fz::Columns)>,
+    /// log_store_compressed: the chunk size of the .fz files, the lines' columns, and
+    /// the CPUs the compression runs on (log_compression_cpus; empty: any).
+    compress: Option<(usize, fz::Columns, Vec<usize>)>,
     meta: Meta,
     spill_path: Option<PathBuf>,
     format: LogFormat,
@@ -443,7 +444,16 @@ impl JobLogs {
             offset: o.log_offset,
             prio_hex: o.log_prio,
         };
-        let compress = o.log_store_compressed.then_some((chunk, columns));
+        let cpus = match o.log_compression_cpus.as_deref() {
+            Some(list) => crate::thread::parse_cpu_list(list).map_err(|e| {
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    e.replace("cpus_allowed", "log_compression_cpus"),
+                )
+            })?,
+            None => Vec::new(),
+        };
+        let compress = o.log_store_compressed.then_some((chunk, columns, cpus));
         let bins = ioscope_stats::hist::FIO_BUCKETS;
         let hist_counts = hist.is_some().then(|| {
             (
@@ -713,8 +723,9 @@ pub struct Closed {
     texts: Vec<Option<File>>,
     /// Every file the job's logs write.
     pub paths: Vec<PathBuf>,
-    /// log_store_compressed: the chunk size of the .fz files, and the lines' columns.
-    compress: Option<(usize, fz::Columns)>,
+    /// log_store_compressed: the chunk size of the .fz files, the lines' columns, and
+    /// the CPUs the compression runs on (log_compression_cpus; empty: any).
+    compress: Option<(usize, fz::Columns, Vec<usize>)>,
     /// Times the job waited for the writer, and for how long in all.
     pub stalls: u64,
     pub stall: Duration,
@@ -738,10 +749,13 @@ impl Closed {
             .collect();
         self.write_text(progress)?;
         // log_store_compressed: each text log becomes NAME.log.fz.
-        if let Some((chunk, columns)) = compress {
-            for p in &texts {
-                fz::compress_file(p, chunk, columns)?;
-            }
+        if let Some((chunk, columns, cpus)) = compress {
+            on_cpus(&cpus, || {
+                for p in &texts {
+                    fz::compress_file(p, chunk, columns)?;
+                }
+                Ok(())
+            })?;
         }
         Ok(())
     }
@@ -769,4 +783,37 @@ impl Closed {
         }
         Ok(())
     }
+}
+
+/// Run `work` on a thread allowed only `cpus` (log_compression_cpus); with none given,
+/// on the calling thread.
+fn on_cpus(
+    cpus: &[usize],
+    work: impl FnOnce() -> std::io::Result<()> + Send,
+) -> std::io::Result<()> {
+    if cpus.is_empty() {
+        return work();
+    }
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            // SAFETY: cpu_set_t is plain data; CPU_SET stays inside it (ids < 1024 are
+            // checked by parse_cpu_list) and the call affects this thread only.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                for &c in cpus {
+                    libc::CPU_SET(c, &mut set);
+                }
+                if libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) != 0 {
+                    let e = std::io::Error::last_os_error();
+                    return Err(std::io::Error::new(
+                        e.kind(),
+                        format!("log_compression_cpus: sched_setaffinity: {e}"),
+                    ));
+                }
+            }
+            work()
+        })
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("log compression thread panicked")))
+    })
 }

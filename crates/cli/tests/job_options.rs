@@ -1,0 +1,293 @@
+//! fio job options that act outside the I/O itself: disk_util, opendir, write_hint,
+//! lockmem, log_compression_cpus. Each test checks what the option did (the report's
+//! sections, the files used, the inode's hint, the locked memory, the compressed log).
+
+#[macro_use]
+mod common;
+use common::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The run's JSON document, after any notice on stdout (fio prints some there).
+fn doc(r: &Run) -> serde_json::Value {
+    let at = r
+        .stdout
+        .find('{')
+        .unwrap_or_else(|| panic!("no JSON: {}", r.stderr));
+    serde_json::from_str(&r.stdout[at..]).unwrap()
+}
+
+fn programs() -> Vec<PathBuf> {
+    let mut progs = vec![bin()];
+    if fio_usable() {
+        progs.push(PathBuf::from("fio"));
+    }
+    progs
+}
+
+/// disk_util=0: the job's disk is not watched, so the report has no disk statistics;
+/// another job on the same disk that does watch it brings them back.
+#[test]
+fn disk_util_0_leaves_the_disk_statistics_out() {
+    let d = tmpdir();
+    let (with, without) = (
+        run_json(d.path(), &args(1)).1,
+        run_json(d.path(), &args(0)).1,
+    );
+    assert!(with["disk_util"].as_array().is_some_and(|a| !a.is_empty()) || !on_a_disk(d.path()));
+    assert!(without.get("disk_util").is_none(), "{without}");
+    let normal = run_in(
+        d.path(),
+        &["--name=a", "--filename=f", "--size=256k", "--disk_util=0"],
+    );
+    assert_eq!(normal.code, 0, "{}", normal.stderr);
+    assert!(!normal.stdout.contains("Disk stats"), "{}", normal.stdout);
+    let two = run_in(
+        d.path(),
+        &[
+            "--name=a",
+            "--filename=f",
+            "--size=256k",
+            "--disk_util=0",
+            "--name=b",
+            "--filename=f",
+            "--size=256k",
+            "--disk_util=1",
+        ],
+    );
+    assert_eq!(two.code, 0, "{}", two.stderr);
+    assert_eq!(
+        two.stdout.contains("Disk stats"),
+        on_a_disk(d.path()),
+        "{}",
+        two.stdout
+    );
+
+    fn args(v: u8) -> Vec<&'static str> {
+        let du: &'static str = if v == 1 {
+            "--disk_util=1"
+        } else {
+            "--disk_util=0"
+        };
+        vec![
+            "--name=a",
+            "--filename=f",
+            "--size=256k",
+            du,
+            "--output-format=json",
+        ]
+    }
+    /// Whether the directory is on a block device with statistics (not tmpfs).
+    fn on_a_disk(p: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        let dev = fs::metadata(p).unwrap().dev();
+        let (major, minor) = (libc::major(dev), libc::minor(dev));
+        Path::new(&format!("/sys/dev/block/{major}:{minor}/stat")).exists()
+            || Path::new(&format!("/sys/dev/block/{major}:{minor}/../stat")).exists()
+    }
+}
+
+/// opendir: every regular file below the directory (symbolic links left out) is one of
+/// the job's files, as with fio, which reads the same bytes.
+#[test]
+fn opendir_adds_the_files_below_the_directory() {
+    let d = tmpdir();
+    let top = d.path().join("tree");
+    fs::create_dir_all(top.join("sub/deeper")).unwrap();
+    fs::write(top.join("b"), vec![1u8; 64 << 10]).unwrap();
+    fs::write(top.join("a"), vec![2u8; 32 << 10]).unwrap();
+    fs::write(top.join("sub/deeper/c"), vec![3u8; 16 << 10]).unwrap();
+    std::os::unix::fs::symlink(top.join("a"), top.join("link")).unwrap();
+    let dir = format!("--opendir={}", top.display());
+    for prog in programs() {
+        let r = run_tool(
+            &prog,
+            d.path(),
+            &["--name=x", &dir, "--output-format=json"],
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
+        assert_eq!(
+            u(&doc(&r)["jobs"][0]["read"]["io_bytes"]),
+            112 << 10,
+            "{}",
+            prog.display()
+        );
+    }
+    // ioscope: in name order, depth first; said on stdout with normal output.
+    let log = d.path().join("iolog");
+    let wl = format!("--write_iolog={}", log.display());
+    let r = run_in(d.path(), &["--name=x", &dir, &wl]);
+    assert!(r.stdout.contains("opendir added 3 files"), "{}", r.stdout);
+    let added: Vec<String> = fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.ends_with(" add"))
+        .map(|l| l.split_whitespace().nth(1).unwrap().to_string())
+        .collect();
+    let want: Vec<String> = ["a", "b", "sub/deeper/c"]
+        .iter()
+        .map(|n| top.join(n).display().to_string())
+        .collect();
+    assert_eq!(added, want);
+    let missing = run(&["--name=x", "--opendir=/no/such/dir", "--parse-only"]);
+    let bad = run(&["--name=x", "--opendir=/no/such/dir"]);
+    assert!(missing.code != 0 || bad.code != 0);
+    assert!(
+        bad.stderr.contains("opendir=/no/such/dir: not a directory"),
+        "{}",
+        bad.stderr
+    );
+}
+
+/// write_hint: the hint is on the file's inode afterwards (F_GET_RW_HINT), for both.
+#[test]
+fn write_hint_sets_the_files_lifetime_hint() {
+    const F_GET_RW_HINT: libc::c_int = 1035;
+    let d = tmpdir();
+    for prog in programs() {
+        for (name, want) in [("short", 2u64), ("long", 4), ("extreme", 5)] {
+            let f = d.path().join(format!("f-{name}"));
+            let file = format!("--filename={}", f.display());
+            let hint = format!("--write_hint={name}");
+            let args = ["--name=x", &file, "--size=64k", "--rw=write", &hint];
+            let r = run_tool(&prog, d.path(), &args, &[]);
+            assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
+            let fd = fs::File::open(&f).unwrap();
+            let mut got: u64 = 0;
+            // SAFETY: F_GET_RW_HINT writes one u64 into `got`.
+            let rc = unsafe {
+                libc::fcntl(
+                    std::os::fd::AsRawFd::as_raw_fd(&fd),
+                    F_GET_RW_HINT,
+                    &mut got,
+                )
+            };
+            assert_eq!((rc, got), (0, want), "{}: {name}", prog.display());
+            fs::remove_file(&f).unwrap();
+        }
+    }
+    let r = run(&["--name=x", "--write_hint=forever", "--parse-only"]);
+    assert!(
+        r.code != 0 && r.stderr.contains("write_hint"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// lockmem: while the job runs, the process has that much memory locked.
+#[test]
+fn lockmem_locks_memory_while_the_job_runs() {
+    let child = std::process::Command::new(bin())
+        .args([
+            "--name=x",
+            "--ioengine=null",
+            "--size=1g",
+            "--time_based",
+            "--runtime=2s",
+            "--lockmem=48m",
+            "--output-format=json",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = format!("/proc/{}/status", child.id());
+    let mut locked_kib = 0;
+    for _ in 0..40 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let s = fs::read_to_string(&status).unwrap_or_default();
+        locked_kib = s
+            .lines()
+            .find(|l| l.starts_with("VmLck:"))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+            .unwrap_or(0);
+        if locked_kib > 0 {
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(locked_kib >= 48 << 10, "VmLck {locked_kib} kB");
+}
+
+/// log_compression_cpus: the compressed logs are written (on those CPUs) and read back
+/// with --inflate-log; a bad CPU list is refused before the run; without
+/// log_store_compressed a note says it changes nothing.
+#[test]
+fn log_compression_cpus_compresses_on_the_given_cpus() {
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+            "--write_lat_log=z",
+            "--log_store_compressed=1",
+            "--log_compression_cpus=0",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let fz = d.path().join("z_clat.1.log.fz");
+    let text = run_in(d.path(), &["--inflate-log", fz.to_str().unwrap()]);
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert_eq!(text.stdout.lines().count(), 256);
+    let bad = run_in(
+        d.path(),
+        &[
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+            "--write_lat_log=z",
+            "--log_store_compressed=1",
+            "--log_compression_cpus=9999",
+        ],
+    );
+    assert!(
+        bad.code != 0 && bad.stderr.contains("log_compression_cpus"),
+        "{}",
+        bad.stderr
+    );
+    let alone = run_in(
+        d.path(),
+        &[
+            "--name=x",
+            "--ioengine=null",
+            "--size=64k",
+            "--log_compression_cpus=0",
+        ],
+    );
+    assert!(
+        alone
+            .stderr
+            .contains("log_compression_cpus changes nothing"),
+        "{}",
+        alone.stderr
+    );
+}
+
+/// Every option fio 3.33 lists (`fio --cmdhelp=all`) is one ioscope knows: a job file
+/// written for fio never stops at "unknown option" (an option ioscope does not do yet
+/// is refused by name, with why).
+#[test]
+fn every_option_fio_lists_is_known() {
+    require!(Prereq::Fio333);
+    let out = run_tool(Path::new("fio"), Path::new("."), &["--cmdhelp=all"], &[]);
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, _)| n.trim())
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    assert!(names.len() > 150, "{}", out.stdout);
+    let unknown: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|n| run(&[&format!("--cmdhelp={n}")]).code != 0)
+        .collect();
+    assert!(
+        unknown.is_empty(),
+        "options fio has and ioscope does not know: {unknown:?}"
+    );
+}
