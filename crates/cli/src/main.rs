@@ -52,8 +52,13 @@ fn main() -> ExitCode {
         Some("quick") => utf8(&args[1..]).and_then(|a| quick::main(&a)),
         Some("fairness") => utf8(&args[1..]).and_then(|a| fairness::main(&a)),
         Some("peak") => utf8(&args[1..]).and_then(|a| peak::main(&a)),
-        Some("compare") => utf8(&args[1..]).and_then(|a| compare::main(&a)),
-        Some("sweep") => utf8(&args[1..]).and_then(|a| sweep::main(&a)),
+        Some(name @ ("compare" | "sweep")) => utf8(&args[1..]).and_then(|a| {
+            let run = |h: &cluster::Hosts| match name {
+                "compare" => compare::main(&a, h),
+                _ => sweep::main(&a, h),
+            };
+            cluster::workflow(name, &run).unwrap_or_else(|| run(&cluster::Hosts::Local))
+        }),
         Some("report") => utf8(&args[1..]).and_then(|a| report::main(&a)),
         Some("plot") => utf8(&args[1..]).and_then(|a| plot::main(&a)),
         Some("log") => utf8(&args[1..]).and_then(|a| logcmd::main(&a)),

@@ -675,11 +675,24 @@ fn subcommands_that_run_alone_refuse_a_multi_rank_launch() {
         ("PMIX_RANK".to_string(), "0".to_string()),
         ("PMIX_SIZE".to_string(), "2".to_string()),
     ];
-    for sub in ["quick", "sweep", "compare"] {
+    for sub in ["quick", "fairness", "peak"] {
         let r = run_tool(&bin(), d.path(), &[sub, "--help"], &env);
         assert_eq!(r.code, 1, "{sub}: {}", r.stderr);
         assert!(
             r.stderr.contains("does not run across MPI ranks"),
+            "{sub}: {}",
+            r.stderr
+        );
+    }
+    // The workflows do run across ranks: a build without MPI says how to get one.
+    for sub in ["sweep", "compare"] {
+        let r = run_tool(&bin(), d.path(), &[sub, "--help"], &env);
+        if mpi_feature_in_default_build() {
+            continue;
+        }
+        assert_eq!(r.code, 1, "{sub}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("built without MPI"),
             "{sub}: {}",
             r.stderr
         );
@@ -694,4 +707,129 @@ fn subcommands_that_run_alone_refuse_a_multi_rank_launch() {
 /// `cargo test --features mpi` builds the test binary itself with MPI.
 fn mpi_feature_in_default_build() -> bool {
     cfg!(feature = "mpi")
+}
+
+/// A sweep file over `dir/data.${IOSCOPE_RANK}`: two size-bounded points (4 KiB and
+/// 64 KiB blocks), each rank's target in `subdir` (which must exist: `directory=`).
+fn rank_sweep(dir: &Path, subdir: &str) -> PathBuf {
+    let text = format!(
+        "[target]\ndirectory = \"{}/{subdir}\"\nfilename = \"data\"\nsize = \"2m\"\n\n\
+         [defaults]\nioengine = \"psync\"\n\n[profiles.w]\nrw = \"write\"\n\n\
+         [[sweep]]\nname = \"bs\"\nprofiles = [\"w\"]\naxes = {{ bs = [\"4k\", \"64k\"] }}\n",
+        dir.display()
+    );
+    let path = dir.join("ranks.toml");
+    std::fs::write(&path, text).expect("sweep file");
+    path
+}
+
+#[test]
+fn a_sweep_runs_every_point_on_every_rank() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    for r in 0..3 {
+        std::fs::create_dir(d.path().join(format!("r{r}"))).expect("rank dir");
+    }
+    let sweep = rank_sweep(d.path(), "r${IOSCOPE_RANK}");
+    let file = sweep.to_str().expect("utf-8");
+    let o = mpirun(d.path(), 3, &[], &["sweep", "run", file, "-o", "out"]);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("2 points: 2 run"), "{}", o.stdout);
+    // Each rank wrote its own target.
+    for r in 0..3 {
+        let data = d.path().join(format!("r{r}/data"));
+        assert_eq!(
+            std::fs::metadata(&data).expect("the rank's file").len(),
+            2 << 20
+        );
+    }
+    // Each point's result is the ranks' merged report, in fio's client shape.
+    let mut csv_iops = Vec::new();
+    for bs in ["4k", "64k"] {
+        let p = d.path().join(format!("out/points/bs.w.bs-{bs}.json"));
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).expect("point")).expect("JSON");
+        let hosts = host_entries(&v);
+        let mut ports: Vec<u64> = hosts.iter().map(|e| u(&e["port"])).collect();
+        ports.sort_unstable();
+        assert_eq!(ports, [0, 1, 2], "{}", p.display());
+        let per_rank = (2u64 << 20) / if bs == "4k" { 4096 } else { 65536 };
+        for e in &hosts {
+            assert_eq!(u(&e["write"]["total_ios"]), per_rank, "{bs}");
+        }
+        let all = aggregate(&v);
+        assert_eq!(u(&all["write"]["total_ios"]), 3 * per_rank, "{bs}");
+        assert_eq!(v["ioscope"]["sweep"]["axes"]["bs"], bs);
+        csv_iops.push(all["write"]["iops"].as_f64().expect("iops"));
+    }
+    // The report reads the aggregate: results.csv has one row per point, its IOPS.
+    let csv = std::fs::read_to_string(d.path().join("out/results.csv")).expect("results.csv");
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{csv}");
+    let head: Vec<&str> = csv.lines().next().unwrap_or("").split(',').collect();
+    let col = head.iter().position(|h| *h == "iops").expect("iops column");
+    for (row, want) in rows.iter().zip(&csv_iops) {
+        let got: f64 = row
+            .split(',')
+            .nth(col)
+            .and_then(|x| x.parse().ok())
+            .expect("iops");
+        assert!((got - want).abs() <= want * 1e-6 + 0.01, "{row} vs {want}");
+    }
+}
+
+#[test]
+fn one_ranks_bad_point_stops_the_sweep_before_any_io() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    // No r2: rank 2's `directory=` does not exist.
+    for r in 0..2 {
+        std::fs::create_dir(d.path().join(format!("r{r}"))).expect("rank dir");
+    }
+    let sweep = rank_sweep(d.path(), "r${IOSCOPE_RANK}");
+    let file = sweep.to_str().expect("utf-8");
+    let o = mpirun(d.path(), 3, &[], &["sweep", "run", file, "-o", "out"]);
+    assert_eq!(o.code, 1, "{}", o.stderr);
+    assert!(
+        o.stderr.contains("rank 2 ("),
+        "names the rank: {}",
+        o.stderr
+    );
+    assert!(o.stderr.contains("/r2"), "and its directory: {}", o.stderr);
+    for r in 0..2 {
+        assert!(
+            !d.path().join(format!("r{r}/data")).exists(),
+            "rank {r} did no I/O"
+        );
+    }
+}
+
+#[test]
+fn compare_runs_both_sides_on_every_rank() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    let job = |bs: &str| format!("[j]\nioengine=null\nrw=randread\nbs={bs}\nsize=64m\n");
+    std::fs::write(d.path().join("a.fio"), job("4k")).expect("a");
+    std::fs::write(d.path().join("b.fio"), job("64k")).expect("b");
+    let o = mpirun(
+        d.path(),
+        3,
+        &[],
+        &[
+            "compare", "--run", "--repeat", "2", "-o", "ab", "a.fio", "b.fio",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    for (side, bs) in [("a", 4096u64), ("b", 65536)] {
+        for i in 1..=2 {
+            let p = d.path().join(format!("ab/{side}-{i}.json"));
+            let v: Value =
+                serde_json::from_str(&std::fs::read_to_string(&p).expect("result")).expect("JSON");
+            let hosts = host_entries(&v);
+            assert_eq!(hosts.len(), 3, "{}", p.display());
+            assert_eq!(u(&aggregate(&v)["read"]["total_ios"]), 3 * (64 << 20) / bs);
+        }
+    }
+    // The table compares the aggregates: 3 ranks' I/Os per side.
+    assert!(o.stdout.contains("All clients  read  iops"), "{}", o.stdout);
 }

@@ -1,10 +1,11 @@
 //! Errors that name where the bad input is: file, line and option.
 
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
 
 /// Where a piece of input came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Source {
     File(PathBuf),
     CommandLine,
@@ -12,7 +13,7 @@ pub enum Source {
 }
 
 /// A position in the input.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Loc {
     pub source: Source,
     /// 1-based line in a file, or argv index on the command line.

@@ -5,7 +5,7 @@ use crate::error::{Loc, OptionsError};
 use std::path::{Path, PathBuf};
 
 /// One `key[=value]` line.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RawEntry {
     pub key: String,
     /// None for a bare `key` (a flag).
@@ -14,7 +14,7 @@ pub struct RawEntry {
 }
 
 /// One `[section]` with its entries, in order.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct RawSection {
     pub name: String,
     pub loc: Loc,

@@ -7,7 +7,7 @@ use crate::jobfile::{expand_value, Keywords, RawEntry, RawSection};
 use crate::suggest::did_you_mean;
 use crate::table::{self, JobOptions, OPTIONS};
 use crate::types::{ValueCx, ZoneMode};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::OnceLock;
 
 /// One job as it will run (before numjobs expansion).
@@ -40,6 +40,30 @@ pub struct JobSet {
     pub global_explicit: Vec<(String, String)>,
     /// Notes for stderr (fio prints some of these as "note:").
     pub notes: Vec<String>,
+    /// What the set was built from, before `${…}` substitution: another MPI rank
+    /// rebuilds the same jobs with its own `${IOSCOPE_RANK}` ([`rebuild`]).
+    #[serde(skip)]
+    pub source: SetSource,
+}
+
+/// The inputs of [`build`], as text: the same jobs can be built again elsewhere
+/// (another rank, with its own keywords) from this alone.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SetSource {
+    pub cli_global: Vec<RawEntry>,
+    pub cli_jobs: Vec<RawSection>,
+    pub files: Vec<Vec<RawSection>>,
+    pub sections: Vec<String>,
+    /// Values were read as fio reads them (`--compat=fio`).
+    pub compat_fio: bool,
+}
+
+/// Build the jobs of `src` again, with `kw`'s machine facts and `${…}` values (the
+/// parse mode, `--compat=fio` or not, is the source's own).
+pub fn rebuild(src: &SetSource, kw: &Keywords) -> Result<JobSet, OptionsError> {
+    let kw = kw.clone().with_compat_fio(src.compat_fio);
+    let sections: Vec<&str> = src.sections.iter().map(String::as_str).collect();
+    build(&src.cli_global, &src.cli_jobs, &src.files, &sections, &kw)
 }
 
 /// Job options with every default from the table applied.
@@ -229,6 +253,13 @@ pub fn build(
         jobs,
         global_explicit,
         notes,
+        source: SetSource {
+            cli_global: cli_global.to_vec(),
+            cli_jobs: cli_jobs.to_vec(),
+            files: files.to_vec(),
+            sections: sections.iter().map(|s| s.to_string()).collect(),
+            compat_fio: kw.compat_fio,
+        },
     })
 }
 

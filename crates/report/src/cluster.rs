@@ -14,7 +14,7 @@ use crate::json::{json_value, print_value};
 use crate::normal::write_normal;
 use crate::terse::write_terse;
 use crate::{interrupted_line, OutputFormat};
-use ioscope_stats::hosts::{ClusterResult, HostRun, ALL_CLIENTS};
+use ioscope_stats::hosts::{ClusterResult, HostRun, Ran, ALL_CLIENTS};
 use serde_json::{Map, Value};
 
 /// Whether the aggregate is reported: more than one entry over all hosts.
@@ -47,6 +47,22 @@ pub fn render_cluster(c: &ClusterResult, formats: &[OutputFormat], terse_version
         write_cluster_normal(c, &mut out);
     }
     out
+}
+
+/// A workflow's run as fio writes it: one host's document, or the client shape.
+pub fn ran_json_value(r: &Ran, plus: bool) -> Value {
+    match r {
+        Ran::One(run) => json_value(run, plus),
+        Ran::Hosts(c) => cluster_json_value(c, plus),
+    }
+}
+
+/// [`crate::render`] or [`render_cluster`], as the run was made.
+pub fn render_ran(r: &Ran, formats: &[OutputFormat], terse_version: u32) -> String {
+    match r {
+        Ran::One(run) => crate::render(run, formats, terse_version),
+        Ran::Hosts(c) => render_cluster(c, formats, terse_version),
+    }
 }
 
 /// Each host's report with its lines prefixed, then the aggregate.

@@ -18,7 +18,7 @@ pub mod terse;
 #[cfg(test)]
 mod testdata;
 
-pub use cluster::render_cluster;
+pub use cluster::{ran_json_value, render_cluster, render_ran};
 pub use json::write_json;
 pub use normal::{job_header_line, write_normal};
 pub use terse::write_terse;

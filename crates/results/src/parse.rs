@@ -80,13 +80,20 @@ pub fn from_value(v: &Value, origin: &Path) -> Result<ResultFile, ResultsError> 
     let doc = v
         .as_object()
         .ok_or_else(|| bad("the document is not a JSON object".into()))?;
-    let jobs = doc
-        .get("jobs")
-        .ok_or_else(|| bad("no \"jobs\" array".into()))?
-        .as_array()
-        .ok_or_else(|| bad("\"jobs\" is not an array".into()))?;
+    let jobs = match (doc.get("jobs"), doc.get("client_stats")) {
+        (Some(j), _) => j
+            .as_array()
+            .ok_or_else(|| bad("\"jobs\" is not an array".into()))?
+            .iter()
+            .collect(),
+        (None, Some(c)) => client_jobs(
+            c.as_array()
+                .ok_or_else(|| bad("\"client_stats\" is not an array".into()))?,
+        ),
+        (None, None) => return Err(bad("no \"jobs\" array".into())),
+    };
     let jobs = jobs
-        .iter()
+        .into_iter()
         .enumerate()
         .map(|(i, j)| job(j).map_err(|why| bad(format!("job {}: {why}", i + 1))))
         .collect::<Result<Vec<Job>, ResultsError>>()?;
@@ -109,6 +116,21 @@ pub fn from_value(v: &Value, origin: &Path) -> Result<ResultFile, ResultsError> 
             .unwrap_or_default(),
         meta: doc.get("ioscope").and_then(Value::as_object).map(meta),
     })
+}
+
+/// The jobs of fio's client/server document (and of ioscope under MPI): the "All
+/// clients" aggregate entries when there are any (one per group, over every host),
+/// else the one host's entries.
+fn client_jobs(entries: &[Value]) -> Vec<&Value> {
+    let all = |e: &&Value| {
+        ["hostname", "jobname"]
+            .iter()
+            .any(|k| e.get(*k).and_then(Value::as_str) == Some("All clients"))
+    };
+    match entries.iter().any(|e| all(&e)) {
+        true => entries.iter().filter(all).collect(),
+        false => entries.iter().collect(),
+    }
 }
 
 fn meta(o: &Map<String, Value>) -> Meta {

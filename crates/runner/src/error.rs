@@ -15,6 +15,9 @@ pub enum RunError {
     /// The run's stop flag was raised while preparing (e.g. during a long layout).
     #[error("{0}")]
     Interrupted(String),
+    /// Under MPI: ranks that could not run the jobs, each named with its message.
+    #[error("{0}")]
+    Ranks(String),
     #[error(transparent)]
     Engine(#[from] ioscope_engine::EngineError),
 }

@@ -19,6 +19,7 @@ pub mod cpu;
 pub mod disk;
 pub mod dist;
 pub mod error;
+pub mod execute;
 pub mod filelock;
 pub mod files;
 pub mod flow;
@@ -51,5 +52,6 @@ pub mod zones;
 mod tests;
 
 pub use error::RunError;
+pub use execute::Execute;
 pub use plan::{Plan, Planned};
 pub use run::{request_stop, EngineSource, JobProgress, Observer, RunOptions, Runner, STOP};

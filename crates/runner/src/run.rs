@@ -33,8 +33,8 @@ pub fn request_stop() {
     STOP.store(true, Relaxed);
 }
 
-/// Run-wide settings from the command line.
-#[derive(Clone, Debug, Default)]
+/// Run-wide settings from the command line (sent to the other ranks under MPI).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct RunOptions {
     pub allow_destructive: bool,
     pub readonly: bool,

@@ -52,6 +52,60 @@ impl ClusterResult {
     }
 }
 
+/// What running a job set gave: this host's run, or every rank's and their aggregate
+/// (a workflow's run under MPI).
+#[derive(Clone, Debug)]
+pub enum Ran {
+    One(RunResult),
+    Hosts(ClusterResult),
+}
+
+impl Ran {
+    /// The run to analyse: the only one, or the aggregate over the hosts.
+    pub fn run(&self) -> &RunResult {
+        match self {
+            Ran::One(r) => r,
+            Ran::Hosts(c) => &c.all,
+        }
+    }
+
+    /// A signal cut the run short (on any host).
+    pub fn interrupted(&self) -> bool {
+        match self {
+            Ran::One(r) => r.meta.interrupted,
+            Ran::Hosts(c) => c.interrupted(),
+        }
+    }
+
+    /// The first failure, in words: a job's error (with its rank and host under MPI),
+    /// or a rank without results. Tolerated errors are not failures.
+    pub fn failure(&self) -> Option<String> {
+        let job = |r: &RunResult| {
+            r.jobs
+                .iter()
+                .find(|j| j.error != 0 && !j.error_tolerated)
+                .map(|j| {
+                    let text = j
+                        .error_text
+                        .clone()
+                        .unwrap_or_else(|| format!("error {}", j.error));
+                    format!("job '{}': err={}: {text}", j.name, j.error)
+                })
+        };
+        match self {
+            Ran::One(r) => job(r),
+            Ran::Hosts(c) => c.hosts.iter().find_map(|h| {
+                let why = match (&h.error, &h.result) {
+                    (Some(e), _) => Some(e.clone()),
+                    (None, Some(r)) => job(r),
+                    (None, None) => Some("no results".into()),
+                }?;
+                Some(format!("rank {} ({}): {why}", h.rank, h.host))
+            }),
+        }
+    }
+}
+
 /// Merge the ranks' runs (in rank order) into their aggregate.
 pub fn merge_hosts(mut hosts: Vec<HostRun>) -> ClusterResult {
     hosts.sort_by_key(|h| h.rank);

@@ -12,8 +12,8 @@ use crate::matrix::{self, Point};
 use crate::precondition;
 use ioscope_analysis::sweep::{GuardLine, GuardMetric};
 use ioscope_options::JobSet;
-use ioscope_runner::{Observer, RunOptions, Runner};
-use ioscope_stats::RunResult;
+use ioscope_runner::{Execute, Observer};
+use ioscope_stats::hosts::Ran;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -100,19 +100,18 @@ impl Campaign {
     }
 
     /// Every point (and preconditioning job) through the checks a run makes: options,
-    /// values not supported yet, limits, memory. Nothing is touched.
-    pub fn check(&self, opts: &RunOptions) -> Result<Vec<JobSet>, SweepError> {
-        let runner = Runner::new(opts.clone());
+    /// values not supported yet, limits, memory — on every host `exec` runs on.
+    /// Nothing is touched.
+    pub fn check(&self, exec: &dyn Execute) -> Result<Vec<JobSet>, SweepError> {
         for set in precondition::job_sets(&self.file)? {
-            runner
-                .plan(&set)
+            exec.check(&set)
                 .map_err(|e| SweepError::Run(format!("preconditioning: {e}")))?;
         }
         self.points
             .iter()
             .map(|p| {
                 let set = p.job_set()?;
-                runner.plan(&set).map_err(|e| SweepError::Point {
+                exec.check(&set).map_err(|e| SweepError::Point {
                     point: p.id.clone(),
                     msg: e.to_string(),
                 })?;
@@ -155,18 +154,16 @@ impl Campaign {
         }
     }
 
-    /// Run (or resume) the campaign into `dir`.
+    /// Run (or resume) the campaign into `dir`, each job set through `exec` (made with
+    /// `settings.allow_destructive`).
     pub fn run(
         &self,
         dir: &Path,
         settings: &Settings,
+        exec: &dyn Execute,
         progress: &mut dyn Progress,
     ) -> Result<Summary, SweepError> {
-        let opts = RunOptions {
-            allow_destructive: settings.allow_destructive,
-            ..RunOptions::default()
-        };
-        let sets = self.check(&opts)?;
+        let sets = self.check(exec)?;
         self.check_writes(&sets, settings)?;
         let io = |p: &Path, e: std::io::Error| SweepError::Io {
             path: p.to_path_buf(),
@@ -183,13 +180,12 @@ impl Campaign {
             points: self.points.len(),
             identity: self.identity.key(),
         })?;
-        let runner = Runner::new(opts);
         if !state.conditioned.contains(&self.identity.key()) {
             let pre = precondition::Preconditioner {
                 campaign: self,
                 dir,
                 settings,
-                runner: &runner,
+                exec,
             };
             if !pre.run(&mut journal, progress)? {
                 return Ok(Summary {
@@ -208,7 +204,7 @@ impl Campaign {
             settings,
             state,
             journal,
-            runner,
+            exec,
             sets,
             guards: HashMap::new(),
             pruned: HashMap::new(),
@@ -230,7 +226,7 @@ struct PointRun<'a> {
     settings: &'a Settings,
     state: State,
     journal: Journal,
-    runner: Runner,
+    exec: &'a dyn Execute,
     sets: Vec<JobSet>,
     /// Guard state per line, and the lines it pruned (with why).
     guards: HashMap<usize, GuardLine>,
@@ -299,15 +295,13 @@ impl PointRun<'_> {
             id: p.id.clone(),
         })?;
         let started = Instant::now();
-        let result = self
-            .runner
-            .run_set(&self.sets[p.index], progress.observer());
+        let result = self.exec.execute(&self.sets[p.index], progress.observer());
         let seconds = started.elapsed().as_secs_f64();
         let run = match result {
             Ok(r) => r,
             Err(e) => return self.failed(p, e.to_string()),
         };
-        if run.meta.interrupted {
+        if run.interrupted() {
             self.event(Event::Interrupted {
                 t: now_ms(),
                 key: p.key.clone(),
@@ -318,12 +312,8 @@ impl PointRun<'_> {
         let doc = self.document(p, &run);
         let rel = format!("{POINTS_DIR}/{}.json", p.id);
         write_atomically(&self.dir.join(&rel), &doc)?;
-        if let Some(e) = run.jobs.iter().find(|j| j.error != 0 && !j.error_tolerated) {
-            let text = e
-                .error_text
-                .clone()
-                .unwrap_or_else(|| format!("error {}", e.error));
-            return self.failed(p, format!("job '{}': err={}: {text}", e.name, e.error));
+        if let Some(why) = run.failure() {
+            return self.failed(p, why);
         }
         self.event(Event::Finish {
             t: now_ms(),
@@ -382,10 +372,11 @@ impl PointRun<'_> {
         serde_json::from_str(&text).ok()
     }
 
-    /// The JSON+ document of a point, with what the sweep knows under
-    /// `ioscope.sweep`: the point, its axes, its options as a job file, the target.
-    fn document(&self, p: &Point, run: &RunResult) -> Value {
-        let mut doc = ioscope_report::json::json_value(run, true);
+    /// The JSON+ document of a point (fio's client shape when it ran on many hosts),
+    /// with what the sweep knows under `ioscope.sweep`: the point, its axes, its
+    /// options as a job file, the target.
+    fn document(&self, p: &Point, run: &Ran) -> Value {
+        let mut doc = ioscope_report::ran_json_value(run, true);
         let axes: serde_json::Map<String, Value> = p
             .axes
             .iter()

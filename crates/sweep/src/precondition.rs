@@ -16,7 +16,8 @@ use ioscope_analysis::sweep::GuardMetric;
 use ioscope_options::error::{Loc, Source};
 use ioscope_options::jobfile::{self, RawEntry, RawSection};
 use ioscope_options::{spec, JobSet};
-use ioscope_runner::Runner;
+use ioscope_runner::Execute;
+use ioscope_stats::hosts::Ran;
 use std::path::Path;
 
 pub const DIR: &str = "precondition";
@@ -101,7 +102,7 @@ pub(crate) struct Preconditioner<'a> {
     pub campaign: &'a Campaign,
     pub dir: &'a Path,
     pub settings: &'a Settings,
-    pub runner: &'a Runner,
+    pub exec: &'a dyn Execute,
 }
 
 impl Preconditioner<'_> {
@@ -127,9 +128,9 @@ impl Preconditioner<'_> {
                     p.bs
                 ));
                 let set = fill_job(f, p.passes, &p.bs, p.iodepth)?;
-                let run = self.runner.run_set(&set, progress.observer());
+                let run = self.exec.execute(&set, progress.observer());
                 let run = run.map_err(|e| SweepError::Run(format!("preconditioning fill: {e}")))?;
-                if run.meta.interrupted {
+                if run.interrupted() {
                     return Ok(false);
                 }
                 failed_job(&run, "preconditioning fill")?;
@@ -181,14 +182,14 @@ impl Preconditioner<'_> {
         let mut values = Vec::new();
         for round in 1..=max {
             progress.stage(&format!("steady state: round {round} of at most {max}"));
-            let run = self.runner.run_set(&set, progress.observer());
+            let run = self.exec.execute(&set, progress.observer());
             let run =
                 run.map_err(|e| SweepError::Run(format!("steady-state round {round}: {e}")))?;
-            if run.meta.interrupted {
+            if run.interrupted() {
                 return Ok(None);
             }
             failed_job(&run, &format!("steady-state round {round}"))?;
-            let doc = ioscope_report::json::json_value(&run, true);
+            let doc = ioscope_report::ran_json_value(&run, true);
             let rel = format!("{DIR}/round-{round:02}.json");
             write_atomically(&self.dir.join(&rel), &doc)?;
             let (iops, bw, _) = crate::execute::figures(&doc);
@@ -198,8 +199,8 @@ impl Preconditioner<'_> {
             };
             values.push(value);
             let steady = match &s.fio_ss {
-                // fio decided, inside the run.
-                Some(_) => doc["jobs"][0]["steadystate"]["attained"].as_u64() == Some(1),
+                // fio's rule decided, inside the run (on every host).
+                Some(_) => attained(&run),
                 None => snia_check(&values, &s.criteria).is_some_and(|c| c.steady()),
             };
             j.write(&Event::Round {
@@ -227,6 +228,13 @@ impl Preconditioner<'_> {
         let c = self.campaign;
         let t = &c.file.target;
         let refuse = |why: &str| Err(SweepError::Target(format!("purge=discard: {why}")));
+        if self.exec.ranks() > 1 {
+            return refuse(&format!(
+                "not under MPI yet: this would discard rank 0's device only, of {} ranks' \
+                 (purge each host's device first, then run the sweep without purge)",
+                self.exec.ranks()
+            ));
+        }
         if c.identity.kind != "block device" {
             return refuse(&format!("{} is not a block device", c.identity.path));
         }
@@ -247,13 +255,23 @@ impl Preconditioner<'_> {
     }
 }
 
-fn failed_job(run: &ioscope_stats::RunResult, what: &str) -> Result<(), SweepError> {
-    match run.jobs.iter().find(|j| j.error != 0 && !j.error_tolerated) {
-        Some(e) => Err(SweepError::Run(format!(
-            "{what}: err={}: {}",
-            e.error,
-            e.error_text.as_deref().unwrap_or("")
-        ))),
+/// fio's `ss=`: the job reached steady state — on every host, under MPI.
+fn attained(run: &Ran) -> bool {
+    let first = |r: &ioscope_stats::RunResult| {
+        r.jobs
+            .first()
+            .and_then(|j| j.steadystate.as_ref())
+            .is_some_and(|s| s.attained)
+    };
+    match run {
+        Ran::One(r) => first(r),
+        Ran::Hosts(c) => c.hosts.iter().all(|h| h.result.as_ref().is_some_and(first)),
+    }
+}
+
+fn failed_job(run: &Ran, what: &str) -> Result<(), SweepError> {
+    match run.failure() {
+        Some(why) => Err(SweepError::Run(format!("{what}: {why}"))),
         None => Ok(()),
     }
 }

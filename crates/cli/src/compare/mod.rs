@@ -13,7 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
+pub fn main(args: &[String], hosts: &crate::cluster::Hosts) -> Result<ExitCode> {
     let Some(p) = crate::parse_flags("compare", args)? else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -40,7 +40,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
             None => temp_dir()?,
         };
         eprintln!("ioscope compare: results in {}", dir.display());
-        run::run(&arms, repeat, &dir)?
+        run::run(&arms, repeat, &dir, &*hosts.exec(Default::default()))?
     } else {
         for f in ["repeat", "output"] {
             if p.has(f) {

@@ -12,6 +12,7 @@ use ioscope_options::error::Loc;
 use ioscope_options::jobfile::{self, RawEntry, RawSection};
 use ioscope_options::{spec, JobSet};
 use ioscope_report::OutputFormat;
+use ioscope_runner::Execute;
 use std::path::{Path, PathBuf};
 
 /// One side to run: its name and its jobs.
@@ -80,11 +81,11 @@ fn build(job: &Path, sections: &[RawSection]) -> Result<JobSet> {
     Ok(set)
 }
 
-/// Run both arms `repeat` times each into `dir` (a-1.json, b-1.json, ...).
-pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path) -> Result<(Side, Side)> {
-    let runner = ioscope_runner::Runner::new(Default::default());
+/// Run both arms `repeat` times each into `dir` (a-1.json, b-1.json, ...), through
+/// `exec` (this host, or every MPI rank: then each result is their merged report).
+pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path, exec: &dyn Execute) -> Result<(Side, Side)> {
     for arm in arms {
-        runner.plan(&arm.set).with_context(|| arm.label.clone())?;
+        exec.check(&arm.set).with_context(|| arm.label.clone())?;
     }
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
     crate::signals::install();
@@ -100,7 +101,7 @@ pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path) -> Result<(Side, Side)> {
             }
             eprintln!("ioscope compare: run {i}/{repeat} of {name}: {}", arm.label);
             let out = dir.join(format!("{name}-{i}.json"));
-            run_one(&runner, arm, &out)?;
+            run_one(exec, arm, &out)?;
             files[s].push(out);
         }
     }
@@ -112,15 +113,15 @@ pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path) -> Result<(Side, Side)> {
 }
 
 /// One run of an arm, its JSON+ document (with the latency bins) written to `out`.
-fn run_one(runner: &ioscope_runner::Runner, arm: &Arm, out: &Path) -> Result<()> {
+fn run_one(exec: &dyn Execute, arm: &Arm, out: &Path) -> Result<()> {
     // Opened before the I/O: an unwritable directory fails now, not after the run.
     let mut file = std::fs::File::create(out).with_context(|| out.display().to_string())?;
     let mut status = Status::new(false, Eta::Auto, None);
-    let result = runner
-        .run_set(&arm.set, &mut status)
+    let result = exec
+        .execute(&arm.set, &mut status)
         .with_context(|| arm.label.clone())?;
     status.finish();
-    let doc = ioscope_report::render(&result, &[OutputFormat::JsonPlus], 3);
+    let doc = ioscope_report::render_ran(&result, &[OutputFormat::JsonPlus], 3);
     std::io::Write::write_all(&mut file, doc.as_bytes())
         .with_context(|| out.display().to_string())?;
     Ok(())

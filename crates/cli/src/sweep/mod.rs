@@ -4,8 +4,10 @@
 mod import;
 mod progress;
 
+use crate::cluster::Hosts;
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_options::flags::Parsed;
+use ioscope_runner::RunOptions;
 use ioscope_sweep::campaign::{self, Status};
 use ioscope_sweep::execute::nominal_seconds;
 use ioscope_sweep::{Campaign, Settings, SweepFile};
@@ -24,7 +26,7 @@ const VERB_FLAGS: &[(&str, &[&str])] = &[
     ("json", &["plan", "status"]),
 ];
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
+pub fn main(args: &[String], hosts: &Hosts) -> Result<ExitCode> {
     let Some(p) = crate::parse_flags("sweep", args)? else {
         return Ok(ExitCode::SUCCESS);
     };
@@ -57,8 +59,8 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     };
     let operand = Path::new(operand);
     match verb {
-        "plan" => plan(operand, &p),
-        "run" => run(operand, &p),
+        "plan" => plan(operand, &p, hosts),
+        "run" => run(operand, &p, hosts),
         "status" => status(operand, p.has("json")),
         _ => import::main(operand, &p),
     }
@@ -82,10 +84,10 @@ fn planned(c: &Campaign) -> Result<(f64, usize)> {
     Ok((secs, unknown))
 }
 
-fn plan(path: &Path, p: &Parsed) -> Result<ExitCode> {
+fn plan(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
     let c = load(path)?;
     if p.has("check") {
-        c.check(&Default::default())?;
+        c.check(&*hosts.exec(RunOptions::default()))?;
     }
     if let Some(dir) = p.value("emit") {
         std::fs::create_dir_all(dir).with_context(|| dir.to_string())?;
@@ -192,7 +194,7 @@ fn precondition_text(f: &SweepFile) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-fn run(path: &Path, p: &Parsed) -> Result<ExitCode> {
+fn run(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
     let dir = PathBuf::from(
         p.value("output")
             .ok_or_else(|| anyhow!("sweep run: name the run directory with -o DIR"))?,
@@ -209,8 +211,19 @@ fn run(path: &Path, p: &Parsed) -> Result<ExitCode> {
         c.identity.text(),
         dir.display()
     );
+    let exec = hosts.exec(RunOptions {
+        allow_destructive: settings.allow_destructive,
+        ..RunOptions::default()
+    });
+    if exec.ranks() > 1 {
+        eprintln!(
+            "ioscope sweep: every point runs on all {} ranks; each point's result is their \
+             merged report",
+            exec.ranks()
+        );
+    }
     let mut progress = SweepProgress::new(c.points.len());
-    let summary = c.run(&dir, &settings, &mut progress);
+    let summary = c.run(&dir, &settings, &*exec, &mut progress);
     progress.finish();
     let summary = summary?;
     // The report covers what finished, interrupted or not.

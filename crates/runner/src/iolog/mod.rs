@@ -38,7 +38,7 @@ pub const CHUNK_RECORDS: usize = 65_536;
 pub const CHUNKS: usize = 8;
 
 /// What becomes of per-I/O records (`--log-format`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LogFormat {
     /// fio's text logs (the binary log is only a spill file, removed afterwards).
     #[default]

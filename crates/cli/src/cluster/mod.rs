@@ -4,6 +4,8 @@
 //! prints one report — each host's jobs and their exact aggregate. The protocol is
 //! in `ioscope_cluster`; this is the command line's side of it.
 
+pub mod exec;
+
 use crate::fio::{self, Reporting};
 use anyhow::{bail, Result};
 use ioscope_cluster::launch::{self, Launch};
@@ -28,9 +30,10 @@ pub fn launched() -> Result<Option<Launch>> {
 }
 
 /// Subcommands that run I/O but do not take part in an MPI job yet: under a launch
-/// of several ranks each would run alone, so they refuse.
+/// of several ranks each would run alone, so they refuse. (`sweep` and `compare` run
+/// their job sets on every rank: [`workflow`].)
 pub fn refuse_subcommand(name: &str) -> Option<String> {
-    const ALONE: [&str; 5] = ["quick", "fairness", "peak", "compare", "sweep"];
+    const ALONE: [&str; 3] = ["quick", "fairness", "peak"];
     let l = launch::detect().filter(|l| l.size > 1)?;
     ALONE.contains(&name).then(|| {
         format!(
@@ -65,6 +68,84 @@ pub fn main(c: &cli::Cli, l: Launch) -> Result<ExitCode> {
 
 #[cfg(not(feature = "mpi"))]
 pub fn main(_c: &cli::Cli, l: Launch) -> Result<ExitCode> {
+    bail!(
+        "{}",
+        launch::refuse_without_mpi(&Launch { size: 2, ..l }).unwrap_or_default()
+    )
+}
+
+/// Where a workflow's job sets run: on this host, or on every rank of the MPI job.
+pub enum Hosts<'a> {
+    Local,
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    Mpi(&'a exec::Cluster<'a>),
+}
+
+impl Hosts<'_> {
+    /// The executor of runs made with `opts`.
+    pub fn exec(&self, opts: ioscope_runner::RunOptions) -> Box<dyn ioscope_runner::Execute + '_> {
+        match self {
+            Hosts::Local => Box::new(Runner::new(opts)),
+            Hosts::Mpi(c) => Box::new(c.exec(opts)),
+        }
+    }
+}
+
+/// A workflow subcommand (`sweep`, `compare`) started by an MPI launcher: rank 0 runs
+/// it with every job set run on all ranks; the other ranks serve until it is over.
+/// None when this is not a launch of several ranks.
+pub fn workflow(name: &str, run: &dyn Fn(&Hosts) -> Result<ExitCode>) -> Option<Result<ExitCode>> {
+    let l = launch::detect().filter(|l| l.size > 1)?;
+    if let Some(why) = launch::refuse_without_mpi(&l) {
+        return Some(Err(anyhow::anyhow!(why)));
+    }
+    Some(workflow_mpi(name, l, run))
+}
+
+#[cfg(feature = "mpi")]
+fn workflow_mpi(
+    name: &str,
+    l: Launch,
+    run: &dyn Fn(&Hosts) -> Result<ExitCode>,
+) -> Result<ExitCode> {
+    let t = ioscope_cluster::mpi::MpiTransport::init().map_err(|e| anyhow::anyhow!("MPI: {e}"))?;
+    if t.size() != l.size {
+        bail!(
+            "{} started {} ranks but MPI sees {}: under Slurm, use srun --mpi=pmix",
+            l.by,
+            l.size,
+            t.size()
+        );
+    }
+    crate::signals::install_mpi();
+    if t.rank() != 0 {
+        let whole = exec::serve(&t);
+        if !whole {
+            std::process::exit(1);
+        }
+        drop(t);
+        return Ok(crate::signals::exit_code(false));
+    }
+    let cluster = exec::Cluster::new(&t);
+    let result = run(&Hosts::Mpi(&cluster));
+    if cluster.broken() {
+        // A rank is gone: finalizing MPI would wait for it.
+        if let Err(e) = &result {
+            eprintln!("ioscope {name}: {e:#}");
+        }
+        std::process::exit(1);
+    }
+    drop(cluster);
+    drop(t);
+    result
+}
+
+#[cfg(not(feature = "mpi"))]
+fn workflow_mpi(
+    _name: &str,
+    l: Launch,
+    _run: &dyn Fn(&Hosts) -> Result<ExitCode>,
+) -> Result<ExitCode> {
     bail!(
         "{}",
         launch::refuse_without_mpi(&Launch { size: 2, ..l }).unwrap_or_default()
@@ -106,7 +187,7 @@ fn ready(c: &cli::Cli, t: &dyn Transport) -> Result<Ready> {
 
 /// Logs are written per rank: `PREFIX.<host>.<rank>` (the job name when no prefix).
 /// Returns the prefixes.
-fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) -> Vec<PathBuf> {
+pub(crate) fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) -> Vec<PathBuf> {
     let suffix = format!(".{}.{}", t.host(), t.rank());
     let mut prefixes = Vec::new();
     for j in &mut set.jobs {
@@ -235,24 +316,8 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
         r.headers(format!("{}{}", fio::headers(&plan), ranks_line(&rank)));
     }
     crate::signals::install_mpi();
-    let result = {
-        let mut quiet = RankMessages;
-        let inner: &mut dyn Observer = match rep.as_mut() {
-            Some(r) => &mut r.status,
-            None => &mut quiet,
-        };
-        let mut obs = ClusterObserver::new(&mut rank, inner);
-        runner.run(&plan, &mut obs)
-    };
-    rank.finish_gates(plan.phases.len());
-    let mine = match result {
-        Ok(mut r) => {
-            crate::signals::mark(&mut r);
-            host_run(&rank, Some(r), None)
-        }
-        Err(e) => host_run(&rank, None, Some(e.to_string())),
-    };
-    let Some((cluster, complete)) = rank.collect(mine, &ioscope_runner::STOP) else {
+    let status = rep.as_mut().map(|r| &mut r.status as &mut dyn Observer);
+    let Some((cluster, complete)) = measure(&mut rank, &runner, &plan, status) else {
         gather_logs(c, &rank, t, &logs);
         rank.wait_all();
         return Ok((0, true));
@@ -281,6 +346,35 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
         rank.wait_all();
     }
     Ok((crate::signals::exit_value(cluster.failed()), complete))
+}
+
+/// The run itself, once the ranks agreed: each phase's I/O starts on every rank
+/// together; rank 0 (whose observer is `status`) gets every rank's results merged and
+/// whether all reported; the other ranks get None.
+fn measure(
+    rank: &mut Rank,
+    runner: &Runner,
+    plan: &ioscope_runner::Plan,
+    status: Option<&mut dyn Observer>,
+) -> Option<(ioscope_stats::hosts::ClusterResult, bool)> {
+    let result = {
+        let mut quiet = RankMessages;
+        let inner: &mut dyn Observer = match status {
+            Some(s) => s,
+            None => &mut quiet,
+        };
+        let mut obs = ClusterObserver::new(rank, inner);
+        runner.run(plan, &mut obs)
+    };
+    rank.finish_gates(plan.phases.len());
+    let mine = match result {
+        Ok(mut r) => {
+            crate::signals::mark(&mut r);
+            host_run(rank, Some(r), None)
+        }
+        Err(e) => host_run(rank, None, Some(e.to_string())),
+    };
+    rank.collect(mine, &ioscope_runner::STOP)
 }
 
 /// Ctrl-C (SIGINT) or SIGTERM on mpirun aborts the job: Open MPI sends every rank
