@@ -320,6 +320,33 @@ mod tests {
     }
 
     #[test]
+    fn client_documents_read_as_their_aggregate() {
+        let entry = |host: &str, name: &str, ios: u64| {
+            format!(
+                r#"{{"jobname": "{name}", "groupid": 0, "hostname": "{host}", "port": 0,
+                    "read": {{"io_bytes": {b}, "bw_bytes": 1, "iops": 1.0, "runtime": 1, "total_ios": {ios}}}}}"#,
+                b = ios * 4096
+            )
+        };
+        let many = format!(
+            r#"{{"client_stats": [{}, {}, {}]}}"#,
+            entry("h1", "j", 10),
+            entry("h2", "j", 20),
+            entry("All clients", "All clients", 30)
+        );
+        let r = parse_str(&many, Path::new("c.json")).expect("parses");
+        assert_eq!(r.jobs.len(), 1, "the aggregate, not the hosts");
+        assert_eq!(r.jobs[0].name, "All clients");
+        assert_eq!(r.jobs[0].dirs[0].total_ios, 30);
+        let one = format!(r#"{{"client_stats": [{}]}}"#, entry("h1", "j", 10));
+        let r = parse_str(&one, Path::new("c.json")).expect("parses");
+        assert_eq!(r.jobs.len(), 1, "one host: its entry");
+        assert_eq!(r.jobs[0].name, "j");
+        let neither = parse_str("{}", Path::new("c.json")).expect_err("no jobs");
+        assert!(neither.to_string().contains("no \"jobs\""), "{neither}");
+    }
+
+    #[test]
     fn reads_ioscope_metadata_and_none_for_fio() {
         let text = r#"{"jobs": [], "ioscope": {"kernel": "6.1.0", "hostname": "h", "ioscope_version": "0.1"}}"#;
         let r = parse_str(text, Path::new("x.json")).expect("parses");
