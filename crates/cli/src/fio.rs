@@ -7,7 +7,7 @@ use ioscope_report::OutputFormat;
 use ioscope_runner::iolog::LogFormat;
 use ioscope_runner::{JobProgress, Observer, Plan, RunOptions, Runner};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -230,7 +230,27 @@ pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
     if c.has("parse-only") {
         return Ok(ExitCode::SUCCESS);
     }
+    if c.has("merge-blktrace-only") {
+        return merge_blktraces(&set);
+    }
     run(&c, &runner, &plan, genesis)
+}
+
+/// `--merge-blktrace-only`: each job's merge_blktrace_file, and no I/O.
+fn merge_blktraces(set: &ioscope_options::JobSet) -> Result<ExitCode> {
+    let mut merged = 0;
+    for j in &set.jobs {
+        if let Some(out) = &j.opts.merge_blktrace_file {
+            let n = ioscope_runner::replay::merge::merge_job(&j.opts, Path::new(out))
+                .map_err(|e| anyhow!("job '{}': {e}", j.name))?;
+            eprintln!("ioscope: job '{}': merged {n} events into {out}", j.name);
+            merged += 1;
+        }
+    }
+    if merged == 0 {
+        eprintln!("ioscope: --merge-blktrace-only: no job sets merge_blktrace_file");
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 pub fn run_options(c: &cli::Cli) -> Result<RunOptions> {

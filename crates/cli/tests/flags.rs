@@ -40,10 +40,10 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "alloc-size"),
     ("fio", "log-format"),  // logtools.rs binary_logs_convert_to_the_same_text
     ("fio", "inflate-log"), // logs.rs log_store_compressed_writes_fz_that_fio_inflates
+    ("fio", "merge-blktrace-only"),
     // not_yet_flags_are_refused_also_by_parse_only
     ("fio", "cpuclock-test"),
     ("fio", "crctest"),
-    ("fio", "merge-blktrace-only"),
     ("fio", "server"),
     ("fio", "client"),
     ("fio", "daemonize"),
@@ -755,6 +755,58 @@ fn allow_destructive_overrides_the_signature_check() {
     assert!(changed, "--allow-destructive wrote to the device");
 }
 
+/// --merge-blktrace-only writes each job's merge_blktrace_file and does no I/O.
+#[test]
+fn merge_blktrace_only_writes_the_merge_and_no_io() {
+    let d = tmpdir();
+    for (name, action, minor) in [("a.bin", BT_QUEUE_READ, 0), ("b.bin", BT_QUEUE_WRITE, 1)] {
+        let ev: Vec<u8> = (0..3u64)
+            .flat_map(|i| blktrace_event(1_000 * (2 * i + minor), 8 * i, 4096, action, (8, 0)))
+            .collect();
+        std::fs::write(d.path().join(name), ev).expect("trace");
+    }
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=r",
+            "--read_iolog=a.bin:b.bin",
+            "--merge_blktrace_file=m.bin",
+            "--replay_redirect=target",
+            "--merge-blktrace-only",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("merged 6 events into m.bin"),
+        "{}",
+        r.stderr
+    );
+    let m = std::fs::read(d.path().join("m.bin")).expect("merged trace");
+    assert_eq!(m.len(), 6 * 48);
+    // In time order: a read, a write, a read, ...
+    let actions: Vec<u32> = m
+        .chunks(48)
+        .map(|e| u32::from_ne_bytes([e[28], e[29], e[30], e[31]]))
+        .collect();
+    assert_eq!(
+        actions,
+        [
+            BT_QUEUE_READ,
+            BT_QUEUE_WRITE,
+            BT_QUEUE_READ,
+            BT_QUEUE_WRITE,
+            BT_QUEUE_READ,
+            BT_QUEUE_WRITE
+        ]
+    );
+    assert!(!d.path().join("target").exists(), "no I/O");
+    assert!(
+        !r.stdout.contains("Run status group"),
+        "no run: {}",
+        r.stdout
+    );
+}
+
 #[test]
 fn not_yet_flags_are_refused_also_by_parse_only() {
     let d = tmpdir();
@@ -762,7 +814,6 @@ fn not_yet_flags_are_refused_also_by_parse_only() {
         "--cpuclock-test",
         "--crctest",
         "--crctest=md5",
-        "--merge-blktrace-only",
         "--server",
         "--client=host",
         "--daemonize=pid",

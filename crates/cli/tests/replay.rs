@@ -237,3 +237,200 @@ fn a_bad_iolog_is_refused_before_any_io_with_its_line() {
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("read_iolog=missing.log"), "{}", r.stderr);
 }
+
+/// A blktrace of `events` (time in ms, sector, bytes, action) on device `dev`.
+fn blktrace(path: &Path, dev: (u32, u32), events: &[(u64, u64, u32, u32)]) {
+    let bytes: Vec<u8> = events
+        .iter()
+        .flat_map(|&(ms, sector, len, action)| {
+            blktrace_event(ms * 1_000_000, sector, len, action, dev)
+        })
+        .collect();
+    std::fs::write(path, bytes).expect("trace");
+}
+
+/// A read, its completion, a write, a flush, a read and an odd-sized write.
+const MIXED: &[(u64, u64, u32, u32)] = &[
+    (100, 8, 4096, BT_QUEUE_READ),
+    (100, 8, 4096, BT_DONE_READ),
+    (150, 64, 8192, BT_QUEUE_WRITE),
+    (300, 0, 0, BT_QUEUE_FLUSH),
+    (500, 2048, 16384, BT_QUEUE_READ),
+    (510, 57, 1000, BT_QUEUE_WRITE),
+];
+
+fn io_counts(v: &serde_json::Value) -> [u64; 5] {
+    let j = job(v, 0);
+    [
+        u(&j["read"]["total_ios"]),
+        u(&j["read"]["io_bytes"]),
+        u(&j["write"]["total_ios"]),
+        u(&j["write"]["io_bytes"]),
+        u(&j["sync"]["total_ios"]),
+    ]
+}
+
+/// A blktrace replayed onto a file (replay_redirect): the I/O fio 3.33 issues for the
+/// same trace — its queue events, sectors × 512, a flush as a sync — at the trace's
+/// times (never before them).
+#[test]
+fn blktrace_replays_as_fio_replays_it() {
+    let d = tmpdir();
+    blktrace(&d.path().join("t.bin"), (8, 0), MIXED);
+    std::fs::write(d.path().join("target"), vec![0u8; 4 << 20]).expect("target");
+    let args = [
+        "--name=r",
+        "--read_iolog=t.bin",
+        "--replay_redirect=target",
+        "--ioengine=psync",
+        "--output-format=json",
+    ];
+    let mut ours = args.to_vec();
+    ours.extend(["--replay_no_stall=1", "--write_iolog=ours.log"]);
+    let (r, v) = run_json(d.path(), &ours);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let t = |a: &str, off: u64, len: u64| ("target".to_string(), a.to_string(), off, len);
+    assert_eq!(
+        actions(&d.path().join("ours.log")),
+        [
+            t("read", 4096, 4096),
+            t("write", 32768, 8192),
+            t("sync", 0, 0),
+            t("read", 1048576, 16384),
+            t("write", 29184, 1000),
+        ]
+    );
+    assert_eq!(io_counts(&v), [2, 20480, 2, 9192, 1]);
+    if fio_usable() {
+        let mut theirs = args.to_vec();
+        theirs.push("--replay_no_stall=1");
+        let f = run_tool(Path::new("fio"), d.path(), &theirs, &[]);
+        assert_eq!(f.code, 0, "{}", f.stderr);
+        let fv: serde_json::Value = serde_json::from_str(&f.stdout).expect("fio JSON");
+        assert_eq!(io_counts(&fv), io_counts(&v), "fio replays the same I/O");
+    }
+    // At the trace's pace: the read at 100 ms goes at once, the rest that much later.
+    std::fs::remove_file(d.path().join("ours.log")).expect("rm");
+    let mut timed = args.to_vec();
+    timed.push("--write_iolog=ours.log");
+    let (r, _) = run_json(d.path(), &timed);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let at = times(&d.path().join("ours.log"));
+    let due = [0, 50_000, 200_000, 400_000, 410_000];
+    assert_eq!(at.len(), due.len(), "{at:?}");
+    for (got, want) in at.iter().zip(due) {
+        assert!(*got >= want, "issued at {got} µs, due at {want} µs: {at:?}");
+    }
+}
+
+/// On the traced device itself (found by its major:minor under /dev), with a discard;
+/// --readonly leaves the writes and discards out and says so, and the device is
+/// untouched.
+#[test]
+fn blktrace_replays_on_its_own_device() {
+    require!(Prereq::Root, Prereq::LOSETUP);
+    let Some(lp) = LoopDev::new("16M") else {
+        skip!("a loop device over /dev/shm (losetup --find --show failed)")
+    };
+    use std::os::unix::fs::MetadataExt;
+    let rdev = std::fs::metadata(&lp.dev).expect("loop device").rdev();
+    let dev = (libc::major(rdev), libc::minor(rdev));
+    let d = tmpdir();
+    let mut events = MIXED.to_vec();
+    events.push((600, 1024, 65536, BT_QUEUE_DISCARD));
+    blktrace(&d.path().join("t.bin"), dev, &events);
+    let args = [
+        "--name=r",
+        "--read_iolog=t.bin",
+        "--replay_no_stall=1",
+        "--ioengine=psync",
+        "--output-format=json",
+    ];
+    let mut ro = args.to_vec();
+    ro.push("--readonly");
+    let (r, v) = run_json(d.path(), &ro);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("skips replay of 3 writes and trims due to --readonly"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        io_counts(&v),
+        [2, 20480, 0, 0, 1],
+        "the reads and the flush"
+    );
+    let image = std::fs::read(lp.backing()).expect("backing file");
+    assert!(image.iter().all(|&b| b == 0), "--readonly wrote nothing");
+    let (r, v) = run_json(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.is_empty() || !r.stderr.contains("error"),
+        "{}",
+        r.stderr
+    );
+    let trims = u(&job(&v, 0)["trim"]["total_ios"]);
+    assert_eq!((io_counts(&v), trims), ([2, 20480, 2, 9192, 1], 1));
+    let image = std::fs::read(lp.backing()).expect("backing file");
+    assert!(
+        image[32768..32768 + 8192].iter().any(|&b| b != 0),
+        "the write reached the device"
+    );
+    if fio_usable() {
+        let f = run_tool(Path::new("fio"), d.path(), &args, &[]);
+        assert_eq!(f.code, 0, "{}", f.stderr);
+        let fv: serde_json::Value = serde_json::from_str(&f.stdout).expect("fio JSON");
+        assert_eq!(io_counts(&fv), io_counts(&v), "fio replays the same I/O");
+        assert_eq!(u(&job(&fv, 0)["trim"]["total_ios"]), trims);
+    }
+}
+
+/// merge_blktrace_file: two traces merged by time (the second at twice its speed) and
+/// replayed as one.
+#[test]
+fn merged_blktraces_replay_in_time_order() {
+    let d = tmpdir();
+    let reads: Vec<(u64, u64, u32, u32)> = (0..3)
+        .map(|i| (1 + 2 * i, 8 * i, 4096, BT_QUEUE_READ))
+        .collect();
+    let writes: Vec<(u64, u64, u32, u32)> = (0..2)
+        .map(|i| (4 + 4 * i, 1000 + 8 * i, 4096, BT_QUEUE_WRITE))
+        .collect();
+    blktrace(&d.path().join("a.bin"), (8, 0), &reads);
+    blktrace(&d.path().join("b.bin"), (8, 16), &writes);
+    std::fs::write(d.path().join("target"), vec![0u8; 1 << 20]).expect("target");
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=r",
+            "--read_iolog=a.bin:b.bin",
+            "--merge_blktrace_file=m.bin",
+            "--merge_blktrace_scalars=100:50",
+            "--replay_redirect=target",
+            "--replay_no_stall=1",
+            "--write_iolog=ours.log",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // a: reads at 1, 3, 5 ms; b: writes at 4, 8 ms, halved: 2, 4 ms.
+    let t = |a: &str, off: u64| ("target".to_string(), a.to_string(), off, 4096);
+    assert_eq!(
+        actions(&d.path().join("ours.log")),
+        [
+            t("read", 0),
+            t("write", 512000),
+            t("read", 4096),
+            t("write", 516096),
+            t("read", 8192),
+        ]
+    );
+    assert_eq!(io_counts(&v), [3, 12288, 2, 8192, 0]);
+    assert_eq!(
+        std::fs::metadata(d.path().join("m.bin"))
+            .expect("merged")
+            .len(),
+        5 * 48
+    );
+}

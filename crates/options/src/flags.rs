@@ -301,12 +301,11 @@ pub const FIO_FLAGS: &[FlagDef] = &[
         "Measure the speed of checksum functions",
         "ioscope has no verify checksums yet",
     ),
-    not_yet(
+    flag(
         "merge-blktrace-only",
         NoVal,
         "",
-        "Merge blktraces and exit",
-        "ioscope does not replay blktraces",
+        "Write the jobs' merge_blktrace_file and exit without I/O",
     ),
     not_yet(
         "server",

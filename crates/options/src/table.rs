@@ -290,11 +290,11 @@ option_table! {
     disk_util: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Collect the statistics of the job's disks (\"Disk stats\"); a disk is reported when any job on it collects" }
     block_error_percentiles: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Count the trims and writes each block takes before it fails, and report their percentiles (for flash wear-out tests)", status: NOT_YET }
     write_iolog: Option<String> { category: C::Logging, help: "Record the issued I/O to this file as a fio iolog (version 3: µs timestamps), appending" }
-    read_iolog: Option<String> { category: C::Logging, help: "Replay a fio iolog (version 2 or 3; one per clone, ':'-separated): its files and I/Os become the job's" }
+    read_iolog: Option<String> { category: C::Logging, help: "Replay a fio iolog (version 2 or 3) or a blktrace (one per clone, ':'-separated): its files and I/Os become the job's; a blktrace's devices are found by number under /dev" }
     read_iolog_chunked: bool { kind: BOOL, default: "0", category: C::Logging, help: "fio reads the iolog in chunks as the replay goes, to bound its memory", status: noop("ioscope reads the whole iolog before the run into compact entries (the same I/Os, in the same order, at the same times); there is nothing to chunk") }
-    merge_blktrace_file: Option<String> { category: C::Logging, help: "Merge the blktrace files of read_iolog into this one and replay it (needs blktrace input to read_iolog)", status: NOT_YET }
-    merge_blktrace_scalars: Option<String> { category: C::Logging, help: "Percentage to scale each merged trace's times by", status: NOT_YET }
-    merge_blktrace_iters: Option<String> { category: C::Logging, help: "Times to replay each merged trace", status: NOT_YET }
+    merge_blktrace_file: Option<String> { category: C::Logging, help: "Merge the blktraces read_iolog lists (a:b:…) by time into this file and replay it (its queue events of reads, writes and discards)" }
+    merge_blktrace_scalars: Option<String> { category: C::Logging, help: "Per merged trace (':'-separated), the percentage of its recorded times (50: twice as fast)" }
+    merge_blktrace_iters: Option<String> { category: C::Logging, help: "Per merged trace (':'-separated), how many times it is played, one after another" }
     replay_no_stall: bool { kind: BOOL, default: "0", category: C::Logging, help: "Replay the iolog as fast as possible, ignoring its timestamps" }
     replay_time_scale: u32 { kind: INT, default: "100", min: Some(1), category: C::Logging, help: "Replay at this percentage of the iolog's I/O rate (200: twice as fast)" }
     replay_redirect: Option<String> { category: C::Logging, help: "Replay every file of the iolog onto this one file or device" }

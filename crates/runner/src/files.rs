@@ -5,7 +5,6 @@
 
 use crate::error::RunError;
 use crate::safety;
-use ioscope_engine::Ddir;
 use ioscope_options::{JobOptions, SizePct, SyncMode};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
@@ -36,6 +35,13 @@ pub struct Access {
     pub reads: bool,
     pub writes: bool,
     pub trims: bool,
+}
+
+/// How a job uses its files: the directions, and read_iolog's trace (whose files
+/// they are) if it replays one.
+pub struct Uses<'a> {
+    pub access: Access,
+    pub trace: Option<&'a crate::replay::Trace>,
 }
 
 /// Split fio's `a:b:c` filename list; `\:` is a literal colon.
@@ -230,29 +236,18 @@ fn region(
 pub fn prepare(
     o: &JobOptions,
     clone: u32,
-    access: Access,
+    uses: Uses,
     allow_destructive: bool,
     diskless: bool,
     stop: &AtomicBool,
     say: &mut dyn FnMut(String),
 ) -> Result<Vec<JobFile>, RunError> {
-    // read_iolog: the trace's files, each as far as its I/O reaches.
-    let trace = crate::replay::load(o, clone).map_err(RunError::Setup)?;
-    let paths = match &trace {
+    let Uses { access, trace } = uses;
+    // read_iolog: the trace's files, each as far as its I/O reaches (`access` is the
+    // trace's directions then).
+    let paths = match trace {
         Some(t) => t.files.clone(),
         None => job_paths(o, clone),
-    };
-    // The trace's I/O, not rw=, says how the files are used.
-    let access = match &trace {
-        Some(t) => {
-            let any = |f: fn(Ddir) -> bool| t.entries.iter().any(|e| f(e.io.ddir));
-            Access {
-                reads: any(|d| d == Ddir::Read),
-                writes: any(|d| d == Ddir::Write),
-                trims: any(|d| d == Ddir::Trim),
-            }
-        }
-        None => access,
     };
     if trace.is_none() && o.opendir.is_some() {
         let named = o.filename.as_deref().map_or(0, |l| split_names(l).len());
@@ -370,7 +365,11 @@ pub fn prepare_names(
     }
     match engine {
         "filestat" | "filedelete" => {
-            let mut files = prepare(o, clone, access, false, false, stop, say)?;
+            let uses = Uses {
+                access,
+                trace: None,
+            };
+            let mut files = prepare(o, clone, uses, false, false, stop, say)?;
             for f in &mut files {
                 f.file = dev_null()?;
             }

@@ -99,6 +99,11 @@ pub struct JobCtx {
     /// completions (`ioscope peak`). Its issue time is then taken before that call,
     /// as t/io_uring does; fio-compatible runs keep fio's definition (after submit).
     pub combine_submit_wait: bool,
+    /// The directions the job does I/O in (rw=, or read_iolog's trace): read, write,
+    /// trim.
+    pub dirs: [bool; 3],
+    /// read_iolog: the trace the job replays (taken by the job's thread).
+    pub trace: Option<crate::replay::Trace>,
     /// The blkio cgroup the job's thread joins (cgroup, cgroup_weight).
     pub cgroup: Option<crate::cgroup::JobCgroup>,
     /// 1-based number of the job clone over the run (fio's thread_number).
@@ -299,6 +304,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             .unwrap_or_default();
         let rec = Recorder::new(
             o,
+            run.ctx.dirs,
             sync,
             &slots,
             run.ctx.logs.take(),

@@ -123,8 +123,28 @@ pub(crate) fn prepare_job(
     obs: &mut dyn Observer,
 ) -> Result<Ready, RunError> {
     let ro = env.opts;
-    let o = p.spec.opts.clone();
-    let a = access(&o);
+    let mut o = p.spec.opts.clone();
+    let mut a = access(&o);
+    // read_iolog: the trace's files, I/O and directions (and a blktrace's depth) are
+    // the job's.
+    let trace = crate::replay::load(&o, p.clone, ro.readonly)
+        .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+    if let Some(t) = &trace {
+        for n in &t.notes {
+            obs.warning(n);
+        }
+        let set_depth = !p.spec.explicit.iter().any(|(k, _)| k == "iodepth");
+        if let (Some(d), true) = (t.depth, set_depth) {
+            o.iodepth = d;
+            o.iodepth_low = d;
+        }
+        let [reads, writes, trims] = t.dirs();
+        a = files::Access {
+            reads,
+            writes: writes || o.ioengine == "falloc",
+            trims,
+        };
+    }
     let mut say = |s: String| obs.message(&s);
     let scripted = matches!(env.engine, crate::run::EngineSource::Scripted(_));
     let names = ioscope_engine::is_path_engine(&o.ioengine) && !scripted;
@@ -136,7 +156,10 @@ pub(crate) fn prepare_job(
         files::prepare(
             &o,
             p.clone,
-            a,
+            files::Uses {
+                access: a,
+                trace: trace.as_ref(),
+            },
             ro.allow_destructive,
             diskless,
             env.stop,
@@ -184,6 +207,8 @@ pub(crate) fn prepare_job(
             wait_for: Vec::new(),
             clone: p.clone,
             combine_submit_wait: ro.combine_submit_wait,
+            dirs: [a.reads, a.writes, a.trims],
+            trace,
             cgroup,
             number: p.number,
             jobs: p.jobs,

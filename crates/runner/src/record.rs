@@ -53,9 +53,7 @@ struct Live {
 }
 
 impl Live {
-    fn new(o: &JobOptions, prio_slots: &[u16], track_slat: bool) -> Live {
-        let m = o.rw.mode;
-        let used = [m.reads(), m.writes(), m.trims()];
+    fn new(o: &JobOptions, used: [bool; 3], prio_slots: &[u16], track_slat: bool) -> Live {
         // Histograms (224 KiB each, pre-faulted) only for the directions the job does.
         let dir = |d: usize| {
             if !used[d] {
@@ -140,8 +138,11 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// `dirs`: the directions the job does I/O in (read, write, trim), which get
+    /// histograms.
     pub fn new(
         o: &JobOptions,
+        dirs: [bool; 3],
         sync_engine: bool,
         prio_slots: &[u16],
         logs: Option<JobLogs>,
@@ -150,7 +151,7 @@ impl Recorder {
     ) -> Recorder {
         let track_slat = !o.disable_slat && !sync_engine;
         let mut r = Recorder {
-            live: Live::new(o, prio_slots, track_slat),
+            live: Live::new(o, dirs, prio_slots, track_slat),
             logs,
             shared,
             clock,

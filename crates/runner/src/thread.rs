@@ -30,7 +30,7 @@ pub(crate) fn job_thread(
 ) -> Result<ThreadOut, RunError> {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() } as u32;
-    let setup = set_up(&ctx);
+    let setup = set_up(&mut ctx);
     // flow: the jobs that start together join their group before the common start,
     // so none runs ahead alone; a job that waits (wait_for, startdelay) joins when it
     // starts, so the others are not held back for it meanwhile.
@@ -69,7 +69,8 @@ type Setup = (
 );
 
 /// Thread settings (ioprio, nice, CPUs), the workload, buffers and cmdprio.
-fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
+fn set_up(ctx: &mut JobCtx) -> Result<Setup, RunError> {
+    let trace = ctx.trace.take();
     let o = &ctx.opts;
     if let Some(cg) = &ctx.cgroup {
         cg.join(&o.name)?;
@@ -85,7 +86,7 @@ fn set_up(ctx: &JobCtx) -> Result<Setup, RunError> {
         .collect();
     workload.set_file_ends(&ends);
     let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
-    if let Some(t) = crate::replay::load(o, ctx.clone).map_err(setup)? {
+    if let Some(t) = trace {
         workload.replay(t.entries, !o.replay_no_stall);
     }
     if let Some(path) = &o.write_iolog {

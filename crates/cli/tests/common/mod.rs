@@ -300,3 +300,35 @@ pub fn json_keys(v: &serde_json::Value, path: &str, out: &mut std::collections::
         }
     }
 }
+
+/// One blktrace event (the kernel's `struct blk_io_trace`, version 7, this machine's
+/// byte order, no payload): `time` in ns, the device as `major:minor`.
+pub fn blktrace_event(
+    time: u64,
+    sector: u64,
+    bytes: u32,
+    action: u32,
+    (major, minor): (u32, u32),
+) -> Vec<u8> {
+    let mut b = Vec::with_capacity(48);
+    b.extend_from_slice(&0x6561_7407u32.to_ne_bytes());
+    b.extend_from_slice(&0u32.to_ne_bytes());
+    b.extend_from_slice(&time.to_ne_bytes());
+    b.extend_from_slice(&sector.to_ne_bytes());
+    b.extend_from_slice(&bytes.to_ne_bytes());
+    b.extend_from_slice(&action.to_ne_bytes());
+    b.extend_from_slice(&1234u32.to_ne_bytes());
+    b.extend_from_slice(&((major << 20) | minor).to_ne_bytes());
+    b.extend_from_slice(&0u32.to_ne_bytes());
+    b.extend_from_slice(&0u16.to_ne_bytes());
+    b.extend_from_slice(&0u16.to_ne_bytes());
+    b
+}
+
+/// blktrace actions: queue events of a read, a write, a discard and a flush, and a
+/// read's completion.
+pub const BT_QUEUE_READ: u32 = 0x0011_0001;
+pub const BT_QUEUE_WRITE: u32 = 0x0012_0001;
+pub const BT_QUEUE_DISCARD: u32 = 0x2012_0001;
+pub const BT_QUEUE_FLUSH: u32 = 0x0014_0001;
+pub const BT_DONE_READ: u32 = 0x0081_0008;

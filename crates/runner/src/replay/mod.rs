@@ -1,9 +1,14 @@
 //! I/O replay in fio's iolog formats. `write_iolog` records the I/O a job issues as a
 //! version 3 iolog (a timestamp in µs since the job started, the file, the action and,
-//! for I/O, offset and length); `read_iolog` replays a version 2 or 3 iolog: its files
-//! become the job's files, its I/Os the job's I/Os, at their recorded times unless
-//! `replay_no_stall` (scaled by `replay_time_scale`), with `replay_redirect`,
-//! `replay_align`, `replay_scale` and `replay_skip` applied as they are read.
+//! for I/O, offset and length); `read_iolog` replays a version 2 or 3 iolog or a
+//! blktrace ([`blktrace`]; several merged into one first with `merge_blktrace_file`:
+//! [`merge`]): its files become the job's files, its I/Os the job's I/Os, at their
+//! recorded times unless `replay_no_stall` (scaled by `replay_time_scale`), with
+//! `replay_redirect`, `replay_align`, `replay_scale` and `replay_skip` applied as they
+//! are read. Under `--readonly` the trace's writes and trims are left out, and said so.
+
+pub mod blktrace;
+pub mod merge;
 
 use crate::workload::Io;
 use ioscope_engine::Ddir;
@@ -27,6 +32,18 @@ pub struct Trace {
     /// Per file, the end of the furthest I/O: the region the job needs.
     pub ends: Vec<u64>,
     pub entries: Vec<Entry>,
+    /// A blktrace's queue depth (the job's iodepth when not set).
+    pub depth: Option<u32>,
+    /// What the job should say about the trace (entries left out and why).
+    pub notes: Vec<String>,
+}
+
+impl Trace {
+    /// The directions the trace does I/O in: read, write, trim.
+    pub fn dirs(&self) -> [bool; 3] {
+        let any = |d: Ddir| self.entries.iter().any(|e| e.io.ddir == d);
+        [any(Ddir::Read), any(Ddir::Write), any(Ddir::Trim)]
+    }
 }
 
 /// The iolog a clone replays: read_iolog may list one per clone, ':'-separated.
@@ -38,9 +55,10 @@ fn iolog_of(o: &JobOptions, clone: u32) -> Option<String> {
         .map(|s| s.to_string())
 }
 
-/// The trace a job clone replays, if it replays one.
-pub fn load(o: &JobOptions, clone: u32) -> Result<Option<Trace>, String> {
-    let Some(name) = iolog_of(o, clone) else {
+/// The trace a job clone replays, if it replays one. `readonly` (the run's
+/// --readonly) leaves its writes and trims out.
+pub fn load(o: &JobOptions, clone: u32, readonly: bool) -> Result<Option<Trace>, String> {
+    let Some(mut name) = iolog_of(o, clone) else {
         return Ok(None);
     };
     if let Some(bad) = o.replay_skip.as_deref().and_then(|l| {
@@ -58,8 +76,31 @@ pub fn load(o: &JobOptions, clone: u32) -> Result<Option<Trace>, String> {
             o.replay_align
         ));
     }
+    if let Some(out) = &o.merge_blktrace_file {
+        // The merge is the trace of every clone; the first clone writes it.
+        if clone == 0 {
+            merge::merge_job(o, Path::new(out))?;
+        }
+        name = out.clone();
+    }
     let f = File::open(&name).map_err(|e| format!("read_iolog={name}: {e}"))?;
-    parse(BufReader::new(f), o)
+    let mut r = BufReader::new(f);
+    let head = r
+        .fill_buf()
+        .map_err(|e| format!("read_iolog={name}: {e}"))?;
+    let trace = match blktrace::detect(head) {
+        Some(swapped) => blktrace::parse(
+            blktrace::Events::new(r, swapped),
+            o,
+            readonly,
+            &mut |major, minor| match &o.replay_redirect {
+                Some(to) => Some(PathBuf::from(to)),
+                None => blktrace::find_device(major, minor),
+            },
+        ),
+        None => parse(r, o, readonly),
+    };
+    trace
         .map(Some)
         .map_err(|e| format!("read_iolog={name}: {e}"))
 }
@@ -79,7 +120,7 @@ fn skipped(o: &JobOptions, ddir: Ddir) -> bool {
 }
 
 /// Parse a version 2 or 3 iolog.
-pub fn parse(r: impl BufRead, o: &JobOptions) -> Result<Trace, String> {
+pub fn parse(r: impl BufRead, o: &JobOptions, readonly: bool) -> Result<Trace, String> {
     let mut lines = r.lines().enumerate();
     let version = match lines.next() {
         Some((_, Ok(l))) if l.trim() == "fio version 2 iolog" => 2,
@@ -87,7 +128,7 @@ pub fn parse(r: impl BufRead, o: &JobOptions) -> Result<Trace, String> {
         _ => {
             return Err(
                 "not a fio iolog of version 2 or 3 (the first line names the version); \
-                 blktrace input is not supported yet"
+                 nor a blktrace"
                     .into(),
             )
         }
@@ -95,6 +136,7 @@ pub fn parse(r: impl BufRead, o: &JobOptions) -> Result<Trace, String> {
     let mut t = Trace::default();
     let mut names: Vec<String> = Vec::new();
     let mut waited_us = 0u64;
+    let mut skipped_writes = 0u64;
     for (i, line) in lines {
         let line = line.map_err(|e| e.to_string())?;
         let at = |e: String| format!("line {}: {e}", i + 1);
@@ -157,6 +199,10 @@ pub fn parse(r: impl BufRead, o: &JobOptions) -> Result<Trace, String> {
         if skipped(o, ddir) {
             continue;
         }
+        if readonly && matches!(ddir, Ddir::Write | Ddir::Trim) {
+            skipped_writes += 1;
+            continue;
+        }
         if o.replay_scale > 1 {
             offset /= u64::from(o.replay_scale);
         }
@@ -181,6 +227,12 @@ pub fn parse(r: impl BufRead, o: &JobOptions) -> Result<Trace, String> {
     }
     if names.is_empty() {
         return Err("no file is added".into());
+    }
+    if skipped_writes > 0 {
+        t.notes.push(format!(
+            "ioscope: job '{}' skips replay of {skipped_writes} writes and trims due to --readonly",
+            o.name
+        ));
     }
     t.ends = vec![0; names.len()];
     for e in &t.entries {
@@ -282,7 +334,7 @@ mod tests {
     fn version_2_with_waits_and_version_3_with_times() {
         let v2 = "fio version 2 iolog\n/d/a add\n/d/a open\n/d/a read 0 4096\n/d/a wait 50\n\
                   /d/a write 8192 4096\n/d/a wait 1000\n/d/a sync 0 0\n/d/a close\n";
-        let t = parse(v2.as_bytes(), &opts(|_| {})).unwrap();
+        let t = parse(v2.as_bytes(), &opts(|_| {}), false).unwrap();
         assert_eq!(t.files, [PathBuf::from("/d/a")]);
         assert_eq!(t.ends, [12288]);
         let got: Vec<(Ddir, u64, u32, Option<u64>)> = t
@@ -301,7 +353,7 @@ mod tests {
         );
         let v3 = "fio version 3 iolog\n0 a add\n0 b add\n5 a open\n9 b open\n\
                   10 a read 4096 512\n20 b trim 1000000 4096\n30 a close\n";
-        let t = parse(v3.as_bytes(), &opts(|_| {})).unwrap();
+        let t = parse(v3.as_bytes(), &opts(|_| {}), false).unwrap();
         assert_eq!(t.files.len(), 2);
         assert_eq!(t.ends, [4608, 1004096]);
         assert_eq!(t.entries[1].io.file, 1);
@@ -318,7 +370,7 @@ mod tests {
             o.replay_align = 4096;
             o.replay_skip = Some("write".into());
         });
-        let t = parse(v3.as_bytes(), &o).unwrap();
+        let t = parse(v3.as_bytes(), &o, false).unwrap();
         assert_eq!(t.files, [PathBuf::from("/dev/x")]);
         let got: Vec<(u32, u64)> = t.entries.iter().map(|e| (e.io.file, e.io.offset)).collect();
         // 10000/2 = 5000 → 4096; 40000/2 = 20000 → 16384; the write is skipped.
@@ -344,7 +396,7 @@ mod tests {
             ("fio version 3 iolog\n", "no file"),
         ];
         for (text, want) in bad {
-            let e = parse(text.as_bytes(), &opts(|_| {})).unwrap_err();
+            let e = parse(text.as_bytes(), &opts(|_| {}), false).unwrap_err();
             assert!(e.contains(want), "{text:?}: {e}");
         }
     }
@@ -375,7 +427,7 @@ mod tests {
                  9 {name} datasync 0 0\n12 {name} read 0 4096\n12 {name} close\n"
             )
         );
-        let t = parse(text.as_bytes(), &opts(|_| {})).unwrap();
+        let t = parse(text.as_bytes(), &opts(|_| {}), false).unwrap();
         assert_eq!(t.entries.len(), 3);
         assert_eq!(t.entries[2].at_us, Some(12));
     }
