@@ -63,7 +63,13 @@ pub fn load_jobs_with(c: &cli::Cli, kw: &jobfile::Keywords) -> Result<JobSet> {
         .map(|p| jobfile::read_job_file(p))
         .collect::<Result<Vec<_>, _>>()?;
     let sections = c.flag_all("section");
-    let set = spec::build(&c.global, &c.jobs, &files, &sections, kw)?;
+    // --profile: its jobs come after the command line's and the job files'.
+    let mut global = c.global.clone();
+    let mut files = files;
+    if let Some(profile) = ioscope_options::profile::take(&mut global, kw)? {
+        files.push(profile);
+    }
+    let set = spec::build(&global, &c.jobs, &files, &sections, kw)?;
     if set.jobs.is_empty() {
         bail!("no jobs defined: give a job file or --name=JOB");
     }
@@ -165,6 +171,12 @@ pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(v) = c.flag("cmdhelp") {
+        // With --profile: the profile's own options, as fio lists them.
+        let profile = c.global.iter().rev().find(|e| e.key == "profile");
+        if let Some(p) = profile.and_then(|e| ioscope_options::profile::find(e.value.as_deref()?)) {
+            print!("{}", ioscope_options::profile::options_help(p));
+            return Ok(ExitCode::SUCCESS);
+        }
         match v {
             None | Some("all") | Some("") => print!("{}", help::all_options_help()),
             Some(name) => print!("{}", help::option_help(name).map_err(|e| anyhow!(e))?),
@@ -399,6 +411,7 @@ fn run(c: &cli::Cli, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<E
         b.finish()?;
     }
     let report = ioscope_report::render(&result, &rep.formats, rep.terse_version);
+    let report = with_act_table(&result, &rep.formats, report);
     rep.write(&report)?;
     if result.meta.interrupted {
         eprintln!("{}", ioscope_report::interrupted_line(&result).trim_end());
@@ -412,6 +425,23 @@ fn run(c: &cli::Cli, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<E
     Ok(crate::signals::exit_code(failed))
 }
 
+/// `--profile=act`'s table, before the normal report as fio prints it; on stderr when
+/// the report is JSON or terse (which stays one clean document).
+pub fn with_act_table(
+    result: &ioscope_stats::RunResult,
+    formats: &[OutputFormat],
+    report: String,
+) -> String {
+    let Some(table) = ioscope_report::profiles::act_table(result) else {
+        return report;
+    };
+    if formats == [OutputFormat::Normal] {
+        return format!("{table}{report}");
+    }
+    eprint!("{table}");
+    report
+}
+
 /// Write the whole report and make it durable: once this returns, the file is complete.
 fn write_output(f: &mut std::fs::File, text: &str) -> std::io::Result<()> {
     f.write_all(text.as_bytes())?;
@@ -423,7 +453,16 @@ fn write_output(f: &mut std::fs::File, text: &str) -> std::io::Result<()> {
 pub fn headers(plan: &Plan) -> String {
     let mut s = String::new();
     let groups = ioscope_runner::plan::group_ids(plan.set);
-    for (j, gid) in plan.set.jobs.iter().zip(groups) {
+    // As fio: the version follows the jobs of the command line and job files, before
+    // a --profile's (and is left out when there are none).
+    let profile =
+        |j: &ioscope_options::JobSpec| matches!(j.loc.source, ioscope_options::Source::Profile(_));
+    let own = plan.set.jobs.iter().filter(|j| !profile(j)).count();
+    for (i, (j, gid)) in plan.set.jobs.iter().zip(groups).enumerate() {
+        if i == own && own > 0 {
+            s.push_str(&version());
+            s.push('\n');
+        }
         let info = ioscope_runner::prepare::job_info(j, &[]);
         s.push_str(&ioscope_report::normal::job_header_line(
             &info, &j.name, gid,
@@ -433,8 +472,10 @@ pub fn headers(plan: &Plan) -> String {
             s.push_str("...\n");
         }
     }
-    s.push_str(&version());
-    s.push('\n');
+    if own == plan.set.jobs.len() {
+        s.push_str(&version());
+        s.push('\n');
+    }
     let threads = plan.clones().filter(|c| c.spec.opts.thread).count();
     let processes = plan.clones().count() - threads;
     let n = |k: usize, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });

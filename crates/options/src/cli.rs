@@ -124,6 +124,12 @@ pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
             continue;
         }
         let Some(def) = table::find(name) else {
+            // An option of the --profile given before it (fio knows a profile's
+            // options from the --profile on).
+            if let Some(e) = profile_option(&cli, name, inline, args, &mut i, &loc) {
+                cli.global.push(e?);
+                continue;
+            }
             return Err(OptionsError::option(
                 &loc,
                 arg,
@@ -162,6 +168,43 @@ pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
         }
     }
     Ok(cli)
+}
+
+/// `--NAME[=VALUE]` as an option of the last --profile so far, if it has one of that
+/// name (`prep` is a flag; the others take a value, inline or the next argument).
+fn profile_option(
+    cli: &Cli,
+    name: &str,
+    inline: Option<String>,
+    args: &[String],
+    i: &mut usize,
+    loc: &Loc,
+) -> Option<Result<RawEntry, OptionsError>> {
+    let chosen = cli.global.iter().rev().find(|e| e.key == "profile")?;
+    let p = crate::profile::find(chosen.value.as_deref()?)?;
+    let opt = p.options.iter().find(|o| o.name == name)?;
+    let value = match inline {
+        Some(v) => Some(v),
+        None if opt.name == "prep" => None,
+        None => match args.get(*i) {
+            Some(v) => {
+                *i += 1;
+                Some(v.clone())
+            }
+            None => {
+                return Some(Err(OptionsError::option(
+                    loc,
+                    &format!("--{name}"),
+                    "requires a value",
+                )))
+            }
+        },
+    };
+    Some(Ok(RawEntry {
+        key: name.to_string(),
+        value,
+        loc: loc.clone(),
+    }))
 }
 
 #[cfg(test)]

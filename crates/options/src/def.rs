@@ -125,7 +125,9 @@ impl Category {
             Category::Errors => "Error handling",
             Category::Reporting => "Measurement and reporting",
             Category::Zones => "Zoned block devices",
-            Category::Profile => "fio profile options (accepted, no effect)",
+            Category::Profile => {
+                "fio profile options (read by --profile=tiobench; no effect elsewhere)"
+            }
         }
     }
 }

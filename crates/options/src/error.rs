@@ -10,6 +10,8 @@ pub enum Source {
     File(PathBuf),
     CommandLine,
     Builtin,
+    /// A job of fio's built-in profile of this name (`--profile`).
+    Profile(String),
 }
 
 /// A position in the input.
@@ -41,6 +43,7 @@ impl fmt::Display for Loc {
             Source::File(p) => write!(f, "{}:{}", p.display(), self.line),
             Source::CommandLine => write!(f, "command line (argument {})", self.line),
             Source::Builtin => write!(f, "built-in job"),
+            Source::Profile(p) => write!(f, "--profile={p}"),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod flagdoc;
 pub mod flags;
 pub mod help;
 pub mod jobfile;
+pub mod profile;
 pub mod spec;
 pub mod suggest;
 pub mod table;

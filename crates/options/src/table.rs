@@ -69,7 +69,7 @@ option_table! {
     // ---- Job description, grouping, processes ----
     name: String { category: C::Job, help: "Name of the job (the section name in job files; --name starts a job on the command line)" }
     description: Option<String> { category: C::Job, help: "Free text describing the job, printed in reports" }
-    profile: Option<String> { category: C::Job, help: "fio's built-in benchmarks: tiobench, act (generate their own jobs)", status: NOT_YET }
+    profile: Option<String> { category: C::Job, help: "fio's built-in benchmarks, on the command line: --profile=tiobench or --profile=act (generate their own jobs; --profile=NAME --cmdhelp lists their options)", status: noop("in a job file, as in fio, profile= runs nothing: --profile=NAME on the command line adds the profile's jobs") }
     thread: bool { kind: SET, category: C::Job, help: "Run jobs as threads instead of processes", status: noop("ioscope always runs each job as a thread of one process") }
     numjobs: u32 { kind: INT, default: "1", min: Some(1), max: Some(65536), category: C::Job, help: "Number of clones of this job" }
     group_reporting: bool { kind: SET, category: C::Job, help: "Report each group as one job (exact merge of all its jobs)" }
@@ -288,7 +288,7 @@ option_table! {
     disable_slat: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Do not measure submission latency" }
     disable_bw_measurement: bool { kind: BOOL, default: "0", aliases: &["disable_bw"], category: C::Reporting, help: "Do not sample bandwidth and IOPS" }
     disk_util: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Collect the statistics of the job's disks (\"Disk stats\"); a disk is reported when any job on it collects" }
-    block_error_percentiles: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Count the trims and writes each block takes before it fails, and report their percentiles (for flash wear-out tests)", status: NOT_YET }
+    block_error_percentiles: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Count the trims each trim-sized block of the job's one file takes until a write or trim of it fails, and report their percentiles and the blocks' states (for flash wear-out tests)" }
     write_iolog: Option<String> { category: C::Logging, help: "Record the issued I/O to this file as a fio iolog (version 3: µs timestamps), appending" }
     read_iolog: Option<String> { category: C::Logging, help: "Replay a fio iolog (version 2 or 3) or a blktrace (one per clone, ':'-separated): its files and I/Os become the job's; a blktrace's devices are found by number under /dev" }
     read_iolog_chunked: bool { kind: BOOL, default: "0", category: C::Logging, help: "fio reads the iolog in chunks as the replay goes, to bound its memory", status: noop("ioscope reads the whole iolog before the run into compact entries (the same I/Os, in the same order, at the same times); there is nothing to chunk") }
@@ -335,11 +335,11 @@ option_table! {
     zone_reset_threshold: Option<String> { category: C::Zones, help: "zonemode=zbd: share of valid data that triggers zone resets (needs a zoned block device; none here to test against)", status: NOT_YET }
     zone_reset_frequency: Option<String> { category: C::Zones, help: "zonemode=zbd: how often zones are reset (needs a zoned block device; none here to test against)", status: NOT_YET }
 
-    // ---- fio profile options: accepted and without effect, as in fio ----
-    threads: Option<u32> { kind: INT, category: C::Profile, help: "tiobench profile option", status: noop("fio adds profile options to its table and ignores them in normal jobs; it is not `thread`") }
-    block: Option<String> { category: C::Profile, help: "tiobench profile option", status: noop("fio profile option, ignored outside the profile") }
-    numruns: Option<u32> { kind: INT, category: C::Profile, help: "tiobench profile option", status: noop("fio profile option, ignored outside the profile") }
-    dir: Option<String> { category: C::Profile, help: "tiobench profile option", status: noop("fio profile option, ignored outside the profile") }
+    // ---- fio profile options: --profile=tiobench reads them; elsewhere without effect, as in fio ----
+    threads: Option<u32> { kind: INT, category: C::Profile, help: "--profile=tiobench: jobs (numjobs) per test", status: noop("only --profile=tiobench reads it (it is not `thread`)") }
+    block: Option<String> { category: C::Profile, help: "--profile=tiobench: block size in bytes", status: noop("only --profile=tiobench reads it") }
+    numruns: Option<u32> { kind: INT, category: C::Profile, help: "--profile=tiobench: number of runs (loops)", status: noop("only --profile=tiobench reads it") }
+    dir: Option<String> { category: C::Profile, help: "--profile=tiobench: test directory", status: noop("only --profile=tiobench reads it") }
 }
 
 /// Find an option by canonical name or alias.

@@ -184,6 +184,9 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     if let Some(desc) = info.description.as_deref().filter(|d| !d.is_empty()) {
         m.insert("desc".into(), desc.into());
     }
+    if let Some(b) = job.block.as_ref().filter(|b| b.used()) {
+        m.insert("block".into(), block_obj(b, &info.percentile_list));
+    }
     if let Some(ss) = &job.steadystate {
         m.insert("steadystate".into(), steadystate_obj(ss));
     }
@@ -195,6 +198,23 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
         m.insert("verify".into(), Value::Object(o));
     }
     Value::Object(m)
+}
+
+/// fio's "block" object of block_error_percentiles: trims per block at each
+/// percentile, and the blocks in each state.
+fn block_obj(b: &ioscope_stats::block::BlockStates, list: &[f64]) -> Value {
+    let mut p = obj();
+    for (pct, n) in b.percentiles(list) {
+        p.insert(format!("{pct:.6}"), n.into());
+    }
+    let mut s = obj();
+    for (name, n) in ioscope_stats::block::STATE_NAMES.iter().zip(b.states()) {
+        s.insert((*name).into(), n.into());
+    }
+    let mut o = obj();
+    o.insert("percentiles".into(), Value::Object(p));
+    o.insert("states".into(), Value::Object(s));
+    Value::Object(o)
 }
 
 /// fio's "steadystate" object (data oldest first, bw in bytes/s).

@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod json;
 pub mod normal;
 pub mod num;
+pub mod profiles;
 pub mod terse;
 
 #[cfg(test)]

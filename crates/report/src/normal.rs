@@ -219,6 +219,9 @@ fn write_job(run: &RunResult, job: &JobResult, when: &str, out: &mut String) {
         "     latency   : target={}, window={}, percentile={:.2}%, depth={}\n",
         lt.target_ns, lt.window_us, lt.percentile, lt.depth
     ));
+    if let Some(b) = &job.block {
+        crate::profiles::block_section(b, &info.percentile_list, out);
+    }
     if let Some(ss) = &job.steadystate {
         out.push_str(&steadystate_line(job, ss));
     }

@@ -104,6 +104,10 @@ pub struct JobCtx {
     pub dirs: [bool; 3],
     /// read_iolog: the trace the job replays (taken by the job's thread).
     pub trace: Option<crate::replay::Trace>,
+    /// A job of `--profile=act`: its latencies go into act's table.
+    pub act: bool,
+    /// block_error_percentiles: the blocks of the job's file.
+    pub blocks: Option<crate::record::BlockTrack>,
     /// The blkio cgroup the job's thread joins (cgroup, cgroup_weight).
     pub cgroup: Option<crate::cgroup::JobCgroup>,
     /// 1-based number of the job clone over the run (fio's thread_number).
@@ -302,7 +306,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             .as_ref()
             .map(|c| c.slots.clone())
             .unwrap_or_default();
-        let rec = Recorder::new(
+        let mut rec = Recorder::new(
             o,
             run.ctx.dirs,
             sync,
@@ -311,6 +315,13 @@ impl<'a, E: Engine> Loop<'a, E> {
             run.ctx.shared.clone(),
             clock,
         );
+        let start = clock.now();
+        if run.ctx.act {
+            rec.count_act(o.runtime / 1_000_000, start);
+        }
+        if let Some(b) = run.ctx.blocks {
+            rec.count_blocks(b);
+        }
         let paced = o.rate.0.iter().chain(o.rate_iops.0.iter()).any(|&r| r > 0);
         let timed = rec.needs_times()
             || o.max_latency > 0
@@ -318,7 +329,6 @@ impl<'a, E: Engine> Loop<'a, E> {
             || paced
             || o.read_iolog.is_some()
             || o.write_iolog.is_some();
-        let start = clock.now();
         let ramp = clock.ticks(Duration::from_micros(o.ramp_time));
         let deadline = if o.runtime > 0 {
             start + ramp + clock.ticks(Duration::from_micros(o.runtime))
@@ -1208,6 +1218,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             return;
         }
         self.rec.failed(&self.q.units[unit as usize]);
+        self.rec.block_failed(ddir, offset);
         let ignored = o
             .ignore_error
             .0

@@ -166,6 +166,10 @@ pub(crate) fn prepare_job(
             &mut say,
         )?
     };
+    let blocks = match o.block_error_percentiles {
+        true => Some(block_track(&o, &files)?),
+        false => None,
+    };
     if let Some(cmd) = &o.exec_prerun {
         exec_hook(&o.name, "prerun", cmd)?;
     }
@@ -209,6 +213,8 @@ pub(crate) fn prepare_job(
             combine_submit_wait: ro.combine_submit_wait,
             dirs: [a.reads, a.writes, a.trims],
             trace,
+            act: matches!(&p.spec.loc.source, ioscope_options::Source::Profile(n) if n == "act"),
+            blocks,
             cgroup,
             number: p.number,
             jobs: p.jobs,
@@ -244,4 +250,34 @@ pub(crate) fn exec_hook(name: &str, what: &str, cmd: &str) -> Result<(), RunErro
         )));
     }
     Ok(())
+}
+
+/// block_error_percentiles: the job's one file in trim-sized blocks (at most fio's
+/// 8192 of them).
+fn block_track(
+    o: &JobOptions,
+    files: &[files::JobFile],
+) -> Result<crate::record::BlockTrack, RunError> {
+    let [f] = files else {
+        return Err(RunError::Setup(format!(
+            "job '{}': block_error_percentiles counts the blocks of one file, and the job has {}",
+            o.name,
+            files.len()
+        )));
+    };
+    let trim_bs = o.bs.0[2].max(1);
+    let blocks = f.len / trim_bs;
+    if blocks == 0 || blocks > ioscope_stats::block::MAX_BLOCKS {
+        return Err(RunError::Setup(format!(
+            "job '{}': block_error_percentiles: cannot count {blocks} blocks of {trim_bs} bytes \
+             (at most {}: a larger trim block size or a smaller size)",
+            o.name,
+            ioscope_stats::block::MAX_BLOCKS
+        )));
+    }
+    Ok(crate::record::BlockTrack {
+        start: f.start,
+        trim_bs,
+        blocks,
+    })
 }

@@ -135,6 +135,28 @@ pub struct Recorder {
     slow_ns: u64,
     over_target: u64,
     over_io: Option<SlowIo>,
+    /// act's slices and block_error_percentiles' blocks (for the jobs that have them:
+    /// `slow_ns` is 0 then, so that every completion reaches them).
+    tally: Option<Box<Tally>>,
+}
+
+/// What some jobs count per completion beyond their statistics, out of the common path.
+#[derive(Default)]
+struct Tally {
+    /// act: the slices, when the measurement started, and a slice's length.
+    act: Option<(ioscope_stats::act::ActSlices, Ticks, u64)>,
+    /// block_error_percentiles: the blocks, the file offset of block 0 and the trim
+    /// block size.
+    blocks: Option<(ioscope_stats::block::BlockStates, u64, u64)>,
+}
+
+/// block_error_percentiles' blocks of a job: the file region's start, its trim block
+/// size and the number of blocks.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockTrack {
+    pub start: u64,
+    pub trim_bs: u64,
+    pub blocks: u64,
 }
 
 impl Recorder {
@@ -173,9 +195,39 @@ impl Recorder {
             slow_ns: 0,
             over_target: 0,
             over_io: None,
+            tally: None,
         };
         r.slow_ns = r.lat_target_ns.min(r.max_latency_ns);
         r
+    }
+
+    /// `--profile=act`: count this job's latencies in act's table, per hour from `start`
+    /// for a run of `seconds`.
+    pub fn count_act(&mut self, seconds: u64, start: Ticks) {
+        let slice = self.clock.ticks(std::time::Duration::from_secs(
+            ioscope_stats::act::SLICE_SECONDS,
+        ));
+        let slices = ioscope_stats::act::ActSlices::for_seconds(seconds);
+        self.tally.get_or_insert_with(Default::default).act = Some((slices, start, slice.max(1)));
+        self.slow_ns = 0;
+    }
+
+    /// block_error_percentiles: count the trims (and failures) of each block.
+    pub fn count_blocks(&mut self, b: BlockTrack) {
+        let states = ioscope_stats::block::BlockStates::new(b.blocks as usize);
+        self.tally.get_or_insert_with(Default::default).blocks =
+            Some((states, b.start, b.trim_bs.max(1)));
+        self.slow_ns = 0;
+    }
+
+    /// A write or trim at `offset` failed: its block's lifetime ends.
+    pub fn block_failed(&mut self, ddir: Ddir, offset: u64) {
+        if let Some((b, start, bs)) = self.tally.as_mut().and_then(|t| t.blocks.as_mut()) {
+            if matches!(ddir, Ddir::Write | Ddir::Trim) {
+                let i = offset.saturating_sub(*start) / *bs;
+                b.failed(i as usize, ddir == Ddir::Write);
+            }
+        }
     }
 
     /// latency_target: completions over the target since the last call (and the last
@@ -207,6 +259,10 @@ impl Recorder {
         }
         if let Some(l) = &mut self.logs {
             l.restart(now);
+        }
+        // act's hours start with the measurement (nothing was counted in the ramp).
+        if let Some((_, start, _)) = self.tally.as_mut().and_then(|t| t.act.as_mut()) {
+            *start = now;
         }
         self.shared.measure_start.store(now, Relaxed);
         self.shared.state.store(STATE_RUNNING, Relaxed);
@@ -264,13 +320,9 @@ impl Recorder {
         let slat = self.clock.delta_ns(u.start, u.issue);
         let lat = slat + clat;
         if lat > self.slow_ns {
-            if lat > self.lat_target_ns {
-                note_over(&mut self.over_target, &mut self.over_io, lat, u);
-            }
-            if lat > self.max_latency_ns {
-                return Err(lat);
-            }
+            self.slow(u, lat, t)?;
         }
+        let dir = &mut self.live.dirs[d];
         if self.track_clat {
             dir.clat.add(clat);
         }
@@ -284,6 +336,28 @@ impl Recorder {
         }
         if let Some(l) = &mut self.logs {
             l.completion(t, u, self.track_slat.then_some(slat), clat, lat, bytes);
+        }
+        Ok(())
+    }
+
+    /// A completion past `slow_ns`: over latency_target or max_latency, or of a job
+    /// that tallies every completion (act, block_error_percentiles).
+    #[cold]
+    #[inline(never)]
+    fn slow(&mut self, u: &IoUnit, lat: u64, t: Ticks) -> Result<(), u64> {
+        if let Some(x) = &mut self.tally {
+            if let Some((a, start, slice)) = &mut x.act {
+                a.add((t.saturating_sub(*start) / *slice) as usize, lat);
+            }
+            if let (Some((b, start, bs)), Ddir::Trim) = (&mut x.blocks, u.ddir) {
+                b.trimmed((u.offset.saturating_sub(*start) / *bs) as usize);
+            }
+        }
+        if lat > self.lat_target_ns {
+            note_over(&mut self.over_target, &mut self.over_io, lat, u);
+        }
+        if lat > self.max_latency_ns {
+            return Err(lat);
         }
         Ok(())
     }
@@ -382,6 +456,16 @@ impl Recorder {
             io_depth: live.io_depth,
             submit: live.submit,
             complete: live.complete,
+            act: self
+                .tally
+                .as_ref()
+                .and_then(|t| t.act.as_ref())
+                .map(|a| a.0.clone()),
+            block: self
+                .tally
+                .as_ref()
+                .and_then(|t| t.blocks.as_ref())
+                .map(|b| b.0.clone()),
             ..Default::default()
         }
     }

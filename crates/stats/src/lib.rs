@@ -7,6 +7,8 @@
 //! - [`result`]: per-job, per-group and per-run results, the data reports print.
 //! - [`hosts`]: many hosts' runs (MPI ranks) and their exact aggregate.
 
+pub mod act;
+pub mod block;
 pub mod hist;
 pub mod hosts;
 pub mod lat;

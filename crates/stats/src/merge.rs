@@ -122,6 +122,13 @@ pub fn merge_group(jobs: &[JobResult]) -> JobResult {
             }
         }
         merge_sync(&mut out.sync, &j.sync);
+        if let Some(a) = &j.act {
+            out.act.get_or_insert_with(Default::default).merge(a);
+        }
+        // As fio: the blocks of the last job merged (files are not summed).
+        if j.block.is_some() {
+            out.block = j.block.clone();
+        }
         if let Some(v) = j.verify {
             let o = out.verify.get_or_insert_with(Default::default);
             o.blocks += v.blocks;

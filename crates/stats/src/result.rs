@@ -180,6 +180,12 @@ pub struct JobResult {
     pub steadystate: Option<SteadyState>,
     /// Data verification (verify=), when the job verified.
     pub verify: Option<VerifyCounts>,
+    /// `--profile=act`'s latency slices, for the jobs act defines.
+    #[serde(default)]
+    pub act: Option<crate::act::ActSlices>,
+    /// block_error_percentiles: the state and trims of each block of the job's file.
+    #[serde(default)]
+    pub block: Option<crate::block::BlockStates>,
 }
 
 /// Blocks a job verified and the failures it found (fio reports neither count).

@@ -327,6 +327,7 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
     };
     rep.status.finish();
     let text = ioscope_report::render_cluster(&cluster, &rep.formats, rep.terse_version);
+    let text = fio::with_act_table(&cluster.all, &rep.formats, text);
     if rep.output.is_none() && crate::signals::received() == Some("SIGTERM") {
         rescue(&rep, &text);
     }

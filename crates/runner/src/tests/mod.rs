@@ -6,6 +6,7 @@ mod control;
 mod engines;
 mod limits;
 mod parts;
+mod tally;
 mod timing;
 mod workload;
 
