@@ -278,7 +278,11 @@ fn every_option_fio_lists_is_known() {
         .lines()
         .filter_map(|l| l.split_once(':'))
         .map(|(n, _)| n.trim())
-        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|n| {
+            !n.is_empty()
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        })
         .collect();
     assert!(names.len() > 150, "{}", out.stdout);
     let unknown: Vec<&str> = names
@@ -290,4 +294,85 @@ fn every_option_fio_lists_is_known() {
         unknown.is_empty(),
         "options fio has and ioscope does not know: {unknown:?}"
     );
+}
+
+/// Sets /proc/sys/vm/nr_hugepages for a test and puts the old value back.
+struct HugePages(String);
+
+impl HugePages {
+    fn set(n: u32) -> Option<HugePages> {
+        let old = std::fs::read_to_string("/proc/sys/vm/nr_hugepages").ok()?;
+        std::fs::write("/proc/sys/vm/nr_hugepages", n.to_string()).ok()?;
+        Some(HugePages(old.trim().to_string()))
+    }
+}
+
+impl Drop for HugePages {
+    fn drop(&mut self) {
+        let _ = std::fs::write("/proc/sys/vm/nr_hugepages", &self.0);
+    }
+}
+
+/// mem=shmhuge and mem=mmaphuge put the buffers on huge pages (none reserved: an error
+/// that says so, before any I/O; reserved: the job writes and verifies its data);
+/// mem=mmapshared:FILE maps a file for the buffers and removes it afterwards.
+#[test]
+fn mem_huge_pages_and_mapped_files() {
+    require!(Prereq::Root);
+    let d = tmpdir();
+    let job = |mem: &str| {
+        run_in(
+            d.path(),
+            &[
+                "--name=h",
+                "--filename=data",
+                "--size=4m",
+                "--bs=64k",
+                "--iodepth=4",
+                "--rw=randwrite",
+                "--verify=crc32c",
+                &format!("--mem={mem}"),
+                "--output-format=json",
+            ],
+        )
+    };
+    {
+        let Some(_none) = HugePages::set(0) else {
+            skip!("/proc/sys/vm/nr_hugepages is not writable")
+        };
+        for mem in ["shmhuge", "mmaphuge"] {
+            let r = job(mem);
+            assert_eq!(r.code, 1, "{mem}: {}", r.stderr);
+            assert!(r.stderr.contains("nr_hugepages"), "{mem}: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "no report: {}", r.stdout);
+        }
+    }
+    let Some(_some) = HugePages::set(8) else {
+        skip!("/proc/sys/vm/nr_hugepages is not writable")
+    };
+    let map = d.path().join("bufs");
+    for mem in [
+        "shmhuge",
+        "mmaphuge",
+        &format!("mmapshared:{}", map.display()),
+    ] {
+        let r = job(mem);
+        assert_eq!(r.code, 0, "{mem}: {}", r.stderr);
+        let v = doc(&r);
+        assert_eq!(u(&job_of(&v)["verify"]["blocks"]), 64, "{mem}");
+        assert_eq!(u(&job_of(&v)["verify"]["errors"]), 0, "{mem}");
+    }
+    assert!(!map.exists(), "the mapped file goes with the job");
+    let r = run_in(d.path(), &["--name=h", "--size=1m", "--mem=malloc:/x"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr
+            .contains("only mmap, mmaphuge and mmapshared map a file"),
+        "{}",
+        r.stderr
+    );
+}
+
+fn job_of(v: &serde_json::Value) -> &serde_json::Value {
+    &v["jobs"][0]
 }

@@ -239,7 +239,8 @@ option_table! {
     dedupe_mode: DedupeMode { kind: Kind::Choice(DedupeMode::CHOICES), default: "repeat", category: C::Buffers, help: "How duplicate buffers are chosen" }
     dedupe_working_set_percentage: u32 { kind: INT, default: "5", min: Some(0), max: Some(100), category: C::Buffers, help: "Working set for dedupe_mode=working_set" }
     dedupe_global: bool { kind: BOOL, default: "0", category: C::Buffers, help: "dedupe_mode=working_set: the working set is shared by the run's jobs, so duplicates repeat other jobs' writes too (no effect otherwise, as in fio)" }
-    mem: MemType { kind: Kind::Choice(MemType::CHOICES), default: "malloc", aliases: &["iomem"], category: C::Buffers, help: "Where I/O buffers are allocated: ioscope uses aligned anonymous memory for malloc, shm, mmap and mmapshared; huge-page and CUDA memory are not supported yet" }
+    mem: MemSpec { kind: Kind::Choice(MemType::CHOICES), default: "malloc", aliases: &["iomem"], category: C::Buffers, help: "Where I/O buffers are allocated (TYPE[:FILE]): malloc, shm and mmap are page-aligned anonymous memory; shmhuge and mmaphuge huge pages; mmap, mmapshared and mmaphuge may map a file (removed after the job)" }
+    hugepage_size: u64 { kind: SIZE, default: "2m", aliases: &["hugepage-size"], fio_name: "hugepage-size", min: Some(4096), category: C::Buffers, help: "Size of a huge page: shmhuge and mmaphuge buffers are a multiple of it" }
     iomem_align: u64 { kind: SIZE, default: "0", aliases: &["mem_align"], category: C::Buffers, help: "Align I/O buffers to this (at least the page size)" }
 
     // ---- Priority ----

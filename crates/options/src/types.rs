@@ -1023,13 +1023,46 @@ choice_enum!(
     MemType {
         Malloc = ["malloc"]: "Heap memory",
         Shm = ["shm"]: "SysV shared memory",
-        ShmHuge = ["shmhuge"]: "SysV shared memory on huge pages"; not_yet,
-        Mmap = ["mmap"]: "Anonymous mmap",
-        MmapHuge = ["mmaphuge"]: "mmap of a hugetlbfs file"; not_yet,
-        MmapShared = ["mmapshared"]: "Shared anonymous mmap",
-        Cudamalloc = ["cudamalloc"]: "CUDA memory"; not_yet,
+        ShmHuge = ["shmhuge"]: "SysV shared memory on huge pages (/proc/sys/vm/nr_hugepages must have them)",
+        Mmap = ["mmap"]: "Anonymous mmap, or of a file: mmap:/path/to/file",
+        MmapHuge = ["mmaphuge"]: "mmap of huge pages: anonymous, or of a hugetlbfs file: mmaphuge:/hugetlbfs/file",
+        MmapShared = ["mmapshared"]: "Shared mmap, anonymous or of a file: mmapshared:/path/to/file",
+        Cudamalloc = ["cudamalloc"]: "CUDA memory (GPUDirect RDMA; needs a GPU and the rdma engine)"; not_yet,
     }
 );
+
+/// `mem=TYPE[:FILE]`: where I/O buffers live; the mmap types may name a file to map.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MemSpec {
+    pub kind: MemType,
+    pub file: Option<String>,
+}
+
+impl OptValue for MemSpec {
+    fn parse(raw: &str, cx: &ValueCx, _: &Self) -> Result<Self, String> {
+        let (kind, file) = match raw.split_once(':') {
+            Some((k, f)) => (k, Some(f.to_string())),
+            None => (raw, None),
+        };
+        let kind = MemType::parse(kind, cx, &MemType::default())?;
+        let mapped = matches!(
+            kind,
+            MemType::Mmap | MemType::MmapHuge | MemType::MmapShared
+        );
+        match &file {
+            Some(f) if !mapped => Err(format!(
+                "'{raw}': only mmap, mmaphuge and mmapshared map a file (mem={}:{f})",
+                MemType::Mmap.name()
+            )),
+            Some(f) if f.is_empty() => Err(format!("'{raw}': name the file after the ':'")),
+            _ => Ok(MemSpec { kind, file }),
+        }
+    }
+
+    fn not_yet(&self) -> Option<&'static str> {
+        self.kind.not_yet()
+    }
+}
 
 choice_enum!(
     /// `file_service_type=`

@@ -4,7 +4,6 @@
 
 use crate::rng::splitmix;
 use ioscope_options::{DedupeMode, JobOptions};
-use std::alloc::{alloc_zeroed, dealloc, Layout};
 
 /// How write buffers are refreshed per write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,7 +17,7 @@ pub enum Refresh {
 
 pub struct Buffers {
     ptr: *mut u8,
-    layout: Layout,
+    mem: crate::iomem::IoMem,
     pub slot: usize,
     pub refresh: Refresh,
     compress_pct: u32,
@@ -56,11 +55,8 @@ impl Buffers {
         let size = slot
             .checked_mul(units.max(1))
             .ok_or("buffer size overflows")?;
-        let layout = Layout::from_size_align(size, align).map_err(|e| e.to_string())?;
-        let ptr = allocate(layout);
-        if ptr.is_null() {
-            return Err(format!("cannot allocate {size} bytes of I/O buffers"));
-        }
+        let mem = crate::iomem::IoMem::new(o, size, align)?;
+        let ptr = mem.ptr;
         let refresh = if o.zero_buffers || o.buffer_pattern.is_some() {
             Refresh::None
         } else if o.refill_buffers || o.dedupe_percentage > 0 {
@@ -72,7 +68,7 @@ impl Buffers {
         };
         let mut b = Buffers {
             ptr,
-            layout,
+            mem,
             slot,
             refresh,
             compress_pct: o.buffer_compress_percentage,
@@ -91,7 +87,7 @@ impl Buffers {
     }
 
     pub fn region(&self) -> (*mut u8, usize) {
-        (self.ptr, self.layout.size())
+        (self.ptr, self.mem.len)
     }
 
     pub fn slot_ptr(&self, i: usize) -> *mut u8 {
@@ -108,8 +104,8 @@ impl Buffers {
     }
 
     fn all(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is valid for layout.size() bytes and exclusively ours.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+        // SAFETY: ptr is valid for mem.len bytes and exclusively ours.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.mem.len) }
     }
 
     fn initial_fill(&mut self, o: &JobOptions) -> Result<(), String> {
@@ -227,48 +223,6 @@ impl Buffers {
         }
         self.seed = self.seed.wrapping_add(salt | 1);
         self.seed
-    }
-}
-
-/// Page-aligned buffers come from an anonymous mapping: zeroed by the kernel and
-/// resident only once touched (a read-only job's 1 GiB buffer costs no memory until
-/// the engine writes into it). Larger alignments use the allocator.
-fn mapped(layout: Layout) -> bool {
-    layout.align() <= 4096
-}
-
-fn allocate(layout: Layout) -> *mut u8 {
-    if !mapped(layout) {
-        // SAFETY: layout has non-zero size.
-        return unsafe { alloc_zeroed(layout) };
-    }
-    // SAFETY: an anonymous private mapping; no file or address is involved.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            layout.size(),
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        std::ptr::null_mut()
-    } else {
-        p.cast()
-    }
-}
-
-impl Drop for Buffers {
-    fn drop(&mut self) {
-        if mapped(self.layout) {
-            // SAFETY: mapped with this size in allocate().
-            unsafe { libc::munmap(self.ptr.cast(), self.layout.size()) };
-        } else {
-            // SAFETY: allocated with this layout in allocate().
-            unsafe { dealloc(self.ptr, self.layout) };
-        }
     }
 }
 

@@ -24,6 +24,7 @@ pub mod filelock;
 pub mod files;
 pub mod flow;
 pub mod iolog;
+pub mod iomem;
 pub mod job;
 mod memlock;
 pub mod meta;
