@@ -123,6 +123,9 @@ pub struct Recorder {
     track_slat: bool,
     track_clat: bool,
     track_lat: bool,
+    /// A sync engine's I/O has no submission latency, so its lat is its clat: kept
+    /// once per I/O and copied when results are taken (exact, and one add less).
+    lat_is_clat: bool,
     /// Per-priority stats follow lat (lat_percentiles) rather than clat.
     prio_uses_lat: bool,
     /// max_latency in ns (u64::MAX when unset).
@@ -181,6 +184,12 @@ impl Recorder {
             track_slat,
             track_clat: !o.disable_clat,
             track_lat: !o.disable_lat,
+            // (The metadata engines record clat alone, as fio does: no lat to copy.)
+            lat_is_clat: sync_engine
+                && !ioscope_engine::is_path_engine(&o.ioengine)
+                && !o.disable_clat
+                && !o.disable_lat
+                && (o.clat_percentiles || !o.lat_percentiles),
             prio_uses_lat: o.lat_percentiles,
             max_latency_ns: if o.max_latency > 0 {
                 o.max_latency * 1000
@@ -326,7 +335,7 @@ impl Recorder {
         if self.track_clat {
             dir.clat.add(clat);
         }
-        if self.track_lat {
+        if self.track_lat && !self.lat_is_clat {
             dir.lat.add(lat);
         }
         if let Some(p) = dir.prios.get_mut((u.flags >> 16) as usize) {
@@ -443,6 +452,12 @@ impl Recorder {
         }
         for d in &mut live.dirs {
             d.runtime_ms = runtime_ms;
+            if self.lat_is_clat {
+                d.lat.stat = d.clat.stat;
+                if d.lat.hist.is_some() {
+                    d.lat.hist = d.clat.hist.clone();
+                }
+            }
         }
         JobResult {
             error,

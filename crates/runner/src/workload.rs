@@ -174,8 +174,23 @@ struct Replay {
     bytes: u64,
 }
 
+/// The most common workload in one step: one file, one direction, uniformly random
+/// offsets without a map, one block size, and nothing else to decide per I/O
+/// (`rw=randread bs=4k norandommap`). The same offsets as the general path, from the
+/// same generator, in a fraction of its instructions.
+#[derive(Clone, Copy, Debug)]
+struct Plain {
+    ddir: Ddir,
+    len: u32,
+    start: u64,
+    blocks: u64,
+    grain: u64,
+}
+
 /// The I/O sequence of one job.
 pub struct Workload {
+    /// The common case's shortcut, when the job is that case.
+    plain: Option<Plain>,
     files: Vec<FileWalk>,
     fidx: usize,
     file_service: FileService,
@@ -262,7 +277,8 @@ impl Workload {
         let dist = files
             .first()
             .and_then(|f| RankDist::new(&o.random_distribution, f.blocks, grain));
-        Workload {
+        let mut w = Workload {
+            plain: None,
             use_perm: !o.norandommap || o.random_generator == RandomGenerator::Lfsr,
             norandommap: o.norandommap,
             dist,
@@ -314,7 +330,43 @@ impl Workload {
             },
             written: None,
             passes: 0,
-        }
+        };
+        w.plain = w.plain_case();
+        w
+    }
+
+    /// The [`Plain`] shortcut, when every per-I/O choice of the general path is fixed.
+    fn plain_case(&self) -> Option<Plain> {
+        let ddir = match self.mode {
+            RwMode::RandRead => Ddir::Read,
+            RwMode::RandWrite => Ddir::Write,
+            RwMode::RandTrim => Ddir::Trim,
+            _ => return None,
+        };
+        let d = ddir.index();
+        let [f] = self.files.as_slice() else {
+            return None;
+        };
+        let BsChoice::Fixed(len) = self.bs[if self.bs_by_randomness { 1 } else { d }] else {
+            return None;
+        };
+        let simple = self.random_pct[d] >= 100
+            && !self.use_perm
+            && self.dist.is_none()
+            && self.zones.is_none()
+            && self.replay.is_none()
+            && self.per_offset == 1
+            && self.sync_every == 0
+            && self.range_every == 0
+            && len == self.grain
+            && f.blocks * self.grain <= f.len;
+        simple.then_some(Plain {
+            ddir,
+            len: u32::try_from(len).ok()?,
+            start: f.start,
+            blocks: f.blocks,
+            grain: self.grain,
+        })
     }
 
     /// Largest block size any direction uses (unit buffer size).
@@ -336,6 +388,7 @@ impl Workload {
     /// Replay these I/Os (read_iolog) instead of generating them; `timed`: at their
     /// recorded times (not replay_no_stall).
     pub fn replay(&mut self, entries: Vec<crate::replay::Entry>, timed: bool) {
+        self.plain = None;
         let max_len = entries
             .iter()
             .map(|e| u64::from(e.io.len))
@@ -414,6 +467,9 @@ impl Workload {
     /// The next I/O, or None when the job has issued all it should.
     #[inline]
     pub fn next_io(&mut self) -> Option<Io> {
+        if let Some(p) = self.plain {
+            return self.next_plain(p);
+        }
         if let Some(r) = self.replay.as_mut() {
             let e = *r.entries.get(r.next)?;
             r.next += 1;
@@ -446,6 +502,29 @@ impl Workload {
             self.fresh()?
         };
         self.account(io);
+        Some(io)
+    }
+
+    /// [`Plain`]: what `next_io`, `fresh` and `account` do for that case, alone.
+    #[inline(always)]
+    fn next_plain(&mut self, p: Plain) -> Option<Io> {
+        if self.ios_left == 0 || (!self.time_based && self.total_left == 0) {
+            return None;
+        }
+        if self.pass_done >= self.pass_bytes {
+            self.start_pass();
+        }
+        let io = Io {
+            ddir: p.ddir,
+            file: 0,
+            offset: p.start + self.off_rng.below(p.blocks) * p.grain,
+            len: p.len,
+            verify: false,
+        };
+        self.ios_left -= 1;
+        self.pass_done += u64::from(p.len);
+        self.total_left = self.total_left.saturating_sub(u64::from(p.len));
+        self.last = io;
         Some(io)
     }
 
@@ -738,6 +817,56 @@ mod tests {
         std::iter::from_fn(|| w.next_io())
             .take(10_000_000)
             .collect()
+    }
+
+    /// The common case's shortcut issues what the general path issues: the same
+    /// offsets from the same generator, the same counts, loops and ends.
+    #[test]
+    fn the_plain_shortcut_matches_the_general_path() {
+        for (mode, loops, number_ios, time_based) in [
+            (RwMode::RandRead, 1, 0, false),
+            (RwMode::RandWrite, 3, 0, false),
+            (RwMode::RandTrim, 1, 37, false),
+            (RwMode::RandRead, 1, 0, true),
+        ] {
+            let o = opts(|o| {
+                o.rw.mode = mode;
+                o.norandommap = true;
+                o.loops = loops;
+                o.number_ios = number_ios;
+                o.time_based = time_based;
+            });
+            let mut fast = Workload::new(&o, &[(8192, 256 * 1024 + 100)], 7);
+            assert!(fast.plain.is_some(), "{mode:?} takes the shortcut");
+            let mut slow = Workload::new(&o, &[(8192, 256 * 1024 + 100)], 7);
+            slow.plain = None;
+            let (a, b): (Vec<Io>, Vec<Io>) = if time_based {
+                let a = (0..1000).map_while(|_| fast.next_io()).collect();
+                let b = (0..1000).map_while(|_| slow.next_io()).collect();
+                (a, b)
+            } else {
+                (all(&mut fast), all(&mut slow))
+            };
+            assert_eq!(a, b, "{mode:?}");
+            assert_eq!(fast.passes, slow.passes);
+            assert_eq!(fast.finished(), slow.finished());
+            assert!(a
+                .iter()
+                .all(|io| io.offset >= 8192 && io.offset + 4096 <= 8192 + 256 * 1024));
+        }
+        // Not the common case: the general path alone.
+        for f in [
+            |o: &mut JobOptions| o.norandommap = false,
+            |o: &mut JobOptions| o.fsync = 4,
+            |o: &mut JobOptions| o.rw.mode = RwMode::RandRw,
+        ] {
+            let o = opts(|o| {
+                o.rw.mode = RwMode::RandRead;
+                o.norandommap = true;
+                f(o);
+            });
+            assert!(Workload::new(&o, &[(0, 65536)], 1).plain.is_none());
+        }
     }
 
     #[test]

@@ -33,8 +33,8 @@ impl LatStat {
         self.min = self.min.min(v);
         self.max = self.max.max(v);
         self.sum += v as u128;
-        // Saturates only beyond ~2^48 samples of an hour each.
-        self.sumsq = self.sumsq.saturating_add((v as u128) * (v as u128));
+        // Overflows only beyond ~2^48 samples of an hour each.
+        self.sumsq = self.sumsq.wrapping_add((v as u128) * (v as u128));
     }
 
     pub fn merge(&mut self, o: &LatStat) {
