@@ -243,7 +243,7 @@ fn parse_only_reports_what_a_run_would_refuse() {
             "--ioengine=e4defrag",
             "ioengine=e4defrag is not supported yet",
         ),
-        ("--mem=shmhuge", "mem=shmhuge is not supported yet"),
+        ("--mem=cudamalloc", "mem=cudamalloc is not supported yet"),
         ("--directory=/no/such/dir", "not a directory"),
     ] {
         let r = run(&["--parse-only", "--name=n", "--size=1m", opt]);

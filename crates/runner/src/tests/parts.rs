@@ -48,7 +48,10 @@ fn plan_refuses_jobs_that_do_not_fit_in_memory() {
 #[test]
 fn plan_refuses_values_not_implemented_yet() {
     for (job, what) in [
-        ("mem=shmhuge", "option mem=shmhuge is not supported yet"),
+        (
+            "mem=cudamalloc",
+            "option mem=cudamalloc is not supported yet",
+        ),
         ("io_submit_mode=offload", "io_submit_mode=offload"),
         (
             "ioengine=e4defrag",
