@@ -376,3 +376,65 @@ fn mem_huge_pages_and_mapped_files() {
 fn job_of(v: &serde_json::Value) -> &serde_json::Value {
     &v["jobs"][0]
 }
+
+/// io_submit_mode=offload: iodepth workers, each with its own engine at depth 1, keep a
+/// sync engine's iodepth I/Os in flight; every I/O is still issued once, verify still
+/// checks what was written, and io_uring is refused as fio refuses it.
+#[test]
+fn offload_keeps_iodepth_ios_in_flight_with_a_sync_engine() {
+    let d = tmpdir();
+    let base = [
+        "--name=o",
+        "--filename=data",
+        "--size=16m",
+        "--bs=4k",
+        "--iodepth=4",
+        "--io_submit_mode=offload",
+        "--output-format=json",
+    ];
+    let mut w = base.to_vec();
+    w.extend([
+        "--ioengine=psync",
+        "--rw=randwrite",
+        "--verify=crc32c",
+        "--write_iolog=w.log",
+    ]);
+    let r = run_in(d.path(), &w);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = doc(&r);
+    let j = job_of(&v);
+    assert_eq!(u(&j["write"]["total_ios"]), 4096);
+    assert_eq!(u(&j["verify"]["blocks"]), 4096);
+    assert_eq!(u(&j["verify"]["errors"]), 0);
+    // Every block written once (the random map), each recorded once.
+    let log = std::fs::read_to_string(d.path().join("w.log")).expect("iolog");
+    let mut offs: Vec<u64> = log
+        .lines()
+        .filter(|l| l.contains(" write "))
+        .filter_map(|l| l.split_whitespace().nth(3)?.parse().ok())
+        .collect();
+    offs.sort_unstable();
+    offs.dedup();
+    assert_eq!(offs.len(), 4096);
+    // Four in flight most of the time, with a sync engine.
+    let mut rd = base.to_vec();
+    rd.extend(["--ioengine=psync", "--rw=randread", "--direct=1"]);
+    let r = run_in(d.path(), &rd);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = doc(&r);
+    let four = job_of(&v)["iodepth_level"]["4"].as_f64().expect("depth 4");
+    assert!(four > 50.0, "depth 4 for {four}% of the I/Os");
+    assert!(
+        u(&job_of(&v)["read"]["slat_ns"]["N"]) > 0,
+        "slat: the hand-off"
+    );
+    let mut uring = base.to_vec();
+    uring.push("--ioengine=io_uring");
+    let r = run_in(d.path(), &uring);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("can't be used with offloaded submit"),
+        "{}",
+        r.stderr
+    );
+}

@@ -35,6 +35,7 @@ mod libaio;
 mod mmap;
 mod mmap_guard;
 mod null;
+mod offload;
 mod ops;
 mod pathops;
 mod posixaio;
@@ -49,6 +50,7 @@ mod tests;
 mod uring;
 mod vsync;
 
+pub use offload::{refusal as offload_refusal, with_offload};
 use sync_engine::SyncEngine;
 
 /// Data direction of one I/O unit.

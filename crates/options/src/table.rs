@@ -198,7 +198,7 @@ option_table! {
     iodepth_batch_complete_min: u32 { kind: INT, default: "1", aliases: &["iodepth_batch_complete"], category: C::Depth, help: "Minimum completions to wait for per call (0 = poll)" }
     iodepth_batch_complete_max: u32 { kind: INT, default: "0", category: C::Depth, help: "Maximum completions to reap per call (default: the minimum)" }
     iodepth_low: u32 { kind: INT, default: "0", category: C::Depth, help: "Refill the queue when it drains to this depth (default: iodepth)" }
-    io_submit_mode: SubmitMode { kind: Kind::Choice(SubmitMode::CHOICES), default: "inline", category: C::Depth, help: "Where I/O is submitted from (offload is not supported yet)" }
+    io_submit_mode: SubmitMode { kind: Kind::Choice(SubmitMode::CHOICES), default: "inline", category: C::Depth, help: "Where I/O is submitted from: the job thread, or iodepth offload workers (a sync engine then keeps iodepth I/Os in flight; slat is the hand-off to a worker)" }
     serialize_overlap: bool { kind: BOOL, default: "0", category: C::Depth, help: "Do not have overlapping I/Os in flight" }
 
     // ---- Time ----

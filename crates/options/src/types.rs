@@ -1085,7 +1085,7 @@ choice_enum!(
     /// `io_submit_mode=`
     SubmitMode {
         Inline = ["inline"]: "Submit from the job thread",
-        Offload = ["offload"]: "Submit from a pool of offload threads"; not_yet,
+        Offload = ["offload"]: "Hand each I/O to one of iodepth worker threads, each with its own engine at depth 1",
     }
 );
 

@@ -76,6 +76,11 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
                 j.name
             )));
         }
+        if j.opts.io_submit_mode == ioscope_options::SubmitMode::Offload {
+            if let Some(why) = ioscope_engine::offload_refusal(&j.opts.ioengine) {
+                return Err(RunError::Refused(format!("job '{}': {why}", j.name)));
+            }
+        }
         let a = access(&j.opts);
         if ro.readonly && (a.writes || a.trims) {
             return Err(RunError::Refused(format!(

@@ -208,6 +208,9 @@ fn run_engine(
         flow,
     };
     Ok(match engine {
+        EngineSource::Real if o.io_submit_mode == ioscope_options::SubmitMode::Offload => {
+            ioscope_engine::with_offload(&o.ioengine, &cfg, run)?
+        }
         EngineSource::Real => ioscope_engine::with_engine(&o.ioengine, &cfg, run)?,
         EngineSource::Scripted(s) => run.run(s.engine(&o, clock)),
     })

@@ -52,7 +52,6 @@ fn plan_refuses_values_not_implemented_yet() {
             "mem=cudamalloc",
             "option mem=cudamalloc is not supported yet",
         ),
-        ("io_submit_mode=offload", "io_submit_mode=offload"),
         (
             "ioengine=e4defrag",
             "ioengine=e4defrag is not supported yet",
@@ -68,6 +67,17 @@ fn plan_refuses_values_not_implemented_yet() {
             .to_string();
         assert!(e.contains(what) && e.contains("t.fio:3"), "{job}: {e}");
     }
+    // Offload works with the engines that can be offloaded, as in fio.
+    let set = jobs("[a]\nsize=1m\nio_submit_mode=offload\nioengine=io_uring\n");
+    let e = Plan::new(&set, &RunOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("io_uring: can't be used with offloaded submit"),
+        "{e}"
+    );
+    let set = jobs("[a]\nsize=1m\nio_submit_mode=offload\nioengine=psync\n");
+    assert!(Plan::new(&set, &RunOptions::default()).is_ok());
 }
 
 #[test]
