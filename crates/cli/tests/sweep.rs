@@ -133,9 +133,12 @@ fn the_example_interrupted_halfway_resumes_to_what_a_clean_run_records() {
         (12..28).contains(&done_before),
         "{done_before} finished before the stop"
     );
+    // The signal may land between two points (nothing cut short) or in one, which is
+    // then journaled as interrupted.
+    let started = events(&j, "start").len();
     assert_eq!(
         events(&j, "interrupted").len(),
-        1,
+        started - done_before,
         "the point cut short is journaled"
     );
     // A report of what finished exists already.
