@@ -44,10 +44,9 @@ pub fn refuse_subcommand(name: &str) -> Option<String> {
     })
 }
 
-/// Run as a rank of the MPI job. Returns the exit status; a run whose ranks did not
-/// all report ends the process here, without waiting on the missing ranks.
+/// MPI, with as many ranks as the launcher started.
 #[cfg(feature = "mpi")]
-pub fn main(c: &cli::Cli, l: Launch) -> Result<ExitCode> {
+fn init_mpi(l: Launch) -> Result<ioscope_cluster::mpi::MpiTransport> {
     let t = ioscope_cluster::mpi::MpiTransport::init().map_err(|e| anyhow::anyhow!("MPI: {e}"))?;
     if t.size() != l.size {
         bail!(
@@ -57,6 +56,14 @@ pub fn main(c: &cli::Cli, l: Launch) -> Result<ExitCode> {
             t.size()
         );
     }
+    Ok(t)
+}
+
+/// Run as a rank of the MPI job. Returns the exit status; a run whose ranks did not
+/// all report ends the process here, without waiting on the missing ranks.
+#[cfg(feature = "mpi")]
+pub fn main(c: &cli::Cli, l: Launch) -> Result<ExitCode> {
+    let t = init_mpi(l)?;
     let (code, complete) = run(c, &t)?;
     if !complete {
         // A rank is gone: finalizing would wait for it.
@@ -108,15 +115,7 @@ fn workflow_mpi(
     l: Launch,
     run: &dyn Fn(&Hosts) -> Result<ExitCode>,
 ) -> Result<ExitCode> {
-    let t = ioscope_cluster::mpi::MpiTransport::init().map_err(|e| anyhow::anyhow!("MPI: {e}"))?;
-    if t.size() != l.size {
-        bail!(
-            "{} started {} ranks but MPI sees {}: under Slurm, use srun --mpi=pmix",
-            l.by,
-            l.size,
-            t.size()
-        );
-    }
+    let t = init_mpi(l)?;
     crate::signals::install_mpi();
     if t.rank() != 0 {
         let whole = exec::serve(&t);

@@ -391,11 +391,7 @@ pub fn parse(
         );
     }
     t.depth = Some(p.depth());
-    t.ends = vec![0; t.files.len()];
-    for e in &t.entries {
-        let end = &mut t.ends[e.io.file as usize];
-        *end = (*end).max(e.io.offset + u64::from(e.io.len));
-    }
+    t.set_ends(t.files.len());
     Ok(t)
 }
 

@@ -39,6 +39,15 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// Each of `files` files' end: that of the furthest I/O to it.
+    fn set_ends(&mut self, files: usize) {
+        self.ends = vec![0; files];
+        for e in &self.entries {
+            let end = &mut self.ends[e.io.file as usize];
+            *end = (*end).max(e.io.offset + u64::from(e.io.len));
+        }
+    }
+
     /// The directions the trace does I/O in: read, write, trim.
     pub fn dirs(&self) -> [bool; 3] {
         let any = |d: Ddir| self.entries.iter().any(|e| e.io.ddir == d);
@@ -234,11 +243,7 @@ pub fn parse(r: impl BufRead, o: &JobOptions, readonly: bool) -> Result<Trace, S
             o.name
         ));
     }
-    t.ends = vec![0; names.len()];
-    for e in &t.entries {
-        let end = &mut t.ends[e.io.file as usize];
-        *end = (*end).max(e.io.offset + u64::from(e.io.len));
-    }
+    t.set_ends(names.len());
     t.files = match &o.replay_redirect {
         // Every file of the trace onto one: its entries all name file 0.
         Some(to) => {
