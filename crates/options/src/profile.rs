@@ -142,11 +142,16 @@ pub fn take(
         values,
         profile: p.name,
     };
-    let lines = match p.name {
-        "tiobench" => tiobench(&v, kw)?,
-        _ => act(&v)?,
+    // act's prep jobs are defined at `profile act-prep`: the runner counts latencies
+    // for act's table in act's test jobs only.
+    let (lines, source) = match p.name {
+        "tiobench" => (tiobench(&v, kw)?, "tiobench"),
+        _ => {
+            let prep = prep(&v)?;
+            (act(&v, prep)?, if prep { "act-prep" } else { "act" })
+        }
     };
-    Ok(Some(sections(p.name, &lines, &v, &chosen.loc)))
+    Ok(Some(sections(source, &lines, &chosen.loc)))
 }
 
 /// The option values given, each with where it was given.
@@ -250,7 +255,16 @@ fn tiobench(v: &Values, kw: &Keywords) -> Result<Vec<String>, OptionsError> {
     Ok(l)
 }
 
-fn act(v: &Values) -> Result<Vec<String>, OptionsError> {
+/// act's `prep` flag.
+fn prep(v: &Values) -> Result<bool, OptionsError> {
+    match v.text("prep") {
+        None | Some("0") => Ok(false),
+        Some("" | "1") => Ok(true),
+        Some(o) => Err(v.err("prep", format!("{o}: 0 or 1"))),
+    }
+}
+
+fn act(v: &Values, prep: bool) -> Result<Vec<String>, OptionsError> {
     let devices: Vec<&str> = match v.text("device-names") {
         Some(d) if !d.trim().is_empty() => d.split(',').map(str::trim).collect(),
         _ => {
@@ -286,12 +300,6 @@ fn act(v: &Values) -> Result<Vec<String>, OptionsError> {
     if seconds == 0 {
         return Err(v.err("test-duration", "must be at least one second".into()));
     }
-    let prep = match v.text("prep") {
-        None => false,
-        Some("" | "1") => true,
-        Some("0") => false,
-        Some(o) => return Err(v.err("prep", format!("{o}: 0 or 1"))),
-    };
     let mut l: Vec<String> = [
         "direct=1",
         "ioengine=sync",
@@ -342,17 +350,10 @@ fn act(v: &Values) -> Result<Vec<String>, OptionsError> {
 }
 
 /// `key=value` lines as fio applies a profile's list: globals until the first
-/// `name=`, then one job per `name=`. act's prep jobs are defined at `profile
-/// act-prep`: the runner counts latencies for act's table in act's test jobs only.
-fn sections(profile: &str, lines: &[String], v: &Values, at: &Loc) -> Vec<RawSection> {
-    let prep = v.text("prep").is_some_and(|p| p != "0");
-    let source = if profile == "act" && prep {
-        "act-prep".to_string()
-    } else {
-        profile.to_string()
-    };
+/// `name=`, then one job per `name=`, each defined at `source`.
+fn sections(source: &str, lines: &[String], at: &Loc) -> Vec<RawSection> {
     let loc = Loc {
-        source: Source::Profile(source),
+        source: Source::Profile(source.to_string()),
         line: at.line,
     };
     let mut out = vec![RawSection {

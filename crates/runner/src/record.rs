@@ -134,12 +134,12 @@ pub struct Recorder {
     /// job loop last took the count, and the last of them (lat, ddir, offset, len,
     /// file) for fio's failure message.
     lat_target_ns: u64,
-    /// The smaller of the two: one compare on the common path.
-    slow_ns: u64,
+    /// Just above the smaller of the two: one compare on the common path.
+    slow_from: u64,
     over_target: u64,
     over_io: Option<SlowIo>,
     /// act's slices and block_error_percentiles' blocks (for the jobs that have them:
-    /// `slow_ns` is 0 then, so that every completion reaches them).
+    /// `slow_from` is 0 then, so that every completion, even one of 0 ns, reaches them).
     tally: Option<Box<Tally>>,
 }
 
@@ -201,12 +201,13 @@ impl Recorder {
             } else {
                 u64::MAX
             },
-            slow_ns: 0,
+            slow_from: 0,
             over_target: 0,
             over_io: None,
             tally: None,
         };
-        r.slow_ns = r.lat_target_ns.min(r.max_latency_ns);
+        // Over a limit means above it: the first latency that is slow is one past it.
+        r.slow_from = r.lat_target_ns.min(r.max_latency_ns).saturating_add(1);
         r
     }
 
@@ -218,7 +219,7 @@ impl Recorder {
         ));
         let slices = ioscope_stats::act::ActSlices::for_seconds(seconds);
         self.tally.get_or_insert_with(Default::default).act = Some((slices, start, slice.max(1)));
-        self.slow_ns = 0;
+        self.slow_from = 0;
     }
 
     /// block_error_percentiles: count the trims (and failures) of each block.
@@ -226,7 +227,7 @@ impl Recorder {
         let states = ioscope_stats::block::BlockStates::new(b.blocks as usize);
         self.tally.get_or_insert_with(Default::default).blocks =
             Some((states, b.start, b.trim_bs.max(1)));
-        self.slow_ns = 0;
+        self.slow_from = 0;
     }
 
     /// A write or trim at `offset` failed: its block's lifetime ends.
@@ -328,7 +329,7 @@ impl Recorder {
         // away from the sum, and the logs derive one from the other).
         let slat = self.clock.delta_ns(u.start, u.issue);
         let lat = slat + clat;
-        if lat > self.slow_ns {
+        if lat >= self.slow_from {
             self.slow(u, lat, t)?;
         }
         let dir = &mut self.live.dirs[d];
@@ -349,7 +350,7 @@ impl Recorder {
         Ok(())
     }
 
-    /// A completion past `slow_ns`: over latency_target or max_latency, or of a job
+    /// A completion from `slow_from` on: over latency_target or max_latency, or of a job
     /// that tallies every completion (act, block_error_percentiles).
     #[cold]
     #[inline(never)]

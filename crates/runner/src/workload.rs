@@ -183,8 +183,8 @@ struct Plain {
     ddir: Ddir,
     len: u32,
     start: u64,
+    /// Offsets are `start + k * len` for k below `blocks` (the grain is the length).
     blocks: u64,
-    grain: u64,
 }
 
 /// The I/O sequence of one job.
@@ -365,7 +365,6 @@ impl Workload {
             len: u32::try_from(len).ok()?,
             start: f.start,
             blocks: f.blocks,
-            grain: self.grain,
         })
     }
 
@@ -517,7 +516,7 @@ impl Workload {
         let io = Io {
             ddir: p.ddir,
             file: 0,
-            offset: p.start + self.off_rng.below(p.blocks) * p.grain,
+            offset: p.start + self.off_rng.below(p.blocks) * u64::from(p.len),
             len: p.len,
             verify: false,
         };
