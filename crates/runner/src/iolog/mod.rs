@@ -1,14 +1,14 @@
 //! I/O logs (write_lat_log, write_bw_log, write_iops_log, write_hist_log) in fio's
 //! formats — every I/O logged, the measurement undisturbed, memory bounded.
 //!
-//! Per-I/O logs are captured, not formatted: the job thread stores one 32-byte record
+//! Per-I/O logs are captured, not formatted: the job thread stores one 40-byte record
 //! per I/O ([`binary::Rec`]) into a pre-faulted chunk — a few stores, no allocation,
 //! lock or system call. A full chunk goes to the job's writer thread, which encodes it
 //! compactly (a few bytes per I/O), hands the chunk back and writes the bytes to the
 //! job's binary log. Nothing is ever dropped: if the writer cannot keep up (the
 //! disk under the log is slower than the I/O being measured), the job waits for a
 //! chunk between two I/Os — never inside one — and the waits are reported. Memory is
-//! CHUNKS × CHUNK_RECORDS × 32 bytes = 16 MiB per job, whatever the run length.
+//! CHUNKS × CHUNK_RECORDS × 40 bytes = 20 MiB per job, whatever the run length.
 //!
 //! After the I/O ends, the records are turned into fio's text logs in one streaming
 //! pass ([`text::convert`]); with `--log-format=binary` the binary log is kept instead
@@ -33,7 +33,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use text::{format_line, Format, Line, BW, CLAT, IOPS, LAT, SLAT};
 
-/// Records per chunk (2 MiB) and chunks per job.
+/// Records per chunk (2.5 MiB) and chunks per job.
 pub const CHUNK_RECORDS: usize = 65_536;
 pub const CHUNKS: usize = 8;
 
