@@ -66,7 +66,7 @@ impl Rec {
             // is kept at the largest that fits.
             len: u32::try_from(bs).unwrap_or(u32::MAX),
             prio,
-            ddir: ddir & 3,
+            ddir,
             has_slat: slat.is_some(),
         }
     }
@@ -77,8 +77,9 @@ impl Rec {
     pub fn prio(&self) -> u16 {
         self.prio
     }
+    /// The direction (0 read, 1 write, 2 trim); masked here, off the job thread.
     pub fn ddir(&self) -> u8 {
-        self.ddir
+        self.ddir & 3
     }
     pub fn slat(&self) -> Option<u64> {
         self.has_slat.then_some(self.slat)

@@ -55,6 +55,8 @@ enum Msg {
     /// A window row for text log `kind`.
     Row(usize, Line),
     Hist(u64, u8, u32, Vec<u64>),
+    /// The log's new time zero (ticks); sent before any record measured from it.
+    Epoch(Ticks),
 }
 
 fn new_chunk() -> Chunk {
@@ -69,8 +71,10 @@ fn new_chunk() -> Chunk {
 
 /// What the writer thread owns and hands back when it ends.
 struct Writer {
-    /// Records carry clock ticks since the log's time zero; the writer makes them ns.
+    /// Records carry raw clock ticks; the writer makes them ns since the log's time
+    /// zero, `epoch` (moved by `Msg::Epoch` when measurement starts after ramp_time).
     clock: &'static Clock,
+    epoch: Ticks,
     spill: Option<File>,
     rows: Vec<Option<BufWriter<File>>>,
     hist: Option<BufWriter<File>>,
@@ -151,6 +155,12 @@ impl Stream {
         };
     }
 
+    /// Records from now on count their time from `t`. Ramp-time completions are not
+    /// recorded, so no record of the old epoch is waiting in the current chunk.
+    fn epoch(&mut self, t: Ticks) {
+        let _ = self.to_writer.send(Msg::Epoch(t));
+    }
+
     fn row(&mut self, kind: usize, l: Line) {
         let _ = self.to_writer.send(Msg::Row(kind, l));
     }
@@ -206,7 +216,7 @@ fn write_loop(
                 bytes.clear();
                 for r in &c[..n] {
                     let mut r = *r;
-                    r.t_ns = w.clock.ns(r.t_ns);
+                    r.t_ns = w.clock.ns(r.t_ns.saturating_sub(w.epoch));
                     enc.push(&mut bytes, &r);
                 }
                 // The chunk is free again before its bytes reach the disk.
@@ -225,6 +235,7 @@ fn write_loop(
                     }
                 }
             }
+            Msg::Epoch(t) => w.epoch = t,
             Msg::Hist(t, d, bs, bins) => {
                 if let Some(h) = &mut w.hist {
                     line.clear();
@@ -466,8 +477,10 @@ impl JobLogs {
         } else {
             1000
         };
+        let epoch = clock.now();
         let writer = Writer {
             clock,
+            epoch,
             spill,
             rows,
             hist,
@@ -493,7 +506,7 @@ impl JobLogs {
             win: [[Window::default(); 3]; 5],
             bytes_win: [0; 3],
             ios_win: [0; 3],
-            epoch: clock.now(),
+            epoch,
             unix_epoch_ms,
             epoch_clock: o.log_alternate_epoch_clock_id,
             use_unix: o.log_unix_epoch,
@@ -510,6 +523,7 @@ impl JobLogs {
     /// Timestamps restart at 0 when measurement starts (after ramp_time).
     pub fn restart(&mut self, now: Ticks) {
         self.epoch = now;
+        self.stream.epoch(now);
         self.unix_epoch_ms = crate::clock::epoch_ms(self.epoch_clock).unwrap_or(self.unix_epoch_ms);
         self.next_window_ms = self.avg_ms;
         self.next_hist_ms = self.hist_every_ms;
@@ -552,9 +566,9 @@ impl JobLogs {
         bytes: u64,
     ) {
         if self.fast {
-            let ticks = t.saturating_sub(self.epoch);
+            // Raw ticks: the writer subtracts the epoch and converts to ns.
             let d = u.ddir.index() as u8;
-            let r = Rec::new(ticks, u.offset, clat, slat, u.len as u64, u.ioprio, d);
+            let r = Rec::new(t, u.offset, clat, slat, u.len as u64, u.ioprio, d);
             self.stream.push(r);
             return;
         }
@@ -574,8 +588,7 @@ impl JobLogs {
         let d = u.ddir.index().min(2);
         if self.per_io {
             if self.mask != 0 {
-                let ticks = t.saturating_sub(self.epoch);
-                let r = Rec::new(ticks, u.offset, clat, slat, u.len as u64, u.ioprio, d as u8);
+                let r = Rec::new(t, u.offset, clat, slat, u.len as u64, u.ioprio, d as u8);
                 self.stream.push(r);
             }
         } else if self.mask != 0 {
