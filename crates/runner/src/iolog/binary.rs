@@ -2,8 +2,8 @@
 //! log goes through): one exact record per I/O, written as captured, turned into fio's
 //! text logs after the run or later by `ioscope log convert`.
 //!
-//! The job thread captures fixed 40-byte [`Rec`]s (plain fields: cheap to store); the writer thread
-//! encodes them compactly before they reach the disk — about 3 bytes per I/O on the
+//! The job thread captures fixed 40-byte [`Rec`]s (plain fields: cheap to store); the
+//! writer thread encodes them compactly before they reach the disk — about 3 bytes per I/O on the
 //! null engine, 8–12 on real devices — so that even tens of millions of I/Os per
 //! second fit what a disk can take.
 //!
@@ -34,6 +34,8 @@ pub const RECORD_SIZE: usize = 40;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct Rec {
+    /// Completion time: raw clock ticks as the job thread captures it, ns since the
+    /// log's time zero from the writer thread on (and in every file).
     pub t_ns: u64,
     pub offset: u64,
     clat: u64,
