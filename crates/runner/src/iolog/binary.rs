@@ -3,9 +3,9 @@
 //! text logs after the run or later by `ioscope log convert`.
 //!
 //! The job thread captures fixed 40-byte [`Rec`]s (plain fields: cheap to store); the
-//! writer thread encodes them compactly before they reach the disk — about 3 bytes per I/O on the
-//! null engine, 8–12 on real devices — so that even tens of millions of I/Os per
-//! second fit what a disk can take.
+//! writer thread encodes them compactly before they reach the disk — about 3 bytes per
+//! I/O on the null engine, 8–12 on real devices — so that even tens of millions of I/Os
+//! per second fit what a disk can take.
 //!
 //! File format, version 2 (little-endian):
 //! - a 4096-byte header: `IOSCOPE-IOLOG 2\n`, then `key=value` lines (`job`, `number`,
