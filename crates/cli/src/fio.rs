@@ -2,9 +2,9 @@
 
 use crate::status::{Eta, Status};
 use anyhow::{anyhow, bail, Context, Result};
+use ioscope_iolog::LogFormat;
 use ioscope_options::{cli, flagdoc, help, jobfile, spec, JobSet};
 use ioscope_report::OutputFormat;
-use ioscope_runner::iolog::LogFormat;
 use ioscope_runner::{JobProgress, Observer, Plan, RunOptions, Runner};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -189,7 +189,7 @@ pub fn main(args: &[std::ffi::OsString]) -> Result<ExitCode> {
     }
     if let Some(f) = c.flag("inflate-log").flatten() {
         let mut out = std::io::stdout().lock();
-        ioscope_runner::iolog::fz::inflate(std::path::Path::new(f), &mut out)
+        ioscope_iolog::fz::inflate(std::path::Path::new(f), &mut out)
             .with_context(|| format!("--inflate-log={f}"))?;
         out.flush()?;
         return Ok(ExitCode::SUCCESS);
@@ -253,7 +253,7 @@ fn merge_blktraces(set: &ioscope_options::JobSet) -> Result<ExitCode> {
     let mut merged = 0;
     for j in &set.jobs {
         if let Some(out) = &j.opts.merge_blktrace_file {
-            let n = ioscope_runner::replay::merge::merge_job(&j.opts, Path::new(out))
+            let n = ioscope_runner::merge_blktraces(&j.opts, Path::new(out))
                 .map_err(|e| anyhow!("job '{}': {e}", j.name))?;
             eprintln!("ioscope: job '{}': merged {n} events into {out}", j.name);
             merged += 1;
@@ -452,18 +452,16 @@ fn write_output(f: &mut std::fs::File, text: &str) -> std::io::Result<()> {
 /// (jobs with thread=1 are counted as threads, as fio does).
 pub fn headers(plan: &Plan) -> String {
     let mut s = String::new();
-    let groups = ioscope_runner::plan::group_ids(plan.set);
     // As fio: the version follows the jobs of the command line and job files, before
     // a --profile's (and is left out when there are none).
     let profile =
         |j: &ioscope_options::JobSpec| matches!(j.loc.source, ioscope_options::Source::Profile(_));
     let own = plan.set.jobs.iter().filter(|j| !profile(j)).count();
-    for (i, (j, gid)) in plan.set.jobs.iter().zip(groups).enumerate() {
+    for (i, (j, gid, info)) in plan.spec_infos().into_iter().enumerate() {
         if i == own && own > 0 {
             s.push_str(&version());
             s.push('\n');
         }
-        let info = ioscope_runner::prepare::job_info(j, &[]);
         s.push_str(&ioscope_report::normal::job_header_line(
             &info, &j.name, gid,
         ));

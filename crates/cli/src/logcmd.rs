@@ -3,10 +3,11 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_analysis::histlog::{self, HistRow};
+use ioscope_iolog::binary::{Reader, Rec};
+use ioscope_iolog::read as logs;
+use ioscope_iolog::text;
+use ioscope_iolog::LogKind;
 use ioscope_options::flags::Parsed;
-use ioscope_results::logs::{self, LogKind};
-use ioscope_runner::iolog::binary::{Reader, Rec};
-use ioscope_runner::iolog::text;
 use ioscope_stats::hist::Histogram;
 use ioscope_stats::LatStat;
 use std::collections::BTreeMap;

@@ -5,9 +5,10 @@
 //! bins, and per-interval bandwidth and IOPS from interim JSON reports.
 
 use anyhow::{bail, Context, Result};
+use ioscope_iolog::read as logs;
+use ioscope_iolog::LogKind;
 use ioscope_plot::html::Page;
 use ioscope_plot::{Figure, LineSeries, Lines, Panel, XScale};
-use ioscope_results::logs::{self, LogKind};
 use ioscope_results::DIR_NAMES;
 use std::collections::BTreeMap;
 use std::io::Write;

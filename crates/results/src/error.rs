@@ -20,11 +20,4 @@ pub enum ResultsError {
     },
     #[error("{path}: not an ioscope or fio result: {why}")]
     NotAResult { path: PathBuf, why: String },
-    /// A bad line of a log file.
-    #[error("{}:{line}: {why}", path.display())]
-    Line {
-        path: PathBuf,
-        line: usize,
-        why: String,
-    },
 }

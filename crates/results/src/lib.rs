@@ -6,7 +6,6 @@
 //! the document is ignored, so both tools' documents and several fio versions read alike.
 
 mod error;
-pub mod logs;
 mod parse;
 pub mod terse;
 

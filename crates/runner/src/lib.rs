@@ -1,58 +1,58 @@
 //! ioscope runner: turns job specifications into real I/O and results.
 //!
-//! Data flows one way: [`run::Runner`] → [`plan`] (validate; clones, groups, phases)
-//! → per phase [`prepare`] (files, hooks, logs) → [`thread`] (one per job) running the
-//! I/O loop in [`job`] with a [`workload`] and an engine, recording into [`record`]
-//! → [`monitor`] (samples, steady state, exitall, status) → [`assemble`] → `RunResult`.
+//! The stages, each a folder; a stage imports only the stages below it:
 //!
-//! Where things live: time in [`clock`], offsets and sizes in [`workload`], pacing in
-//! [`rate`], latency recording in [`record`], log files in [`iolog`], files and devices
-//! in [`files`] and [`safety`], the test seam in [`testing`].
+//! ```text
+//! api       Runner: plan a JobSet, run it phase by phase, clean up      (the public face)
+//! phase     one stonewall phase: start a thread per job, monitor, assemble results
+//! job       the I/O loop (queue / commit / reap over an engine) and the parts it calls
+//! setup     files, buffers, hooks and logs of a job clone before its thread starts
+//! plan      validation, limits and every derived fact of a job, settled once
+//! record    where latency is recorded: statistics, per-I/O log capture, published counters
+//! workload  what I/O comes next: directions, sizes, offsets, replayed traces
+//! sys       the machine: CPUs, memory, NUMA, cgroups, I/O priorities, devices, hooks
+//! ```
+//! Below them all: `clock` (time), `env` (run-wide settings), `observe` (callbacks to
+//! the program), `error`, and `testing` (the scripted engine of the test seam).
+//!
+//! Data flows plan → setup → phase → job → record → phase (assemble) → `RunResult`.
 
-pub mod assemble;
-pub mod blockmap;
-pub mod buffers;
-pub mod cgroup;
-pub(crate) mod checkers;
-pub mod clock;
-pub mod cpu;
-pub mod disk;
-pub mod dist;
-pub mod error;
-pub mod execute;
-pub mod filelock;
-pub mod files;
-pub mod flow;
-pub mod iolog;
-pub mod iomem;
-pub mod job;
-mod memlock;
-pub mod meta;
-pub mod monitor;
-pub mod numa;
-pub mod phase;
-pub mod plan;
-pub mod prepare;
-pub mod prio;
-pub mod qdsearch;
-pub mod rate;
-pub mod record;
-pub mod replay;
-pub mod rng;
-pub mod run;
-pub mod safety;
-pub mod sampling;
-pub mod steady;
+mod api;
+mod clock;
+mod env;
+mod error;
+mod job;
+mod observe;
+mod phase;
+mod plan;
+mod record;
+mod setup;
+mod sys;
 pub mod testing;
-pub mod thread;
-pub mod verify;
-pub mod workload;
-pub mod zones;
+mod workload;
 
 #[cfg(test)]
 mod tests;
 
+pub use api::execute::Execute;
+pub use api::{request_stop, Runner, STOP};
+pub use clock::Clock;
+pub use env::{EngineSource, RunOptions};
 pub use error::RunError;
-pub use execute::Execute;
+pub use observe::{JobProgress, Observer};
 pub use plan::{Plan, Planned};
-pub use run::{request_stop, EngineSource, JobProgress, Observer, RunOptions, Runner, STOP};
+
+/// Facts about block devices, for workflows that pick or check a target before a run.
+pub mod device {
+    pub use crate::sys::disk::whole_disk;
+    pub use crate::sys::safety::{dev_numbers, write_hazard};
+}
+
+/// `--merge-blktrace-only`: merge a job's read_iolog blktraces into its
+/// merge_blktrace_file, without I/O; the number of events merged.
+pub fn merge_blktraces(
+    o: &ioscope_options::JobOptions,
+    out: &std::path::Path,
+) -> Result<u64, String> {
+    workload::replay::merge::merge_job(o, out)
+}

@@ -9,7 +9,7 @@
 //! and limits are tested deterministically, in microseconds, through the real job loop:
 //!
 //! ```no_run
-//! # use ioscope_runner::{testing::Script, run::{Runner, RunOptions, EngineSource}, clock::Clock};
+//! # use ioscope_runner::{testing::Script, Runner, RunOptions, EngineSource, Clock};
 //! # fn f(set: &ioscope_options::JobSet, obs: &mut dyn ioscope_runner::Observer) {
 //! let script = Script::fixed(100_000); // every I/O takes 100 µs
 //! let runner = Runner::new(RunOptions::default())

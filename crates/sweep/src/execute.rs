@@ -145,7 +145,7 @@ impl Campaign {
         if !md.file_type().is_block_device() {
             return Ok(());
         }
-        match ioscope_runner::safety::write_hazard(path, md.rdev()) {
+        match ioscope_runner::device::write_hazard(path, md.rdev()) {
             Some(why) => Err(SweepError::Target(format!(
                 "the sweep writes to {why}: refused (--allow-destructive or allow_destructive = \
                  true in [target] to destroy it)"

@@ -50,7 +50,7 @@ impl Identity {
         };
         let disk = md.and_then(|m| {
             let dev = if block { m.rdev() } else { m.dev() };
-            ioscope_runner::disk::whole_disk(ioscope_runner::safety::dev_numbers(dev))
+            ioscope_runner::device::whole_disk(ioscope_runner::device::dev_numbers(dev))
         });
         let (model, serial) = disk.as_deref().map(describe).unwrap_or_default();
         Identity {

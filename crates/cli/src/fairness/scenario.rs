@@ -263,7 +263,7 @@ pub fn device_scheduler(target: &Path) -> Option<DeviceScheduler> {
     } else {
         md.dev()
     };
-    let disk = ioscope_runner::disk::whole_disk(ioscope_runner::safety::dev_numbers(devnum))?;
+    let disk = ioscope_runner::device::whole_disk(ioscope_runner::device::dev_numbers(devnum))?;
     let text = std::fs::read_to_string(format!("/sys/block/{disk}/queue/scheduler")).ok()?;
     let mut active = String::new();
     let offered = text

@@ -19,7 +19,7 @@ pub struct Timeline {
 
 /// The log of job `n` (1-based): fio's `<prefix>_bw.<n>.log`.
 pub fn log_path(prefix: &str, n: usize) -> PathBuf {
-    ioscope_runner::iolog::log_path(prefix, "", "bw", n as u32, true)
+    ioscope_iolog::log_path(prefix, "", ioscope_iolog::LogKind::Bw, n as u32, true)
 }
 
 /// Reads one log per row of `table` and makes the windows with the table's weights.

@@ -10,8 +10,10 @@ mod tally;
 mod timing;
 mod workload;
 
+use crate::api::Runner;
 use crate::clock::Clock;
-use crate::run::{EngineSource, Observer, RunOptions, Runner};
+use crate::env::{EngineSource, RunOptions};
+use crate::observe::Observer;
 use crate::testing::{Issued, Script};
 use ioscope_options::{jobfile, spec, JobSet};
 use ioscope_stats::{JobResult, RunResult};

@@ -1,10 +1,10 @@
 //! The runner's parts on their own: planning, sampling, rate_min, steady state.
 
 use super::*;
-use crate::job::{Shared, STATE_RUNNING};
+use crate::phase::sampling::{MinRate, Sampler};
+use crate::phase::steady::SteadyTracker;
 use crate::plan::Plan;
-use crate::sampling::{MinRate, Sampler};
-use crate::steady::SteadyTracker;
+use crate::record::{Shared, STATE_RUNNING};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 

@@ -1,0 +1,350 @@
+//! A job's thread: thread settings (ioprio, nice, CPU affinity), buffers and the
+//! engine, the common start, wait_for and startdelay, then the I/O loop.
+
+use crate::env::EngineSource;
+use crate::error::RunError;
+use crate::job::cmdprio::CmdPrio;
+use crate::job::verify::Verifier;
+use crate::job::JobRun;
+use crate::plan::info::engine_options;
+use crate::record::log::JobLogs;
+use crate::record::STATE_DONE;
+use crate::setup::buffers::Buffers;
+use crate::setup::JobCtx;
+use crate::sys::cpu::{
+    current_affinity, num_cpus_configured, parse_cpu_list, parse_cpu_mask, set_affinity,
+};
+use crate::sys::prio;
+use crate::workload::Workload;
+use ioscope_engine::{EngineConfig, EngineUser};
+use ioscope_options::JobOptions;
+use ioscope_stats::JobResult;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+/// A job thread's result, thread id and logs to close.
+pub(crate) type ThreadOut = (JobResult, u32, Option<JobLogs>);
+
+/// Body of a job thread: set up the thread, buffers and engine, wait for the common
+/// start, then run. Setup errors are returned only after the start barrier, so the
+/// other jobs and the monitor never wait for a thread that is gone.
+pub(crate) fn job_thread(
+    mut ctx: JobCtx,
+    start: Arc<Barrier>,
+    engine: EngineSource,
+) -> Result<ThreadOut, RunError> {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() } as u32;
+    let setup = set_up(&mut ctx);
+    // flow: the jobs that start together join their group before the common start,
+    // so none runs ahead alone; a job that waits (wait_for, startdelay) joins when it
+    // starts, so the others are not held back for it meanwhile.
+    let delayed = ctx.opts.wait_for.is_some() || ctx.opts.startdelay.hi > 0;
+    let join = || crate::job::flow::Flow::join(ctx.opts.flow_id, ctx.opts.flow);
+    let mut flow = if delayed { None } else { join() };
+    start.wait();
+    // lockmem: held until the job's I/O is over.
+    let (workload, buffers, cmdprio, verify, _locked) = match setup {
+        Ok(s) => s,
+        Err(e) => {
+            ctx.shared.state.store(STATE_DONE, Relaxed);
+            return Err(e);
+        }
+    };
+    if ctx.opts.create_only {
+        // Files are laid out; no I/O.
+        ctx.shared.state.store(STATE_DONE, Relaxed);
+        return Ok((JobResult::default(), tid, ctx.logs.take()));
+    }
+    wait_to_start(&ctx);
+    if delayed {
+        flow = join();
+    }
+    let result = run_engine(&mut ctx, workload, buffers, cmdprio, verify, flow, &engine);
+    ctx.shared.state.store(STATE_DONE, Relaxed);
+    Ok((result?, tid, ctx.logs.take()))
+}
+
+type Setup = (
+    Workload,
+    Buffers,
+    Option<CmdPrio>,
+    Option<Verifier>,
+    Option<crate::sys::memlock::LockedMem>,
+);
+
+/// Thread settings (ioprio, nice, CPUs), the workload, buffers and cmdprio.
+fn set_up(ctx: &mut JobCtx) -> Result<Setup, RunError> {
+    let trace = ctx.trace.take();
+    let o = &ctx.opts;
+    if let Some(cg) = &ctx.cgroup {
+        cg.join(&o.name)?;
+    }
+    apply_thread_settings(o, ctx.ioprio, ctx.clone)?;
+    switch_ids(ctx)?;
+    let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
+    let mut workload = Workload::new(o, &regions, ctx.seed);
+    let ends: Vec<u64> = ctx
+        .files
+        .iter()
+        .map(|f| f.real_size.saturating_sub(f.start))
+        .collect();
+    workload.set_file_ends(&ends);
+    let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
+    if let Some(t) = trace {
+        workload.replay(t.entries, !o.replay_no_stall);
+    }
+    if let Some(path) = &o.write_iolog {
+        let files: Vec<&std::path::Path> = ctx.files.iter().map(|f| f.path.as_path()).collect();
+        let rec = crate::workload::replay::Recorder::create(path, &files)
+            .map_err(|e| setup(format!("write_iolog={path}: {e}")))?;
+        workload.recorder = Some(rec);
+    }
+    let data: u64 = regions.iter().map(|r| r.1).sum();
+    let mut buffers = Buffers::new(
+        o,
+        o.iodepth as usize,
+        workload.max_bs() as usize,
+        ctx.seed,
+        data,
+    )
+    .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+    if o.dedupe_global {
+        buffers.share_working_set(ctx.number.saturating_sub(1), ctx.jobs);
+    }
+    let cmdprio = CmdPrio::new(o, ctx.ioprio, ctx.seed);
+    let verify = verifier(ctx, &workload)?;
+    let say = |m: String| ctx.shared.say(m);
+    let locked = crate::sys::memlock::LockedMem::new(&o.name, o.lockmem, &say)?;
+    Ok((workload, buffers, cmdprio, verify, locked))
+}
+
+/// The job's verifier, when it verifies; its history is sized for the writes planned.
+fn verifier(ctx: &JobCtx, wl: &Workload) -> Result<Option<Verifier>, RunError> {
+    let o = &ctx.opts;
+    let err = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
+    let Some(spec) = crate::plan::verify::spec_of(o, ctx.number as u16).map_err(err)? else {
+        return Ok(None);
+    };
+    let min_bs = (0..3)
+        .map(|d| o.bs.0[d])
+        .filter(|&b| b > 0)
+        .min()
+        .unwrap_or(4096);
+    let writes = wl
+        .planned_bytes()
+        .map_or(0, |b| (b / min_bs.max(1)) as usize);
+    let units = if ioscope_options::engines::is_sync(&o.ioengine, o.iodepth) {
+        1
+    } else {
+        o.iodepth.max(1) as usize
+    };
+    let index = u64::from(ctx.number.saturating_sub(1));
+    Verifier::new(
+        o,
+        spec,
+        index,
+        ctx.seed,
+        units.max(o.iodepth.max(1) as usize),
+        ctx.files.len(),
+        writes,
+    )
+    .map(Some)
+    .map_err(err)
+}
+
+/// wait_for (the named job's clones have all finished), then startdelay.
+fn wait_to_start(ctx: &JobCtx) {
+    let stopped = || ctx.stop_all.load(Relaxed) || ctx.shared.stop.load(Relaxed);
+    while ctx
+        .wait_for
+        .iter()
+        .any(|w| w.state.load(Relaxed) != STATE_DONE)
+    {
+        if stopped() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let d = ctx.opts.startdelay;
+    if d.hi > 0 {
+        let us = d.lo + crate::workload::rng::splitmix(&mut ctx.seed.clone()) % (d.hi - d.lo + 1);
+        let c = ctx.clock;
+        c.sleep_until(c.now() + c.ticks(Duration::from_micros(us)), ctx.stop_all);
+    }
+}
+
+/// Set up the engine (real, or scripted for tests) and run the job loop with it.
+fn run_engine(
+    ctx: &mut JobCtx,
+    workload: Workload,
+    buffers: Buffers,
+    cmdprio: Option<CmdPrio>,
+    verify: Option<Verifier>,
+    flow: Option<crate::job::flow::Flow>,
+    engine: &EngineSource,
+) -> Result<JobResult, RunError> {
+    let o = ctx.opts.clone();
+    let file_infos: Vec<ioscope_engine::FileInfo> = ctx
+        .files
+        .iter()
+        .map(|f| ioscope_engine::FileInfo {
+            fd: std::os::fd::AsRawFd::as_raw_fd(&f.file),
+            size: f.real_size,
+            is_block: f.is_block,
+        })
+        .collect();
+    let paths: Vec<std::path::PathBuf> = ctx.files.iter().map(|f| f.path.clone()).collect();
+    let cfg = EngineConfig {
+        depth: o.iodepth.max(1),
+        files: &file_infos,
+        paths: &paths,
+        buffers: buffers.region(),
+        unit_buf_len: buffers.slot,
+        opts: engine_options(&o, ctx.nop),
+    };
+    let clock = ctx.clock;
+    let run = JobRun {
+        ctx,
+        workload,
+        buffers,
+        cmdprio,
+        verify,
+        flow,
+    };
+    Ok(match engine {
+        EngineSource::Real if o.io_submit_mode == ioscope_options::SubmitMode::Offload => {
+            ioscope_engine::with_offload(&o.ioengine, &cfg, run)?
+        }
+        EngineSource::Real => ioscope_engine::with_engine(&o.ioengine, &cfg, run)?,
+        EngineSource::Scripted(s) => run.run(s.engine(&o, clock)),
+    })
+}
+
+pub(crate) fn apply_thread_settings(
+    o: &JobOptions,
+    ioprio: u16,
+    clone: u32,
+) -> Result<(), RunError> {
+    if ioprio != 0 {
+        prio::set_thread_ioprio(ioprio).map_err(|e| {
+            RunError::Setup(format!(
+                "job '{}': ioprio_set(class {}, level {}): {e}",
+                o.name,
+                ioprio >> 13,
+                ioprio & 7
+            ))
+        })?;
+    }
+    if o.nice != 0 {
+        // SAFETY: PRIO_PROCESS with who=0 applies to the calling thread on Linux.
+        let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, o.nice) };
+        if r < 0 {
+            return Err(RunError::Setup(format!(
+                "job '{}': nice={}: {}",
+                o.name,
+                o.nice,
+                std::io::Error::last_os_error()
+            )));
+        }
+    }
+    if let Some(cpus) = o
+        .cpus_allowed
+        .as_deref()
+        .map(parse_cpu_list)
+        .or_else(|| o.cpumask.as_deref().map(parse_cpu_mask))
+    {
+        let mut cpus = cpus.map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+        // cpus_allowed_policy=split: each clone gets one CPU of the set.
+        if o.cpus_allowed_policy == ioscope_options::CpusPolicy::Split && !cpus.is_empty() {
+            cpus = vec![cpus[clone as usize % cpus.len()]];
+        }
+        set_affinity(&cpus)
+            .map_err(|e| RunError::Setup(format!("job '{}': cpus_allowed: {e}", o.name)))?;
+    }
+    if let Some(nodes) = &o.numa_cpu_nodes {
+        let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
+        let cpus = crate::sys::numa::node_cpus(nodes).map_err(setup)?;
+        set_affinity(&cpus).map_err(|e| setup(format!("numa_cpu_nodes: {e}")))?;
+    }
+    if let Some(p) = &o.numa_mem_policy {
+        // Before the buffers are allocated (run_job), so that they follow the policy.
+        let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
+        crate::sys::numa::set_mem_policy(&crate::sys::numa::parse_mem_policy(p).map_err(setup)?)
+            .map_err(setup)?;
+    }
+    if let Some(g) = o.gtod_cpu {
+        // fio sets this CPU aside for a time-keeping thread and takes it out of every
+        // job's CPUs. ioscope reads the clock (the TSC) in each job thread, so no such
+        // thread is needed; the jobs still keep off the CPU, as they do in fio.
+        let mut cpus = current_affinity()
+            .map_err(|e| RunError::Setup(format!("job '{}': gtod_cpu: {e}", o.name)))?;
+        cpus.retain(|&c| c != g as usize);
+        if cpus.is_empty() {
+            return Err(RunError::Setup(format!(
+                "job '{}': gtod_cpu={g} leaves the job no CPU to run on",
+                o.name
+            )));
+        }
+        set_affinity(&cpus)
+            .map_err(|e| RunError::Setup(format!("job '{}': gtod_cpu: {e}", o.name)))?;
+    }
+    if let Some(list) = &o.verify_async_cpus {
+        // Checked here, applied by each checker thread (checkers.rs).
+        let cpus = parse_cpu_list(list)
+            .map_err(|e| RunError::Setup(format!("job '{}': verify_async_cpus: {e}", o.name)))?;
+        let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(c) = cpus
+            .iter()
+            .find(|&&c| c >= online.max(num_cpus_configured()))
+        {
+            return Err(RunError::Setup(format!(
+                "job '{}': verify_async_cpus: there is no CPU {c}",
+                o.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// uid/gid: the job's thread takes these ids (the group first, while it still may)
+/// and opens its files as them, so that a file the user may not use fails the job as it
+/// does in fio — where files are laid out by the parent and opened by the job after
+/// setuid. The I/O then goes through the descriptors opened for the run.
+fn switch_ids(ctx: &JobCtx) -> Result<(), RunError> {
+    let o = &ctx.opts;
+    if o.uid.is_none() && o.gid.is_none() {
+        return Ok(());
+    }
+    let fail =
+        |what: String, e: std::io::Error| RunError::Setup(format!("job '{}': {what}: {e}", o.name));
+    // Raw syscalls: the C library's setuid would change every thread of the process.
+    if let Some(g) = o.gid {
+        // SAFETY: setresgid on the calling thread only.
+        if unsafe { libc::syscall(libc::SYS_setresgid, g, g, g) } != 0 {
+            return Err(fail(format!("gid={g}"), std::io::Error::last_os_error()));
+        }
+    }
+    if let Some(u) = o.uid {
+        // SAFETY: setresuid on the calling thread only.
+        if unsafe { libc::syscall(libc::SYS_setresuid, u, u, u) } != 0 {
+            return Err(fail(format!("uid={u}"), std::io::Error::last_os_error()));
+        }
+    }
+    let a = crate::plan::access(o);
+    let who = match (o.uid, o.gid) {
+        (Some(u), Some(g)) => format!("uid={u} gid={g}"),
+        (Some(u), None) => format!("uid={u}"),
+        (None, Some(g)) => format!("gid={g}"),
+        (None, None) => String::new(),
+    };
+    for f in ctx.files.iter().filter(|_| !ctx.diskless) {
+        std::fs::OpenOptions::new()
+            .read(a.reads || !(a.writes || a.trims))
+            .write(a.writes || a.trims)
+            .open(&f.path)
+            .map_err(|e| fail(format!("{who}: {}", f.path.display()), e))?;
+    }
+    Ok(())
+}

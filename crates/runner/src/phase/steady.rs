@@ -1,0 +1,228 @@
+//! Steady-state detection (steadystate, steadystate_duration, steadystate_ramp_time,
+//! steadystate_check_interval), sampled by the monitor thread from the jobs' counters.
+//!
+//! After the ramp, every interval the job's (or, with group_reporting, the group's)
+//! IOPS and bandwidth over that interval go into a window of duration/interval samples.
+//! Once the window is full the criterion is evaluated on every new sample: for `iops`
+//! and `bw` the largest deviation from the window's mean, for `iops_slope` and
+//! `bw_slope` the least-squares slope — in absolute units or as a percentage of the
+//! mean. When it holds, the job (or the group) is stopped, as fio does.
+
+use crate::clock::{Clock, Ticks};
+use crate::record::{Shared, STATE_RUNNING};
+use ioscope_options::SteadySpec;
+use ioscope_stats::SteadyState;
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub struct SteadyTracker {
+    clock: &'static Clock,
+    spec: SteadySpec,
+    duration_s: u64,
+    window: usize,
+    interval: Ticks,
+    ramp: Ticks,
+    /// Indices of the jobs (in the phase) this tracker covers.
+    pub members: Vec<usize>,
+    baseline: Option<(Ticks, u64, u64)>,
+    iops: VecDeque<u64>,
+    bw: VecDeque<u64>,
+    attained: bool,
+    criterion: f64,
+    max_deviation: f64,
+    slope: f64,
+}
+
+impl SteadyTracker {
+    pub fn new(
+        spec: SteadySpec,
+        duration_us: u64,
+        ramp_us: u64,
+        interval_us: u64,
+        members: Vec<usize>,
+        c: &'static Clock,
+    ) -> Self {
+        let interval_us = interval_us.max(100_000);
+        SteadyTracker {
+            clock: c,
+            spec,
+            duration_s: duration_us / 1_000_000,
+            window: (duration_us / interval_us).max(1) as usize,
+            interval: c.ticks(Duration::from_micros(interval_us)),
+            ramp: c.ticks(Duration::from_micros(ramp_us)),
+            members,
+            baseline: None,
+            iops: VecDeque::new(),
+            bw: VecDeque::new(),
+            attained: false,
+            criterion: 0.0,
+            max_deviation: 0.0,
+            slope: 0.0,
+        }
+    }
+
+    /// Called often by the monitor; takes a sample when an interval has passed.
+    pub fn tick(&mut self, now: Ticks, jobs: &[&Arc<Shared>]) {
+        if self.attained || jobs.iter().any(|s| s.state.load(Relaxed) != STATE_RUNNING) {
+            return;
+        }
+        let totals = || -> (u64, u64) {
+            let ios = jobs
+                .iter()
+                .map(|s| s.ios.iter().map(|a| a.load(Relaxed)).sum::<u64>())
+                .sum();
+            let bytes = jobs
+                .iter()
+                .map(|s| s.bytes.iter().map(|a| a.load(Relaxed)).sum::<u64>())
+                .sum();
+            (ios, bytes)
+        };
+        let Some((t0, ios0, bytes0)) = self.baseline else {
+            let start = jobs
+                .iter()
+                .map(|s| s.measure_start.load(Relaxed))
+                .max()
+                .unwrap_or(now);
+            if now >= start + self.ramp {
+                let (ios, bytes) = totals();
+                self.baseline = Some((now, ios, bytes));
+            }
+            return;
+        };
+        if now < t0 + self.interval {
+            return;
+        }
+        let (ios, bytes) = totals();
+        let secs = self.clock.delta_ns(t0, now) as f64 / 1e9;
+        self.iops
+            .push_back((ios.saturating_sub(ios0) as f64 / secs).round() as u64);
+        self.bw
+            .push_back((bytes.saturating_sub(bytes0) as f64 / secs).round() as u64);
+        if self.iops.len() > self.window {
+            self.iops.pop_front();
+            self.bw.pop_front();
+        }
+        self.baseline = Some((now, ios, bytes));
+        if self.iops.len() == self.window {
+            self.evaluate();
+            if self.attained {
+                for s in jobs {
+                    s.stop.store(true, Relaxed);
+                }
+            }
+        }
+    }
+
+    fn evaluate(&mut self) {
+        let data: Vec<f64> = if self.spec.bw { &self.bw } else { &self.iops }
+            .iter()
+            .map(|&v| v as f64)
+            .collect();
+        let n = data.len() as f64;
+        let mean = data.iter().sum::<f64>() / n;
+        let scale = |v: f64| {
+            if self.spec.pct {
+                if mean > 0.0 {
+                    100.0 * v / mean
+                } else {
+                    f64::INFINITY
+                }
+            } else {
+                v
+            }
+        };
+        if self.spec.slope {
+            // Least squares with x = 0..n-1, equally spaced samples.
+            let sum_x = n * (n - 1.0) / 2.0;
+            let sum_x2 = (n - 1.0) * n * (2.0 * n - 1.0) / 6.0;
+            let sum_xy: f64 = data.iter().enumerate().map(|(i, y)| i as f64 * y).sum();
+            let sum_y: f64 = data.iter().sum();
+            let den = n * sum_x2 - sum_x * sum_x;
+            self.slope = if den == 0.0 {
+                0.0
+            } else {
+                (n * sum_xy - sum_x * sum_y) / den
+            };
+            self.criterion = scale(self.slope);
+            self.attained = self.criterion.abs() < self.spec.limit;
+        } else {
+            self.max_deviation = data.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max);
+            self.criterion = scale(self.max_deviation);
+            self.attained = self.criterion < self.spec.limit;
+        }
+    }
+
+    pub fn result(&self) -> SteadyState {
+        let mean = |v: &VecDeque<u64>| {
+            if v.is_empty() {
+                0
+            } else {
+                v.iter().sum::<u64>() / v.len() as u64
+            }
+        };
+        SteadyState {
+            ss: format!(
+                "{}:{:.6}{}",
+                self.spec.metric(),
+                self.spec.limit,
+                if self.spec.pct { "%" } else { "" }
+            ),
+            metric: self.spec.metric().to_string(),
+            duration_s: self.duration_s,
+            attained: self.attained,
+            criterion: self.criterion,
+            pct: self.spec.pct,
+            max_deviation: self.max_deviation,
+            slope: self.slope,
+            iops_mean: mean(&self.iops),
+            bw_mean: mean(&self.bw),
+            iops: self.iops.iter().copied().collect(),
+            bw: self.bw.iter().copied().collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tracker(spec: &str) -> SteadyTracker {
+        let def = ioscope_options::table::find("steadystate").unwrap();
+        let cx = ioscope_options::ValueCx { def, kb_base: 1024 };
+        let spec = <SteadySpec as ioscope_options::types::OptValue>::parse(
+            spec,
+            &cx,
+            &SteadySpec::default(),
+        )
+        .unwrap();
+        SteadyTracker::new(spec, 3_000_000, 0, 1_000_000, vec![0], Clock::get())
+    }
+
+    #[test]
+    fn deviation_matches_fio_sample() {
+        // fio 3.33: iops [5001, 5002, 5001] → max_deviation 0.666667, criterion 0.013330%.
+        let mut t = tracker("iops:5%");
+        t.iops = [5001, 5002, 5001].into_iter().collect();
+        t.bw = [20484096, 20488192, 20484100].into_iter().collect();
+        t.evaluate();
+        assert!((t.max_deviation - 0.666667).abs() < 1e-6);
+        assert!((t.criterion - 0.013330).abs() < 1e-6, "{}", t.criterion);
+        assert!(t.attained);
+        let r = t.result();
+        assert_eq!(r.ss, "iops:5.000000%");
+        assert_eq!(r.iops_mean, 5001);
+    }
+
+    #[test]
+    fn slope() {
+        let mut t = tracker("bw_slope:1%");
+        t.bw = [100, 110, 120].into_iter().collect();
+        t.iops = [1, 1, 1].into_iter().collect();
+        t.evaluate();
+        assert!((t.slope - 10.0).abs() < 1e-9);
+        assert!((t.criterion - 100.0 * 10.0 / 110.0).abs() < 1e-9);
+        assert!(!t.attained);
+    }
+}

@@ -1,0 +1,76 @@
+//! What reports and engines are told about a job, settled from its options.
+
+use ioscope_engine::EngineOptions;
+use ioscope_options::{engines, JobOptions, JobSpec};
+use ioscope_stats::JobInfo;
+
+/// Engine options of a job.
+pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
+    EngineOptions {
+        hipri: o.hipri,
+        hipri_percentage: o.hipri_percentage,
+        uncached: o.uncached,
+        nowait: o.nowait,
+        userspace_reap: o.userspace_reap,
+        fixedbufs: o.fixedbufs,
+        registerfiles: o.registerfiles,
+        sqthread_poll: o.sqthread_poll,
+        sqthread_poll_cpu: o.sqthread_poll_cpu,
+        nonvectored: o.nonvectored,
+        force_async: o.force_async,
+        nop,
+        thp: o.thp != 0,
+        stat_type: match o.stat_type {
+            ioscope_options::StatType::Stat => ioscope_engine::StatType::Stat,
+            ioscope_options::StatType::Lstat => ioscope_engine::StatType::Lstat,
+            ioscope_options::StatType::Statx => ioscope_engine::StatType::Statx,
+        },
+    }
+}
+
+/// What reports need to know about a job.
+pub fn job_info(spec: &JobSpec, files: &[std::path::PathBuf]) -> JobInfo {
+    let o = &spec.opts;
+    let bs = std::array::from_fn(|d| {
+        if let Some(s) = o.bssplit.as_ref().filter(|s| !s.0[d].is_empty()) {
+            let lo = s.0[d].iter().map(|e| e.bs).min().unwrap_or(o.bs.0[d]);
+            let hi = s.0[d].iter().map(|e| e.bs).max().unwrap_or(o.bs.0[d]);
+            (lo, hi)
+        } else if let Some(r) = &o.bsrange {
+            (r.0 .0[d].lo, r.0 .0[d].hi)
+        } else {
+            (o.bs.0[d], o.bs.0[d])
+        }
+    });
+    let sync_engine = engines::is_sync(&o.ioengine, o.iodepth);
+    JobInfo {
+        rw: o.rw.mode.name().to_string(),
+        bs,
+        ioengine: o.ioengine.clone(),
+        iodepth: o.iodepth,
+        sync_engine,
+        slat_enabled: !o.disable_slat && !sync_engine,
+        clat_enabled: !o.disable_clat,
+        lat_enabled: !o.disable_lat,
+        clat_percentiles: o.clat_percentiles && !o.disable_clat,
+        lat_percentiles: o.lat_percentiles && !o.disable_lat,
+        slat_percentiles: o.slat_percentiles && !o.disable_slat && !sync_engine,
+        percentile_list: o.percentile_list.0.clone(),
+        kb_base: o.kb_base,
+        unit_base: match o.unit_base {
+            ioscope_options::UnitBase::Auto => 0,
+            ioscope_options::UnitBase::Bytes => 8,
+            ioscope_options::UnitBase::Bits => 1,
+        },
+        significant_figures: o.significant_figures,
+        unified_rw_reporting: o.unified_rw_reporting as u32,
+        // fio reports error counts for ignore_error as for continue_on_error.
+        continue_on_error: o.continue_on_error != ioscope_options::ContinueOnError::None
+            || o.ignore_error.0.iter().any(|l| !l.is_empty()),
+        options: spec.job_options.clone(),
+        description: o.description.clone(),
+        files: files.iter().map(|f| f.display().to_string()).collect(),
+        latency_target: None,
+        fake_io: ioscope_engine::is_path_engine(&o.ioengine),
+    }
+}

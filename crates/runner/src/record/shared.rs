@@ -1,0 +1,57 @@
+//! What a job publishes while it runs, for the monitor thread: counters, its state,
+//! stop and snapshot requests, messages. Written per I/O with relaxed atomics only.
+
+use ioscope_stats::JobResult;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8};
+use std::sync::Mutex;
+
+/// Job phases, as seen by the monitor thread.
+const STATE_SETUP: u8 = 0;
+pub const STATE_RAMP: u8 = 1;
+pub const STATE_RUNNING: u8 = 2;
+pub const STATE_DONE: u8 = 3;
+// A new `Shared` (all zero) is a job in setup.
+const _: () = assert!(STATE_SETUP == 0);
+
+/// What the job publishes for the monitor (bandwidth samples, status line).
+#[derive(Default)]
+pub struct Shared {
+    pub bytes: [AtomicU64; 3],
+    pub ios: [AtomicU64; 3],
+    pub state: AtomicU8,
+    /// Clock ticks when measurement began (after ramp).
+    pub measure_start: AtomicU64,
+    /// Set by exitall or the run to end this job early.
+    pub stop: AtomicBool,
+    /// Set by the job (exitall_on_error) to end the whole run; the monitor acts on it.
+    pub abort_run: AtomicBool,
+    /// Submit and reap calls made (I/Os per call for `ioscope peak`).
+    pub submit_calls: AtomicU64,
+    pub reap_calls: AtomicU64,
+    /// Interim reports: the monitor bumps `snapshot_request`; the job answers by
+    /// putting a copy of its results in `snapshot` (outside the per-I/O path).
+    pub snapshot_request: AtomicU64,
+    pub snapshot: std::sync::Mutex<Option<JobResult>>,
+    /// Set by the monitor when the job must fail (errno, message), e.g. rate_min.
+    pub failure: Mutex<Option<(i32, String)>>,
+    /// Error messages for the user (fio prints them as they happen); the monitor
+    /// hands them to the observer. Written only when something fails.
+    pub messages: Mutex<Vec<String>>,
+}
+
+impl Shared {
+    /// Queue a message for the observer.
+    pub fn say(&self, msg: String) {
+        if let Ok(mut m) = self.messages.lock() {
+            m.push(msg);
+        }
+    }
+
+    /// Messages queued since the last call.
+    pub fn take_messages(&self) -> Vec<String> {
+        self.messages
+            .lock()
+            .map(|mut m| std::mem::take(&mut *m))
+            .unwrap_or_default()
+    }
+}
