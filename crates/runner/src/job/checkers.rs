@@ -34,6 +34,28 @@ pub(crate) struct Checkers {
 }
 
 impl Checkers {
+    /// verify_async=N: N checker threads for a verifying job.
+    pub fn for_job(run: &super::inputs::JobRun) -> Option<Checkers> {
+        let n = run.ctx.opts.verify_async;
+        let v = run.verify.as_ref().filter(|_| n > 0)?;
+        let cpus = run
+            .ctx
+            .opts
+            .verify_async_cpus
+            .as_deref()
+            .and_then(|l| crate::sys::cpu::parse_cpu_list(l).ok());
+        match Checkers::new(n, &v.spec, &run.ctx.opts.name, cpus) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                run.ctx.shared.say(format!(
+                    "ioscope: job '{}': verify_async: cannot start a checker thread ({e}); checking in the job thread",
+                    run.ctx.opts.name
+                ));
+                None
+            }
+        }
+    }
+
     /// `cpus`: verify_async_cpus, the CPUs the checker threads run on.
     pub fn new(
         n: u32,

@@ -1,0 +1,22 @@
+//! What the job loop runs with; given an engine (by [`EngineUser::run`]) it runs the
+//! job to its end (see `core.rs`).
+
+use super::cmdprio::CmdPrio;
+use super::flow::Flow;
+use super::verify::Verifier;
+use crate::setup::buffers::Buffers;
+use crate::setup::JobCtx;
+use crate::workload::Workload;
+
+/// A job clone's loop inputs, made by its thread before the common start.
+///
+/// [`EngineUser::run`]: ioscope_engine::EngineUser::run
+pub struct JobRun<'a> {
+    pub ctx: &'a mut JobCtx,
+    pub workload: Workload,
+    pub buffers: Buffers,
+    pub cmdprio: Option<CmdPrio>,
+    pub verify: Option<Verifier>,
+    /// flow: the job's place in its flow group (joined before the common start).
+    pub flow: Option<Flow>,
+}

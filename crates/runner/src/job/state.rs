@@ -1,0 +1,417 @@
+//! The job loop's state, compiled once for every engine, and the per-I/O steps that
+//! do not call the engine: limits, pacing, preparing a unit, recording a completion.
+
+use super::checkers::Checkers;
+use super::cmdprio::CmdPrio;
+use super::flow::Flow;
+use super::inputs::JobRun;
+use super::qdsearch::QdSearch;
+use super::rate::{Pacer, Think};
+use super::units::{Depths, Stamper, Units};
+use super::verify::{Next, Verifier};
+use crate::clock::{Clock, Ticks};
+use crate::record::Recorder;
+use crate::setup::buffers::Buffers;
+use crate::setup::JobCtx;
+use crate::sys::usage::{thread_usage, Usage};
+use crate::workload::io::Io;
+use crate::workload::Workload;
+use ioscope_engine::{Completion, Ddir, UNIT_HIPRI};
+use ioscope_options::{JobOptions, LockMode};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::Duration;
+
+/// The first error that ends the job.
+#[derive(Default)]
+pub(super) struct Failure {
+    pub errno: i32,
+    pub text: Option<String>,
+}
+
+/// The state of the options that look at every I/O.
+pub(super) struct Extras {
+    /// unlink_each_loop: the loop whose files are in place.
+    pub files_loop: u64,
+    /// flow: this job's share in its flow group.
+    pub flow: Option<Flow>,
+    /// latency_target: the queue depth search, and whether the job is quiescing
+    /// before its final window.
+    pub qd: Option<QdSearch>,
+    pub qd_quiesce: bool,
+}
+
+impl Extras {
+    /// `units`: the queue depth the job starts from.
+    pub fn new(o: &JobOptions, flow: Option<Flow>, units: u32) -> Extras {
+        Extras {
+            files_loop: 0,
+            flow,
+            qd: QdSearch::new(o, units),
+            qd_quiesce: false,
+        }
+    }
+
+    /// Whether the job has any of these options (the loop's one branch per I/O).
+    pub fn wanted(o: &JobOptions) -> bool {
+        o.thinktime > 0
+            || o.serialize_overlap
+            || (o.unlink_each_loop && o.loops > 1)
+            || o.lockfile != LockMode::None
+            || o.flow != 0
+            || o.latency_target > 0
+            || o.read_iolog.is_some()
+            || o.write_iolog.is_some()
+    }
+}
+
+/// When the job's measurement runs.
+pub(super) struct Times {
+    /// When the job's I/O began: the zero of read_iolog's and write_iolog's times.
+    pub started: Ticks,
+    pub ramp_end: Ticks,
+    /// End of runtime (u64::MAX without one).
+    pub deadline: Ticks,
+    /// When the measurement (after ramp) began.
+    pub measure_start: Ticks,
+    /// CPU use of the thread when the measurement began.
+    pub usage_start: Usage,
+}
+
+/// Everything the job loop keeps, except the engine.
+pub(super) struct State<'a> {
+    pub ctx: &'a mut JobCtx,
+    pub wl: Workload,
+    pub bufs: Buffers,
+    pub cmdprio: Option<CmdPrio>,
+    pub rec: Recorder,
+    pub q: Units,
+    pub lim: Depths,
+    pub clock: &'static Clock,
+    pub stamper: Stamper,
+    pub pacer: Pacer,
+    pub think: Think,
+    pub times: Times,
+    pub failure: Failure,
+    /// Issue nothing more: a failure, a fatal verify error, latency_target's end.
+    pub stop_issuing: bool,
+    /// An I/O the pacer or a full queue turned away, issued next.
+    pub held: Option<Io>,
+    pub exhausted: bool,
+    /// Completion time of the last synchronous I/O: the loop's next "now".
+    pub now_hint: Option<Ticks>,
+    pub submit_calls: u64,
+    pub reap_calls: u64,
+    pub snapshot_seen: u64,
+    pub hipri_pct: u32,
+    pub verify: Option<Verifier>,
+    /// verify_async: the checker threads.
+    pub checkers: Option<Checkers>,
+    /// The verifier waits for the I/O in flight (a verify phase follows the writes).
+    pub draining: bool,
+    /// The next I/O waits for those in flight (serialize_overlap, a new loop's
+    /// files, latency_target's final window, flow_sleep).
+    pub overlap_wait: bool,
+    /// Some option looks at every I/O: see [`Extras`].
+    pub extras: bool,
+    pub x: Extras,
+    /// Metadata engines: bytes left in each file's current pass (0: the next I/O to
+    /// the file begins a pass).
+    pub passes: Vec<u64>,
+}
+
+impl<'a> State<'a> {
+    /// `sync`: the engine is synchronous; `file_ops`: it is a metadata engine.
+    pub fn new(mut run: JobRun<'a>, sync: bool, file_ops: bool) -> State<'a> {
+        let clock = run.ctx.clock;
+        let mut rec = recorder(&mut run, sync);
+        let o = &run.ctx.opts;
+        // A synchronous engine has one I/O in flight whatever iodepth says (as fio).
+        let units = if sync { 1 } else { o.iodepth.max(1) };
+        let mut lim = Depths::new(o, units);
+        let x = Extras::new(o, run.flow.take(), units);
+        if let Some(q) = &x.qd {
+            lim.set_depth(q.depth());
+        }
+        let start = clock.now();
+        if run.ctx.act {
+            rec.count_act(o.runtime / 1_000_000, start);
+        }
+        let timed = needs_times(o, &rec);
+        let times = times(o, clock, start);
+        State {
+            q: Units::new(units, &run.buffers),
+            lim,
+            rec,
+            stamper: Stamper {
+                clock,
+                timed,
+                calls: 0,
+                coarse: start,
+            },
+            pacer: Pacer::new(o, clock),
+            think: Think::new(o, clock, start),
+            times,
+            extras: Extras::wanted(o),
+            x,
+            passes: if file_ops {
+                vec![0; run.ctx.files.len()]
+            } else {
+                Vec::new()
+            },
+            failure: Failure::default(),
+            stop_issuing: false,
+            held: None,
+            exhausted: false,
+            now_hint: None,
+            submit_calls: 0,
+            reap_calls: 0,
+            snapshot_seen: 0,
+            hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
+            checkers: Checkers::for_job(&run),
+            verify: run.verify,
+            draining: false,
+            overlap_wait: false,
+            wl: run.workload,
+            bufs: run.buffers,
+            cmdprio: run.cmdprio,
+            clock,
+            ctx: run.ctx,
+        }
+    }
+
+    /// Once per round: the end of ramp_time, interim snapshots, and the limits that
+    /// end the job (runtime, a stop request). False when the job must end.
+    #[inline(always)]
+    pub fn within_limits(&mut self, now: Ticks) -> bool {
+        if self.rec.in_ramp() && now >= self.times.ramp_end {
+            self.rec.end_ramp(now);
+            self.times.measure_start = now;
+            self.times.usage_start = thread_usage();
+        }
+        let req = self.ctx.shared.snapshot_request.load(Relaxed);
+        if req != self.snapshot_seen {
+            self.snapshot_seen = req;
+            self.publish_snapshot(now);
+        }
+        !(now >= self.times.deadline
+            || self.ctx.stop_all.load(Relaxed)
+            || self.ctx.shared.stop.load(Relaxed))
+    }
+
+    /// Nothing in flight and nothing to issue yet: wait for the pacer or think time.
+    pub fn idle_wait(&mut self) {
+        let until = self.pacer.next_due.min(self.times.deadline);
+        if until != u64::MAX {
+            self.clock.sleep_until(until, self.ctx.stop_all);
+        }
+        self.pacer.waiting = false;
+    }
+
+    /// The workload's next I/O, or, with verify, a verify read (or a wait for the
+    /// writes in flight before a verify phase).
+    #[inline(always)]
+    pub fn next_io(&mut self) -> Next {
+        let Some(v) = self.verify.as_mut() else {
+            return match self.wl.next_io() {
+                Some(io) => Next::Io(io),
+                None => Next::Done,
+            };
+        };
+        let was = v.verifying();
+        let next = v.next(&mut self.wl, self.q.busy());
+        let started = !was && v.verifying();
+        self.draining = matches!(next, Next::Wait);
+        if started {
+            self.drop_caches();
+        }
+        next
+    }
+
+    /// Before reading back what the job wrote: the data goes to the device and the
+    /// page cache forgets it, so the verify reads see the medium (as fio does).
+    fn drop_caches(&mut self) {
+        if self.ctx.diskless || self.ctx.nop {
+            return;
+        }
+        for f in &self.ctx.files {
+            let fd = f.file.as_raw_fd();
+            // SAFETY: fsync and posix_fadvise on an fd the job owns.
+            unsafe {
+                libc::fsync(fd);
+                libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED);
+            }
+        }
+    }
+
+    /// May `io` go now? In a mixed job whose direction must wait while the other
+    /// data direction may go, the other goes instead (fio's rate_ddir), so each
+    /// direction keeps its own rate. None: hold the I/O until the pacer allows it.
+    #[inline(always)]
+    pub fn pace(&mut self, mut io: Io, now: Ticks) -> Option<Io> {
+        if self.pacer.admit(io.ddir, io.len, now) {
+            return Some(io);
+        }
+        if self.ctx.opts.rw.mode.reads() && self.ctx.opts.rw.mode.writes() && !io.verify {
+            let other = match io.ddir {
+                Ddir::Read => Ddir::Write,
+                _ => Ddir::Read,
+            };
+            let next_due = self.pacer.next_due;
+            if self.pacer.admit(other, io.len, now) {
+                io.ddir = other;
+                return Some(io);
+            }
+            self.pacer.next_due = next_due.min(self.pacer.next_due);
+            self.pacer.waiting = true;
+        }
+        self.held = Some(io);
+        None
+    }
+
+    /// Fill unit `idx` for `io`: priority, hipri, the data of a write (or the
+    /// verifier's), and the start time.
+    #[inline(always)]
+    pub fn prepare(&mut self, idx: u32, io: Io, now: Ticks) {
+        let d = io.ddir.index();
+        let (prio, slot) = match &mut self.cmdprio {
+            Some(c) => c.pick(d, io.len as u64),
+            None => (0, 0),
+        };
+        let mut flags = (slot as u32) << 16;
+        if self.hipri_pct > 0 && (self.hipri_pct >= 100 || (now % 100) < self.hipri_pct as u64) {
+            flags |= UNIT_HIPRI;
+        }
+        match (&mut self.verify, io.ddir) {
+            (Some(v), Ddir::Write) => {
+                let buf = self.bufs.slot_mut(idx as usize, io.len as usize);
+                v.fill_write(idx as usize, &io, buf, self.clock.ns(now));
+            }
+            (Some(v), _) => v.bind(idx as usize, &io),
+            (None, Ddir::Write) => {
+                self.bufs
+                    .prepare_write(idx as usize, io.len as usize, io.offset ^ now)
+            }
+            (None, _) => {}
+        }
+        let u = &mut self.q.units[idx as usize];
+        u.ddir = io.ddir;
+        u.offset = io.offset;
+        u.len = io.len;
+        u.file = io.file;
+        u.ioprio = prio;
+        u.flags = flags;
+        u.result = 0;
+        u.start = now;
+    }
+
+    /// The first `n` pending units were issued at `t`.
+    #[inline(always)]
+    pub fn mark_issued(&mut self, n: usize, t: Ticks) {
+        let n = n.min(self.q.pending.len());
+        for &idx in &self.q.pending[..n] {
+            let u = &mut self.q.units[idx as usize];
+            u.issue = t;
+            self.rec.issued(u);
+        }
+        self.q.inflight += n as u32;
+        self.rec.submitted(n as u32, self.q.inflight);
+        self.q.pending.drain(..n);
+        self.submit_calls += 1;
+        self.ctx
+            .shared
+            .submit_calls
+            .store(self.submit_calls, Relaxed);
+    }
+
+    /// One I/O completed: free its unit and record it.
+    #[inline(always)]
+    pub fn complete(&mut self, c: Completion, t: Ticks) {
+        self.think.completed();
+        let u = &self.q.units[c.unit as usize];
+        if c.result < 0 {
+            self.q.free.push(c.unit);
+            let (ddir, offset, len) = (u.ddir, u.offset, u.len);
+            if let Some(v) = self.verify.as_mut() {
+                v.forget(c.unit as usize);
+            }
+            self.io_error(c.unit, ddir, offset, len, (-c.result) as i32);
+            return;
+        }
+        if let Err(lat) = self.rec.completed(u, c.result as u64, t) {
+            let max = self.ctx.opts.max_latency * 1000;
+            self.fail(
+                libc::ETIMEDOUT,
+                &format!("latency {lat} ns exceeds max_latency {max} ns"),
+            );
+        }
+        match self.verify.is_some() {
+            true => self.verified(c),
+            false => self.q.free.push(c.unit),
+        }
+    }
+
+    /// Whether the round must submit what is queued and reap now rather than queue
+    /// more: the queue is full, the workload is done, or something waits for
+    /// completions (pacing, think time, a verify phase, an I/O held back).
+    #[inline(always)]
+    pub fn must_reap(&self, full: bool, exhausted: bool) -> bool {
+        full || exhausted
+            || self.pacer.waiting
+            || self.think.due()
+            || self.draining
+            || self.overlap_wait
+    }
+}
+
+/// The job's recorder, with block_error_percentiles' blocks when the job has them; it
+/// takes over the job's logs.
+fn recorder(run: &mut JobRun, sync: bool) -> Recorder {
+    let ctx = &mut *run.ctx;
+    let slots = run
+        .cmdprio
+        .as_ref()
+        .map(|c| c.slots.clone())
+        .unwrap_or_default();
+    let mut rec = Recorder::new(
+        &ctx.opts,
+        ctx.dirs,
+        sync,
+        &slots,
+        ctx.logs.take(),
+        ctx.shared.clone(),
+        ctx.clock,
+    );
+    if let Some(b) = ctx.blocks {
+        rec.count_blocks(b);
+    }
+    rec
+}
+
+/// Whether the loop needs the clock at every I/O (latency tracking, logs, pacing,
+/// think time, replay times) or a coarse time is enough (runtime limits alone).
+fn needs_times(o: &JobOptions, rec: &Recorder) -> bool {
+    let paced = o.rate.0.iter().chain(o.rate_iops.0.iter()).any(|&r| r > 0);
+    rec.needs_times()
+        || o.max_latency > 0
+        || o.thinktime > 0
+        || paced
+        || o.read_iolog.is_some()
+        || o.write_iolog.is_some()
+}
+
+fn times(o: &JobOptions, clock: &Clock, start: Ticks) -> Times {
+    let ramp = clock.ticks(Duration::from_micros(o.ramp_time));
+    let deadline = if o.runtime > 0 {
+        start + ramp + clock.ticks(Duration::from_micros(o.runtime))
+    } else {
+        u64::MAX
+    };
+    Times {
+        started: start,
+        ramp_end: start + ramp,
+        deadline,
+        measure_start: start,
+        usage_start: Usage::default(),
+    }
+}
