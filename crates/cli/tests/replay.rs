@@ -229,7 +229,8 @@ fn a_bad_iolog_is_refused_before_any_io_with_its_line() {
     );
     assert_eq!(r.code, 1);
     assert!(
-        r.stderr.contains("replay_skip: 'writes' is not one of"),
+        r.stderr
+            .contains("option 'replay_skip': 'writes' is not one of"),
         "{}",
         r.stderr
     );

@@ -4,6 +4,7 @@
 //! Adding an option = one entry here + the code that reads `opts.<name>`.
 
 use crate::def::{Category as C, Kind, OptionDef, Status, TimeUnit};
+use crate::structured::*;
 use crate::types::*;
 use serde::Serialize;
 
@@ -82,8 +83,8 @@ option_table! {
     exitall_on_error: bool { kind: SET, category: C::Job, help: "When one job fails, end all jobs" }
     ioscheduler: Option<String> { category: C::Job, help: "Switch the I/O scheduler of the device behind each file to this (restored afterwards)" }
     nice: i32 { kind: INT, default: "0", min: Some(-20), max: Some(19), category: C::Job, help: "Run the job at this nice value" }
-    cpus_allowed: Option<String> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Job, help: "CPUs the job may run on" }
-    cpumask: Option<String> { kind: Kind::Special("CPU bit mask, e.g. 0x3"), category: C::Job, help: "CPU mask the job may run on" }
+    cpus_allowed: Option<CpuList> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Job, help: "CPUs the job may run on" }
+    cpumask: Option<CpuMask> { kind: Kind::Special("CPU bit mask, e.g. 0x3"), category: C::Job, help: "CPU mask the job may run on" }
     cpus_allowed_policy: CpusPolicy { kind: Kind::Choice(CpusPolicy::CHOICES), default: "shared", category: C::Job, help: "How cpus_allowed is shared among a job's clones: all of the set, or one CPU each" }
     gtod_reduce: bool { kind: BOOL, default: "0", category: C::Reporting, help: "Take no per-I/O timestamps: disables slat, clat, lat and bandwidth statistics" }
     stats: bool { kind: BOOL, default: "1", category: C::Reporting, help: "Include this job in the report (0: run it but leave it out)" }
@@ -95,8 +96,8 @@ option_table! {
     cgroup_nodelete: bool { kind: BOOL, default: "0", category: C::Job, help: "Keep the cgroups the run made" }
     exec_prerun: Option<String> { category: C::Job, help: "Run this shell command before the job (output in NAME.prerun.txt); failure fails the job" }
     exec_postrun: Option<String> { category: C::Job, help: "Run this shell command after the job (output in NAME.postrun.txt)" }
-    numa_cpu_nodes: Option<String> { kind: Kind::Special("node list: all, 0, 0-1, 0,2"), category: C::Job, help: "Run on the CPUs of these NUMA nodes" }
-    numa_mem_policy: Option<String> { kind: Kind::Special("default | local | prefer:N | bind:LIST | interleave[:LIST]"), category: C::Job, help: "NUMA memory policy of the job (its buffers)" }
+    numa_cpu_nodes: Option<NodeList> { kind: Kind::Special("node list: all, 0, 0-1, 0,2"), category: C::Job, help: "Run on the CPUs of these NUMA nodes" }
+    numa_mem_policy: Option<NumaPolicy> { kind: Kind::Special("default | local | prefer:N | bind:LIST | interleave[:LIST]"), category: C::Job, help: "NUMA memory policy of the job (its buffers)" }
     flow: u32 { kind: INT, default: "0", min: Some(0), max: Some(1000), category: C::Rate, help: "Weight in flow control: jobs with the same flow_id issue I/Os in proportion to their weights (0: not in flow control)" }
     flow_id: u32 { kind: INT, default: "0", category: C::Rate, help: "Flow control group of the job" }
     flow_sleep: u64 { kind: USECS, default: "0", category: C::Rate, help: "Sleep this long when ahead of the flow share, after the I/O in flight (0: try again at once, as fio)" }
@@ -232,7 +233,7 @@ option_table! {
     refill_buffers: bool { kind: SET, category: C::Buffers, help: "Refill write buffers with new data before every write" }
     scramble_buffers: bool { kind: BOOL, default: "1", category: C::Buffers, help: "Lightly scramble write buffers before every write" }
     zero_buffers: bool { kind: SET, category: C::Buffers, help: "Fill write buffers with zeros" }
-    buffer_pattern: Option<String> { kind: Kind::Special("0xHEX | \"string\" | number"), category: C::Buffers, help: "Fill write buffers with this pattern" }
+    buffer_pattern: Option<BufferPattern> { kind: Kind::Special("0xHEX | \"string\" | number"), category: C::Buffers, help: "Fill write buffers with this pattern" }
     buffer_compress_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Make write buffers compressible to this percentage" }
     buffer_compress_chunk: u64 { kind: SIZE, default: "512", category: C::Buffers, help: "Granularity of compressible regions" }
     dedupe_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Percentage of writes whose content repeats the previous write (implies refilled buffers)" }
@@ -252,11 +253,11 @@ option_table! {
     do_verify: bool { kind: BOOL, default: "1", category: C::Verify, help: "Run the verify phase after writing" }
     verify_interval: u64 { kind: SIZE, default: "0", category: C::Verify, help: "A verify header every this many bytes of a block (at least 80; default: one per block)" }
     verify_offset: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Swap the verify header to this offset of each chunk" }
-    verify_pattern: Option<String> { category: C::Verify, help: "Data of verified blocks: 0xHEX, decimal, \"text\", 'file', %o (the offset), concatenated" }
+    verify_pattern: Option<VerifyPattern> { kind: Kind::Special("0xHEX | decimal | \"text\" | 'file' | %o, concatenated"), category: C::Verify, help: "Data of verified blocks: 0xHEX, decimal, \"text\", 'file', %o (the offset), concatenated" }
     verify_fatal: bool { kind: BOOL, default: "0", category: C::Verify, help: "Stop on the first verify failure" }
     verify_dump: bool { kind: BOOL, default: "0", category: C::Verify, help: "Write failed blocks to FILE.OFFSET.received and .expected (.hdr_fail for a bad header)" }
     verify_async: u32 { kind: INT, default: "0", max: Some(64), category: C::Verify, help: "Check blocks on this many threads of their own while the job goes on with I/O" }
-    verify_async_cpus: Option<String> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Verify, help: "CPUs the verify_async checker threads run on" }
+    verify_async_cpus: Option<CpuList> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Verify, help: "CPUs the verify_async checker threads run on" }
     verify_backlog: u64 { kind: INT, default: "0", category: C::Verify, help: "Verify after this many writes" }
     verify_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks verified per backlog" }
     verify_state_save: bool { kind: BOOL, default: "1", category: C::Verify, help: "Write local-JOB-N-verify.state when a verifying writer ends (also when interrupted)" }
@@ -279,7 +280,7 @@ option_table! {
     log_prio: bool { kind: BOOL, default: "0", category: C::Logging, help: "Log the full ioprio value (hex) instead of an RT flag" }
     log_compression: u64 { kind: SIZE, default: "0", category: C::Logging, help: "Chunk size of compressed logs (log_store_compressed); ioscope's logs never build up in memory, so alone it changes nothing" }
     log_store_compressed: bool { kind: BOOL, default: "0", category: C::Logging, help: "Store the text logs compressed as NAME.log.fz (zlib chunks, as fio; read them with --inflate-log)" }
-    log_compression_cpus: Option<String> { category: C::Logging, help: "CPUs the compression of the logs (log_store_compressed) runs on, as cpus_allowed" }
+    log_compression_cpus: Option<CpuList> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Logging, help: "CPUs the compression of the logs (log_store_compressed) runs on, as cpus_allowed" }
     log_unix_epoch: bool { kind: BOOL, default: "0", aliases: &["log_alternate_epoch"], category: C::Logging, help: "Log timestamps as Unix epoch milliseconds" }
     log_alternate_epoch_clock_id: i32 { kind: INT, default: "0", category: C::Logging, help: "clock_gettime(2) clock whose epoch log_unix_epoch/log_alternate_epoch stamps use (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, ...)" }
     bwavgtime: u64 { kind: INT, default: "500", min: Some(1), category: C::Reporting, help: "Bandwidth sampling interval (ms)" }
@@ -294,14 +295,14 @@ option_table! {
     read_iolog: Option<String> { category: C::Logging, help: "Replay a fio iolog (version 2 or 3) or a blktrace (one per clone, ':'-separated): its files and I/Os become the job's; a blktrace's devices are found by number under /dev" }
     read_iolog_chunked: bool { kind: BOOL, default: "0", category: C::Logging, help: "fio reads the iolog in chunks as the replay goes, to bound its memory", status: noop("ioscope reads the whole iolog before the run into compact entries (the same I/Os, in the same order, at the same times); there is nothing to chunk") }
     merge_blktrace_file: Option<String> { category: C::Logging, help: "Merge the blktraces read_iolog lists (a:b:…) by time into this file and replay it (its queue events of reads, writes and discards)" }
-    merge_blktrace_scalars: Option<String> { category: C::Logging, help: "Per merged trace (':'-separated), the percentage of its recorded times (50: twice as fast)" }
-    merge_blktrace_iters: Option<String> { category: C::Logging, help: "Per merged trace (':'-separated), how many times it is played, one after another" }
+    merge_blktrace_scalars: Option<NumList> { kind: Kind::Special("percent:percent:..."), category: C::Logging, help: "Per merged trace (':'-separated), the percentage of its recorded times (50: twice as fast)" }
+    merge_blktrace_iters: Option<NumList> { kind: Kind::Special("count:count:..."), category: C::Logging, help: "Per merged trace (':'-separated), how many times it is played, one after another" }
     replay_no_stall: bool { kind: BOOL, default: "0", category: C::Logging, help: "Replay the iolog as fast as possible, ignoring its timestamps" }
     replay_time_scale: u32 { kind: INT, default: "100", min: Some(1), category: C::Logging, help: "Replay at this percentage of the iolog's I/O rate (200: twice as fast)" }
     replay_redirect: Option<String> { category: C::Logging, help: "Replay every file of the iolog onto this one file or device" }
     replay_align: u32 { kind: INT, default: "0", category: C::Logging, help: "Align the iolog's offsets down to this power of 2" }
     replay_scale: u32 { kind: INT, default: "1", min: Some(1), category: C::Logging, help: "Divide the iolog's offsets by this factor" }
-    replay_skip: Option<String> { category: C::Logging, help: "Leave these kinds of the iolog's I/O out: a list of read, write, trim, sync" }
+    replay_skip: Option<ReplaySkip> { kind: Kind::Special("read,write,trim,sync"), category: C::Logging, help: "Leave these kinds of the iolog's I/O out: a list of read, write, trim, sync" }
 
     // ---- Steady state ----
     steadystate: SteadySpec { kind: Kind::Special("iops|iops_slope|bw|bw_slope:limit[%]"), default: "iops_slope:0.01%", aliases: &["ss"], category: C::SteadyState, help: "Criterion that ends the job once it holds over steadystate_duration (a maximum deviation from the mean, or a least-squares slope)" }

@@ -493,7 +493,10 @@ mod tests {
         assert_eq!(s.check(&mut b, &exp(0)), Ok(()));
         // verify=pattern: no header, every byte is the pattern.
         let s = Spec {
-            pattern: Some(Pattern::parse("0xdeadbeef").unwrap()),
+            pattern: Some(Pattern {
+                bytes: vec![0xde, 0xad, 0xbe, 0xef],
+                offset_at: vec![],
+            }),
             ..spec(Method::Pattern)
         };
         let mut b = vec![0u8; 4096];
@@ -520,7 +523,10 @@ mod tests {
         );
         // meta with a pattern: the header, then the pattern after it.
         let s = Spec {
-            pattern: Some(Pattern::parse("0xaa55").unwrap()),
+            pattern: Some(Pattern {
+                bytes: vec![0xaa, 0x55],
+                offset_at: vec![],
+            }),
             ..spec(Method::Meta)
         };
         let mut b = vec![0u8; 512];

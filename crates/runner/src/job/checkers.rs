@@ -38,12 +38,7 @@ impl Checkers {
     pub fn for_job(run: &super::inputs::JobRun) -> Option<Checkers> {
         let n = run.ctx.opts.verify_async;
         let v = run.verify.as_ref().filter(|_| n > 0)?;
-        let cpus = run
-            .ctx
-            .opts
-            .verify_async_cpus
-            .as_deref()
-            .and_then(|l| crate::sys::cpu::parse_cpu_list(l).ok());
+        let cpus = run.ctx.opts.verify_async_cpus.as_ref().map(|l| l.0.clone());
         match Checkers::new(n, &v.spec, &run.ctx.opts.name, cpus) {
             Ok(c) => Some(c),
             Err(e) => {

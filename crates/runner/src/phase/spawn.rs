@@ -11,13 +11,8 @@ use crate::record::log::JobLogs;
 use crate::record::STATE_DONE;
 use crate::setup::buffers::Buffers;
 use crate::setup::JobCtx;
-use crate::sys::cpu::{
-    current_affinity, num_cpus_configured, parse_cpu_list, parse_cpu_mask, set_affinity,
-};
-use crate::sys::prio;
 use crate::workload::Workload;
 use ioscope_engine::{EngineConfig, EngineUser};
-use ioscope_options::JobOptions;
 use ioscope_stats::JobResult;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Barrier};
@@ -81,7 +76,7 @@ fn set_up(ctx: &mut JobCtx) -> Result<Setup, RunError> {
     if let Some(cg) = &ctx.cgroup {
         cg.join(&o.name)?;
     }
-    apply_thread_settings(o, ctx.ioprio, ctx.clone)?;
+    crate::sys::thread::apply(o, ctx.ioprio, ctx.clone)?;
     switch_ids(ctx)?;
     let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
     let mut workload = Workload::new(o, &regions, ctx.seed);
@@ -220,92 +215,6 @@ fn run_engine(
         EngineSource::Real => ioscope_engine::with_engine(&o.ioengine, &cfg, run)?,
         EngineSource::Scripted(s) => run.run(s.engine(&o, clock)),
     })
-}
-
-pub(crate) fn apply_thread_settings(
-    o: &JobOptions,
-    ioprio: u16,
-    clone: u32,
-) -> Result<(), RunError> {
-    if ioprio != 0 {
-        prio::set_thread_ioprio(ioprio).map_err(|e| {
-            RunError::Setup(format!(
-                "job '{}': ioprio_set(class {}, level {}): {e}",
-                o.name,
-                ioprio >> 13,
-                ioprio & 7
-            ))
-        })?;
-    }
-    if o.nice != 0 {
-        // SAFETY: PRIO_PROCESS with who=0 applies to the calling thread on Linux.
-        let r = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, o.nice) };
-        if r < 0 {
-            return Err(RunError::Setup(format!(
-                "job '{}': nice={}: {}",
-                o.name,
-                o.nice,
-                std::io::Error::last_os_error()
-            )));
-        }
-    }
-    if let Some(cpus) = o
-        .cpus_allowed
-        .as_deref()
-        .map(parse_cpu_list)
-        .or_else(|| o.cpumask.as_deref().map(parse_cpu_mask))
-    {
-        let mut cpus = cpus.map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
-        // cpus_allowed_policy=split: each clone gets one CPU of the set.
-        if o.cpus_allowed_policy == ioscope_options::CpusPolicy::Split && !cpus.is_empty() {
-            cpus = vec![cpus[clone as usize % cpus.len()]];
-        }
-        set_affinity(&cpus)
-            .map_err(|e| RunError::Setup(format!("job '{}': cpus_allowed: {e}", o.name)))?;
-    }
-    if let Some(nodes) = &o.numa_cpu_nodes {
-        let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
-        let cpus = crate::sys::numa::node_cpus(nodes).map_err(setup)?;
-        set_affinity(&cpus).map_err(|e| setup(format!("numa_cpu_nodes: {e}")))?;
-    }
-    if let Some(p) = &o.numa_mem_policy {
-        // Before the buffers are allocated (run_job), so that they follow the policy.
-        let setup = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
-        crate::sys::numa::set_mem_policy(&crate::sys::numa::parse_mem_policy(p).map_err(setup)?)
-            .map_err(setup)?;
-    }
-    if let Some(g) = o.gtod_cpu {
-        // fio sets this CPU aside for a time-keeping thread and takes it out of every
-        // job's CPUs. ioscope reads the clock (the TSC) in each job thread, so no such
-        // thread is needed; the jobs still keep off the CPU, as they do in fio.
-        let mut cpus = current_affinity()
-            .map_err(|e| RunError::Setup(format!("job '{}': gtod_cpu: {e}", o.name)))?;
-        cpus.retain(|&c| c != g as usize);
-        if cpus.is_empty() {
-            return Err(RunError::Setup(format!(
-                "job '{}': gtod_cpu={g} leaves the job no CPU to run on",
-                o.name
-            )));
-        }
-        set_affinity(&cpus)
-            .map_err(|e| RunError::Setup(format!("job '{}': gtod_cpu: {e}", o.name)))?;
-    }
-    if let Some(list) = &o.verify_async_cpus {
-        // Checked here, applied by each checker thread (checkers.rs).
-        let cpus = parse_cpu_list(list)
-            .map_err(|e| RunError::Setup(format!("job '{}': verify_async_cpus: {e}", o.name)))?;
-        let online = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if let Some(c) = cpus
-            .iter()
-            .find(|&&c| c >= online.max(num_cpus_configured()))
-        {
-            return Err(RunError::Setup(format!(
-                "job '{}': verify_async_cpus: there is no CPU {c}",
-                o.name
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// uid/gid: the job's thread takes these ids (the group first, while it still may)

@@ -124,8 +124,25 @@ pub fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         crate::sys::numa::check(&j.opts)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
+        check_cpus(&j.opts).map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         verify::spec_of(&j.opts, 1)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
+    }
+    Ok(())
+}
+
+/// The CPU lists of the checker threads and the log compression name CPUs this
+/// machine has (cpus_allowed is the kernel's to judge, as in fio: a set with one
+/// usable CPU is accepted).
+fn check_cpus(o: &JobOptions) -> Result<(), String> {
+    let lists = [
+        ("verify_async_cpus", &o.verify_async_cpus),
+        ("log_compression_cpus", &o.log_compression_cpus),
+    ];
+    for (name, l) in lists {
+        if let Some(l) = l {
+            crate::sys::cpu::check_exist(name, &l.0)?;
+        }
     }
     Ok(())
 }

@@ -15,11 +15,13 @@ pub fn spec_of(o: &JobOptions, thread: u16) -> Result<Option<Spec>, String> {
     }
     let method = Method::from_name(&o.verify)
         .ok_or_else(|| format!("verify={}: unknown method", o.verify))?;
-    let pattern = o
-        .verify_pattern
-        .as_deref()
-        .map(Pattern::parse)
-        .transpose()?;
+    let pattern = match &o.verify_pattern {
+        Some(p) => {
+            let (bytes, offset_at) = p.resolve().map_err(|e| format!("verify_pattern: {e}"))?;
+            Some(Pattern { bytes, offset_at })
+        }
+        None => None,
+    };
     if method == Method::Pattern && pattern.is_none() {
         return Err("verify=pattern needs verify_pattern (the bytes every block must hold)".into());
     }

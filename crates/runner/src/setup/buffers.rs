@@ -114,7 +114,7 @@ impl Buffers {
             return Ok(());
         }
         if let Some(p) = &o.buffer_pattern {
-            let pat = parse_pattern(p)?;
+            let pat = &p.0;
             for (i, b) in self.all().iter_mut().enumerate() {
                 *b = pat[i % pat.len()];
             }
@@ -241,35 +241,4 @@ fn fill_random(buf: &mut [u8], seed: u64, compress_pct: u32, chunk: usize) {
             }
         }
     }
-}
-
-/// buffer_pattern: `0xHEX`, `"string"`, `'string'` or a decimal number (as bytes).
-pub fn parse_pattern(p: &str) -> Result<Vec<u8>, String> {
-    let t = p.trim();
-    let out = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        if h.is_empty() || h.len() % 2 != 0 {
-            return Err(format!(
-                "buffer_pattern '{p}': hex needs an even number of digits"
-            ));
-        }
-        (0..h.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&h[i..i + 2], 16))
-            .collect::<Result<Vec<u8>, _>>()
-            .map_err(|_| format!("buffer_pattern '{p}' is not valid hex"))?
-    } else if (t.starts_with('"') && t.ends_with('"') || t.starts_with('\'') && t.ends_with('\''))
-        && t.len() >= 2
-    {
-        t.as_bytes()[1..t.len() - 1].to_vec()
-    } else if let Ok(n) = t.parse::<u64>() {
-        let bytes = n.to_le_bytes();
-        let used = 8 - (n.leading_zeros() / 8) as usize;
-        bytes[..used.max(1)].to_vec()
-    } else {
-        t.as_bytes().to_vec()
-    };
-    if out.is_empty() {
-        return Err(format!("buffer_pattern '{p}' is empty"));
-    }
-    Ok(out)
 }

@@ -1,34 +1,7 @@
 //! CPUs: which the machine has, which a thread may run on, pinning.
 
-/// `0-3,6` → [0,1,2,3,6].
-pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    let mut v = Vec::new();
-    for part in s.split(',').filter(|p| !p.is_empty()) {
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let a: usize = a
-            .trim()
-            .parse()
-            .map_err(|_| format!("cpus_allowed '{s}' is not a CPU list"))?;
-        let b: usize = b
-            .trim()
-            .parse()
-            .map_err(|_| format!("cpus_allowed '{s}' is not a CPU list"))?;
-        if a > b || b >= 1024 {
-            return Err(format!("cpus_allowed '{s}': bad range {part}"));
-        }
-        v.extend(a..=b);
-    }
-    Ok(v)
-}
-
-pub fn parse_cpu_mask(s: &str) -> Result<Vec<usize>, String> {
-    let t = s.trim().trim_start_matches("0x");
-    let m = u64::from_str_radix(t, 16).map_err(|_| format!("cpumask '{s}' is not a hex mask"))?;
-    Ok((0..64).filter(|i| m & (1 << i) != 0).collect())
-}
-
 /// CPUs the system has (configured, online or not).
-pub fn num_cpus_configured() -> usize {
+fn num_cpus_configured() -> usize {
     // SAFETY: sysconf has no preconditions.
     let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
     usize::try_from(n).unwrap_or(1)
@@ -61,4 +34,16 @@ pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// A CPU list names only CPUs this machine has (configured, online or not).
+pub fn check_exist(option: &str, cpus: &[usize]) -> Result<(), String> {
+    let online = std::thread::available_parallelism().map_or(1, |n| n.get());
+    match cpus
+        .iter()
+        .find(|&&c| c >= online.max(num_cpus_configured()))
+    {
+        Some(c) => Err(format!("{option}: there is no CPU {c}")),
+        None => Ok(()),
+    }
 }

@@ -11,4 +11,5 @@ pub(crate) mod meta;
 pub(crate) mod numa;
 pub(crate) mod prio;
 pub(crate) mod safety;
+pub(crate) mod thread;
 pub(crate) mod usage;

@@ -425,15 +425,11 @@ impl JobLogs {
             offset: o.log_offset,
             prio_hex: o.log_prio,
         };
-        let cpus = match o.log_compression_cpus.as_deref() {
-            Some(list) => crate::sys::cpu::parse_cpu_list(list).map_err(|e| {
-                std::io::Error::new(
-                    std::io::ErrorKind::InvalidInput,
-                    e.replace("cpus_allowed", "log_compression_cpus"),
-                )
-            })?,
-            None => Vec::new(),
-        };
+        let cpus = o
+            .log_compression_cpus
+            .as_ref()
+            .map(|l| l.0.clone())
+            .unwrap_or_default();
         let compress = o.log_store_compressed.then_some((chunk, columns, cpus));
         let bins = ioscope_stats::hist::FIO_BUCKETS;
         let hist_counts = hist.is_some().then(|| {

@@ -11,7 +11,7 @@
 //! (fixed after 3.33), so fio 3.33 cannot produce a merged trace to compare with.
 
 use super::blktrace::{self, Record, RECORD};
-use ioscope_options::JobOptions;
+use ioscope_options::{JobOptions, NumList};
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
@@ -31,9 +31,9 @@ pub fn merge_job(o: &JobOptions, out: &Path) -> Result<u64, String> {
     let list = o.read_iolog.as_deref().unwrap_or("");
     let names: Vec<&str> = list.split(':').filter(|s| !s.is_empty()).collect();
     let what = |e: String| format!("merge_blktrace_file={}: {e}", out.display());
-    let scalars = values(o.merge_blktrace_scalars.as_deref(), names.len(), 100)
+    let scalars = values(o.merge_blktrace_scalars.as_ref(), names.len(), 100)
         .map_err(|e| what(format!("merge_blktrace_scalars: {e}")))?;
-    let iters = values(o.merge_blktrace_iters.as_deref(), names.len(), 1)
+    let iters = values(o.merge_blktrace_iters.as_ref(), names.len(), 1)
         .map_err(|e| what(format!("merge_blktrace_iters: {e}")))?;
     let mut inputs = Vec::new();
     for (i, name) in names.iter().enumerate() {
@@ -50,28 +50,17 @@ pub fn merge_job(o: &JobOptions, out: &Path) -> Result<u64, String> {
 
 /// A ':'-separated list of one number per trace (fio's float list, read as whole
 /// numbers), or `default` for each when not given.
-fn values(list: Option<&str>, n: usize, default: u64) -> Result<Vec<u64>, String> {
-    let Some(list) = list else {
+fn values(list: Option<&NumList>, n: usize, default: u64) -> Result<Vec<u64>, String> {
+    let Some(NumList(v)) = list else {
         return Ok(vec![default; n]);
     };
-    let v: Vec<u64> = list
-        .split(':')
-        .map(|s| {
-            s.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|x| x.is_finite() && *x >= 0.0)
-                .map(|x| x as u64)
-                .ok_or_else(|| format!("'{s}' is not a number"))
-        })
-        .collect::<Result<_, _>>()?;
     if v.len() != n {
         return Err(format!(
             "{} value(s) for {n} trace(s) in read_iolog: give one per trace",
             v.len()
         ));
     }
-    Ok(v)
+    Ok(v.clone())
 }
 
 /// A trace's queue events of reads, writes and discards.
@@ -181,14 +170,14 @@ mod tests {
         assert_eq!(merged(&out), [(1_000, 1), (2_000, 2), (3_000, 3)]);
         // a at half its times, twice (the second time 3000 ns on: the length of its
         // kept events); b as recorded. A tie goes to the earlier trace.
-        o.merge_blktrace_scalars = Some("50:100".into());
-        o.merge_blktrace_iters = Some("2:1".into());
+        o.merge_blktrace_scalars = Some(NumList(vec![50, 100]));
+        o.merge_blktrace_iters = Some(NumList(vec![2, 1]));
         merge_job(&o, &out).unwrap();
         assert_eq!(
             merged(&out),
             [(500, 1), (1_500, 3), (2_000, 1), (2_000, 2), (3_000, 3)]
         );
-        o.merge_blktrace_iters = Some("2".into());
+        o.merge_blktrace_iters = Some(NumList(vec![2]));
         let e = merge_job(&o, &out).unwrap_err();
         assert!(
             e.contains("merge_blktrace_iters: 1 value(s) for 2 trace(s)"),

@@ -70,15 +70,6 @@ pub fn load(o: &JobOptions, clone: u32, readonly: bool) -> Result<Option<Trace>,
     let Some(mut name) = iolog_of(o, clone) else {
         return Ok(None);
     };
-    if let Some(bad) = o.replay_skip.as_deref().and_then(|l| {
-        l.split(',')
-            .map(str::trim)
-            .find(|k| !["read", "write", "trim", "sync"].contains(k))
-    }) {
-        return Err(format!(
-            "replay_skip: '{bad}' is not one of read, write, trim, sync"
-        ));
-    }
     if o.replay_align > 0 && !o.replay_align.is_power_of_two() {
         return Err(format!(
             "replay_align={} must be a power of 2",
@@ -116,16 +107,15 @@ pub fn load(o: &JobOptions, clone: u32, readonly: bool) -> Result<Option<Trace>,
 
 /// What replay_skip leaves out.
 fn skipped(o: &JobOptions, ddir: Ddir) -> bool {
-    let Some(list) = o.replay_skip.as_deref() else {
+    let Some(s) = o.replay_skip else {
         return false;
     };
-    let name = match ddir {
-        Ddir::Read => "read",
-        Ddir::Write => "write",
-        Ddir::Trim => "trim",
-        _ => "sync",
-    };
-    list.split(',').any(|s| s.trim() == name)
+    match ddir {
+        Ddir::Read => s.read,
+        Ddir::Write => s.write,
+        Ddir::Trim => s.trim,
+        _ => s.sync,
+    }
 }
 
 /// Parse a version 2 or 3 iolog.
@@ -373,7 +363,10 @@ mod tests {
             o.replay_redirect = Some("/dev/x".into());
             o.replay_scale = 2;
             o.replay_align = 4096;
-            o.replay_skip = Some("write".into());
+            o.replay_skip = Some(ioscope_options::ReplaySkip {
+                write: true,
+                ..Default::default()
+            });
         });
         let t = parse(v3.as_bytes(), &o, false).unwrap();
         assert_eq!(t.files, [PathBuf::from("/dev/x")]);

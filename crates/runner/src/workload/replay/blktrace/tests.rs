@@ -200,7 +200,13 @@ fn scale_align_skip_and_readonly() {
     );
     let t = replay(
         &odd(),
-        &opts(|o| o.replay_skip = Some("sync,read".into())),
+        &opts(|o| {
+            o.replay_skip = Some(ioscope_options::ReplaySkip {
+                sync: true,
+                read: true,
+                ..Default::default()
+            })
+        }),
         false,
     )
     .unwrap();
