@@ -10,6 +10,7 @@ pub mod binary;
 pub mod fz;
 pub mod kind;
 pub mod read;
+pub mod set;
 pub mod text;
 
 pub use kind::{binary_path, log_path, LogFormat, LogKind, KINDS};

@@ -180,20 +180,22 @@ fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
     })
 }
 
-/// Options that name files or outputs, never an axis of a comparison.
+/// Options that name files or outputs, never an axis of a comparison (nor are the log
+/// options: [`is_axis`]).
 const NOT_AXES: &[&str] = &[
     "name",
     "filename",
     "directory",
     "description",
     "output",
-    "write_bw_log",
-    "write_iops_log",
-    "write_lat_log",
-    "write_hist_log",
     "runtime",
     "ramp_time",
 ];
+
+/// Whether option `k` can be an axis: not one that names files or outputs.
+fn is_axis(k: &str) -> bool {
+    !NOT_AXES.contains(&k) && !ioscope_iolog::kind::options().contains(&k)
+}
 
 /// Axes that come first, in this order, when they vary.
 const AXIS_ORDER: &[&str] = &[
@@ -321,7 +323,7 @@ fn infer_axes(records: &[Record]) -> Vec<String> {
     };
     let mut axes: Vec<String> = names
         .into_iter()
-        .filter(|k| !NOT_AXES.contains(&k.as_str()) && k != "rw" && k != "rwmixread")
+        .filter(|k| is_axis(k) && k != "rw" && k != "rwmixread")
         .filter(|k| {
             let first = value(&records[0], k);
             records.iter().any(|r| value(r, k) != first)

@@ -191,16 +191,7 @@ pub(crate) fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) -> Vec<PathBuf>
     let mut prefixes = Vec::new();
     for j in &mut set.jobs {
         let name = j.name.clone();
-        let o = &mut j.opts;
-        for p in [
-            &mut o.write_lat_log,
-            &mut o.write_bw_log,
-            &mut o.write_iops_log,
-            &mut o.write_hist_log,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        ioscope_iolog::kind::for_each_prefix_mut(&mut j.opts, |p| {
             let base = if p.is_empty() {
                 name.clone()
             } else {
@@ -213,7 +204,7 @@ pub(crate) fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) -> Vec<PathBuf>
             {
                 prefixes.push(PathBuf::from(p.as_str()));
             }
-        }
+        });
     }
     prefixes
 }

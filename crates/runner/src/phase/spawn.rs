@@ -119,7 +119,7 @@ fn set_up(ctx: &mut JobCtx) -> Result<Setup, RunError> {
 fn verifier(ctx: &JobCtx, wl: &Workload) -> Result<Option<Verifier>, RunError> {
     let o = &ctx.opts;
     let err = |e: String| RunError::Setup(format!("job '{}': {e}", o.name));
-    let Some(spec) = crate::plan::verify::spec_of(o, ctx.number as u16).map_err(err)? else {
+    let Some(spec) = ctx.verify.clone() else {
         return Ok(None);
     };
     let min_bs = (0..3)
@@ -130,18 +130,14 @@ fn verifier(ctx: &JobCtx, wl: &Workload) -> Result<Option<Verifier>, RunError> {
     let writes = wl
         .planned_bytes()
         .map_or(0, |b| (b / min_bs.max(1)) as usize);
-    let units = if ioscope_options::engines::is_sync(&o.ioengine, o.iodepth) {
-        1
-    } else {
-        o.iodepth.max(1) as usize
-    };
     let index = u64::from(ctx.number.saturating_sub(1));
     Verifier::new(
         o,
         spec,
         index,
         ctx.seed,
-        units.max(o.iodepth.max(1) as usize),
+        // A slot per unit the loop may use: iodepth (a sync engine uses one).
+        o.iodepth.max(1) as usize,
         ctx.files.len(),
         writes,
     )

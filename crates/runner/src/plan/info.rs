@@ -1,7 +1,7 @@
 //! What reports and engines are told about a job, settled from its options.
 
 use ioscope_engine::EngineOptions;
-use ioscope_options::{engines, JobOptions, JobSpec};
+use ioscope_options::{JobOptions, JobSpec};
 use ioscope_stats::JobInfo;
 
 /// Engine options of a job.
@@ -29,7 +29,7 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
 }
 
 /// What reports need to know about a job.
-pub fn job_info(spec: &JobSpec, files: &[std::path::PathBuf]) -> JobInfo {
+pub fn job_info(spec: &JobSpec, sync_engine: bool, files: &[std::path::PathBuf]) -> JobInfo {
     let o = &spec.opts;
     let bs = std::array::from_fn(|d| {
         if let Some(s) = o.bssplit.as_ref().filter(|s| !s.0[d].is_empty()) {
@@ -42,7 +42,6 @@ pub fn job_info(spec: &JobSpec, files: &[std::path::PathBuf]) -> JobInfo {
             (o.bs.0[d], o.bs.0[d])
         }
     });
-    let sync_engine = engines::is_sync(&o.ioengine, o.iodepth);
     JobInfo {
         rw: o.rw.mode.name().to_string(),
         bs,

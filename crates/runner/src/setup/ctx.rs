@@ -48,6 +48,8 @@ pub struct JobCtx {
     pub number: u32,
     /// Job clones in the whole run.
     pub jobs: u32,
+    /// How its blocks are verified, when it verifies (settled by the plan).
+    pub verify: Option<ioscope_verify::Spec>,
 }
 
 /// What the monitor, the status line and the report know of a job clone.

@@ -13,13 +13,17 @@ use crate::env::Env;
 use crate::error::RunError;
 use crate::observe::Observer;
 use crate::plan::info::job_info;
-use crate::plan::{access, Access, Planned};
+use crate::plan::resolve::{check_memory, resolve, TraceFacts};
+use crate::plan::{Planned, Resolved};
 use crate::record::log::JobLogs;
 use crate::record::Shared;
 use crate::sys::exec::exec_hook;
 use crate::sys::prio;
+use crate::workload::replay::Trace;
 use crate::workload::Workload;
+use files::JobFile;
 use ioscope_options::JobOptions;
+use ioscope_stats::JobInfo;
 use std::sync::Arc;
 
 fn seed_for(o: &JobOptions, number: u32) -> u64 {
@@ -39,113 +43,143 @@ pub(crate) fn prepare_job(
     env: &Env,
     obs: &mut dyn Observer,
 ) -> Result<Ready, RunError> {
-    let ro = env.opts;
-    let mut o = p.spec.opts.clone();
-    let mut a = access(&o);
-    // read_iolog: the trace's files, I/O and directions (and a blktrace's depth) are
-    // the job's.
-    let trace = crate::workload::replay::load(&o, p.clone, ro.readonly)
-        .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
-    if let Some(t) = &trace {
-        for n in &t.notes {
-            obs.warning(n);
-        }
-        let set_depth = !p.spec.explicit.iter().any(|(k, _)| k == "iodepth");
-        if let (Some(d), true) = (t.depth, set_depth) {
-            o.iodepth = d;
-            o.iodepth_low = d;
-        }
-        let [reads, writes, trims] = t.dirs();
-        a = Access {
-            reads,
-            writes: writes || o.ioengine == "falloc",
-            trims,
-        };
-    }
-    let mut say = |s: String| obs.message(&s);
-    let scripted = matches!(env.engine, crate::env::EngineSource::Scripted(_));
-    let names = ioscope_engine::is_path_engine(&o.ioengine) && !scripted;
-    // Metadata engines do no I/O to their files either: syncs are no-ops.
-    let diskless = o.ioengine == "null" || ro.nop || scripted || names;
-    let files = if names {
-        files::prepare_names(&o, p.clone, a, env.stop, &mut say)?
-    } else {
-        files::prepare(
-            &o,
-            p.clone,
-            files::Uses {
-                access: a,
-                trace: trace.as_ref(),
-            },
-            ro.allow_destructive,
-            diskless,
-            env.stop,
-            &mut say,
-        )?
-    };
+    let (job, trace) = with_trace(p, env, obs)?;
+    let o = &job.opts;
+    let diskless = diskless(o, env);
+    let files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
     let blocks = match o.block_error_percentiles {
-        true => Some(block_track(&o, &files)?),
+        true => Some(block_track(o, &files)?),
         false => None,
     };
     if let Some(cmd) = &o.exec_prerun {
         exec_hook(&o.name, "prerun", cmd)?;
     }
-    let ioprio = prio::job_ioprio(&o);
     let paths: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-    let info = job_info(p.spec, &paths);
-    let logs = JobLogs::open(&o, p.number, info.sync_engine, env.clock, ro.log_format)
+    let info = job_info(p.spec, job.sync, &paths);
+    let logs = JobLogs::open(o, &job.logs, p.number, env.clock, env.opts.log_format)
         .map_err(|e| RunError::Setup(format!("job '{}': cannot open log: {e}", o.name)))?;
     let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
-    let smallest_bs = info.bs.iter().map(|b| b.0).min().unwrap_or(1);
-    if regions.iter().map(|r| r.1).sum::<u64>() < smallest_bs {
-        // As fio: such a job does no I/O; say why instead of an empty report alone.
-        let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
-        obs.warning(&format!(
-            "ioscope: job '{}': no room for I/O: the region of {} (offset={}, size={}) is smaller \
-             than the block size",
-            o.name,
-            names.join(", "),
-            files.first().map_or(0, |f| f.start),
-            regions.iter().map(|r| r.1).sum::<u64>()
-        ));
-    }
-    let seed = seed_for(&o, p.number);
-    let planned = Workload::new(&o, &regions, seed).planned_bytes();
+    warn_if_no_room(o, &files, &info, obs);
+    let seed = seed_for(o, p.number);
+    let planned = Workload::new(o, &regions, seed).planned_bytes();
     let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);
     // Last: nothing after it can fail and leave a group behind.
-    let cgroup = crate::sys::cgroup::prepare(&o)?;
+    let cgroup = crate::sys::cgroup::prepare(o)?;
+    let a = job.access;
+    let dirs = [a.reads, a.writes, a.trims];
     Ok(Ready {
         ctx: JobCtx {
             seed,
-            opts: o,
+            ioprio: prio::job_ioprio(o),
+            opts: job.opts,
             files,
             shared: Arc::new(Shared::default()),
             stop_all: env.stop,
             diskless,
             clock: env.clock,
-            ioprio,
             logs,
-            nop: ro.nop,
+            nop: env.opts.nop,
             wait_for: Vec::new(),
             clone: p.clone,
-            combine_submit_wait: ro.combine_submit_wait,
-            dirs: [a.reads, a.writes, a.trims],
+            combine_submit_wait: env.opts.combine_submit_wait,
+            dirs,
             trace,
             act: matches!(&p.spec.loc.source, ioscope_options::Source::Profile(n) if n == "act"),
             blocks,
             cgroup,
             number: p.number,
             jobs: p.jobs,
+            verify: job.verify,
         },
         meta: JobMeta {
             info,
             name: p.spec.name.clone(),
             groupid: p.groupid,
-            sample_dirs: [a.reads, a.writes, a.trims],
+            sample_dirs: dirs,
             planned,
             runtime_s,
         },
     })
+}
+
+/// read_iolog: the trace's files, I/Os and directions (and a blktrace's depth) become
+/// the job's, so the plan settles the job again with them and checks its memory again.
+fn with_trace(
+    p: &Planned,
+    env: &Env,
+    obs: &mut dyn Observer,
+) -> Result<(Resolved, Option<Trace>), RunError> {
+    let o = &p.spec.opts;
+    let trace = crate::workload::replay::load(o, p.clone, env.opts.readonly)
+        .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+    let Some(t) = trace else {
+        return Ok((p.job.clone(), None));
+    };
+    for n in &t.notes {
+        obs.warning(n);
+    }
+    let facts = TraceFacts {
+        depth: t.depth,
+        dirs: t.dirs(),
+    };
+    let job = resolve(p.spec, p.number, Some(facts))?;
+    if job.memory > p.job.memory {
+        check_memory(std::iter::once(&job))?;
+    }
+    Ok((job, Some(t)))
+}
+
+/// No real files: the null engine, NOPs, the scripted engine; the metadata engines do
+/// no I/O to their files either. Syncs are no-ops then, as in fio.
+fn diskless(o: &JobOptions, env: &Env) -> bool {
+    let scripted = matches!(env.engine, crate::env::EngineSource::Scripted(_));
+    o.ioengine == "null" || env.opts.nop || scripted || names_engine(o, env)
+}
+
+/// A metadata engine, whose "files" are names to operate on.
+fn names_engine(o: &JobOptions, env: &Env) -> bool {
+    let scripted = matches!(env.engine, crate::env::EngineSource::Scripted(_));
+    ioscope_engine::is_path_engine(&o.ioengine) && !scripted
+}
+
+fn open_files(
+    p: &Planned,
+    job: &Resolved,
+    trace: Option<&Trace>,
+    diskless: bool,
+    env: &Env,
+    obs: &mut dyn Observer,
+) -> Result<Vec<JobFile>, RunError> {
+    let mut say = |s: String| obs.message(&s);
+    let o = &job.opts;
+    if names_engine(o, env) {
+        return files::prepare_names(o, p.clone, job.access, env.stop, &mut say);
+    }
+    let uses = files::Uses {
+        access: job.access,
+        trace,
+    };
+    let destroy = env.opts.allow_destructive;
+    files::prepare(o, p.clone, uses, destroy, diskless, env.stop, &mut say)
+}
+
+/// As fio: a job whose region is smaller than its block size does no I/O; say why
+/// instead of an empty report alone.
+fn warn_if_no_room(o: &JobOptions, files: &[JobFile], info: &JobInfo, obs: &mut dyn Observer) {
+    let region: u64 = files.iter().map(|f| f.len).sum();
+    let smallest_bs = info.bs.iter().map(|b| b.0).min().unwrap_or(1);
+    if region >= smallest_bs {
+        return;
+    }
+    let names: Vec<String> = files.iter().map(|f| f.path.display().to_string()).collect();
+    obs.warning(&format!(
+        "ioscope: job '{}': no room for I/O: the region of {} (offset={}, size={}) is smaller \
+         than the block size",
+        o.name,
+        names.join(", "),
+        files.first().map_or(0, |f| f.start),
+        region
+    ));
 }
 
 /// block_error_percentiles: the job's one file in trim-sized blocks (at most fio's

@@ -40,7 +40,9 @@ fn plan_refuses_jobs_that_do_not_fit_in_memory() {
         .to_string();
     assert!(e.contains("MiB of memory before their first I/O"), "{e}");
     let small = jobs("[a]\nbs=4k\niodepth=32\nsize=1g\nnumjobs=4\n");
-    let m = crate::plan::job_memory(&small.jobs[0].opts);
+    let m = crate::plan::resolve::resolve(&small.jobs[0], 1, None)
+        .unwrap()
+        .memory;
     // 32 × 4 KiB of buffers and the clat histogram (no syncs: no sync histogram).
     assert_eq!(m, 32 * 4096 + ioscope_stats::hist::BUCKETS as u64 * 8);
 }

@@ -1,0 +1,152 @@
+//! The checks a job set must pass before anything is touched: limits, options and
+//! values not implemented yet, --readonly, wait_for, files and directories, cgroups,
+//! NUMA, CPU lists, verify settings and log options.
+
+use super::{access, split_names};
+use crate::env::RunOptions;
+use crate::error::RunError;
+use ioscope_options::{engines, JobOptions, JobSet, JobSpec};
+
+/// fio's default limit on the number of jobs (clones) in one run; `--max-jobs`
+/// changes it.
+const DEFAULT_MAX_JOBS: u32 = 4096;
+
+/// Check what ioscope can run before touching anything.
+pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
+    let total: u64 = set.jobs.iter().map(|j| j.opts.numjobs as u64).sum();
+    let max = ro.max_jobs.unwrap_or(DEFAULT_MAX_JOBS);
+    if total > max as u64 {
+        return Err(RunError::Setup(format!(
+            "{total} jobs exceed the limit of {max} (raise it with --max-jobs)"
+        )));
+    }
+    for (pos, j) in set.jobs.iter().enumerate() {
+        if let Some((name, loc)) = j.not_yet.first() {
+            let hint = if name.starts_with("ioengine=") {
+                let names: Vec<&str> = engines::implemented().collect();
+                format!("; supported engines: {}", names.join(", "))
+            } else {
+                String::new()
+            };
+            return Err(RunError::Unsupported(format!(
+                "{loc}: option {name} is not supported yet (job '{}'){hint}",
+                j.name
+            )));
+        }
+        if j.opts.io_submit_mode == ioscope_options::SubmitMode::Offload {
+            if let Some(why) = ioscope_engine::offload_refusal(&j.opts.ioengine) {
+                return Err(RunError::Refused(format!("job '{}': {why}", j.name)));
+            }
+        }
+        let a = access(&j.opts);
+        if ro.readonly && (a.writes || a.trims) {
+            return Err(RunError::Refused(format!(
+                "job '{}': rw={} writes, refused by --readonly",
+                j.name,
+                j.opts.rw.mode.name()
+            )));
+        }
+        if let Some(w) = &j.opts.wait_for {
+            if !set.jobs[..pos].iter().any(|x| &x.name == w) {
+                return Err(RunError::Setup(format!(
+                    "job '{}': wait_for={w}: no job named '{w}' is defined before it",
+                    j.name
+                )));
+            }
+        }
+        check_openfiles(j)?;
+        check_directory(j)?;
+        check_opendir(j)?;
+        crate::sys::cgroup::check(&j.opts)
+            .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
+        crate::sys::numa::check(&j.opts)
+            .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
+        check_cpus(&j.opts).map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
+        check_logs(&j.opts).map_err(|m| RunError::Unsupported(format!("job '{}': {m}", j.name)))?;
+    }
+    Ok(())
+}
+
+/// The CPU lists of the checker threads and the log compression name CPUs this
+/// machine has (cpus_allowed is the kernel's to judge, as in fio: a set with one
+/// usable CPU is accepted).
+fn check_cpus(o: &JobOptions) -> Result<(), String> {
+    let lists = [
+        ("verify_async_cpus", &o.verify_async_cpus),
+        ("log_compression_cpus", &o.log_compression_cpus),
+    ];
+    for (name, l) in lists {
+        if let Some(l) = l {
+            crate::sys::cpu::check_exist(name, &l.0)?;
+        }
+    }
+    Ok(())
+}
+
+/// Log options ioscope cannot honour together.
+fn check_logs(o: &JobOptions) -> Result<(), String> {
+    if o.log_store_compressed && (!o.per_job_logs || o.write_hist_log.is_some()) {
+        return Err(
+            "log_store_compressed with per_job_logs=0 or write_hist_log is not supported yet"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// directory= must name existing directories (fio refuses others; missing parents of
+/// a filename= are created instead).
+fn check_directory(j: &JobSpec) -> Result<(), RunError> {
+    let Some(dirs) = j.opts.directory.as_deref() else {
+        return Ok(());
+    };
+    for d in split_names(dirs) {
+        if !std::path::Path::new(&d).is_dir() {
+            return Err(RunError::Setup(format!(
+                "job '{}': directory={d}: not a directory",
+                j.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// opendir= must name a directory to walk.
+fn check_opendir(j: &JobSpec) -> Result<(), RunError> {
+    match j.opts.opendir.as_deref() {
+        Some(d) if !std::path::Path::new(d).is_dir() => Err(RunError::Setup(format!(
+            "job '{}': opendir={d}: not a directory",
+            j.name
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// openfiles below the number of files would need fio's file open/close cycling.
+fn check_openfiles(j: &JobSpec) -> Result<(), RunError> {
+    let o = &j.opts;
+    let nfiles = o
+        .filename
+        .as_deref()
+        .map(|f| split_names(f).len() as u32)
+        .unwrap_or(o.nrfiles);
+    // A metadata engine whose files take one block each opens, operates on and closes
+    // each file in one I/O: how many may be open at once changes nothing.
+    let min_bs = o.bs.0.iter().copied().min().unwrap_or(1);
+    let per_file = match (&o.filesize, &o.size) {
+        (Some(r), _) => Some(r.hi),
+        (None, Some(ioscope_options::SizePct::Bytes(b))) => Some(b / u64::from(nfiles.max(1))),
+        _ => None,
+    };
+    let one_block_each = ioscope_engine::is_path_engine(&o.ioengine)
+        && o.bsrange.is_none()
+        && o.bssplit.is_none()
+        && per_file.is_some_and(|s| s <= min_bs);
+    if o.openfiles > 0 && o.openfiles < nfiles && !one_block_each {
+        return Err(RunError::Unsupported(format!(
+            "job '{}': openfiles={} with {nfiles} files is not supported yet",
+            j.name, o.openfiles
+        )));
+    }
+    Ok(())
+}
