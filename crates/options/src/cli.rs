@@ -4,8 +4,8 @@
 
 use crate::error::{Loc, OptionsError};
 use crate::flags;
+use crate::flags::did_you_mean;
 use crate::jobfile::{RawEntry, RawSection};
-use crate::suggest::did_you_mean;
 use crate::table;
 use std::path::PathBuf;
 

@@ -12,6 +12,7 @@
 
 use crate::error::OptionsError;
 use crate::suggest::closest;
+use crate::table::OPTIONS;
 
 /// One program flag of one subcommand.
 #[derive(Debug)]
@@ -869,6 +870,18 @@ pub const COMMANDS: &[CommandDef] = &[
     },
 ];
 
+/// `"; did you mean 'X'?"` or "".
+pub fn did_you_mean(name: &str) -> String {
+    let names = OPTIONS
+        .iter()
+        .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
+        .chain(FIO_FLAGS.iter().map(|f| f.name));
+    match closest(name, names) {
+        Some(n) => format!("; did you mean '{n}'?"),
+        None => String::new(),
+    }
+}
+
 /// The subcommand called `name` (`fio` for the fio face).
 pub fn command(name: &str) -> Option<&'static CommandDef> {
     COMMANDS.iter().find(|c| c.name == name)
@@ -1025,6 +1038,14 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn suggests_close_names() {
+        assert!(did_you_mean("iodpeth").contains("iodepth"));
+        assert!(did_you_mean("ramp_tme").contains("ramp_time"));
+        assert!(did_you_mean("parse-onyl").contains("parse-only"));
+        assert_eq!(did_you_mean("completelydifferent"), "");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use crate::def::{Category, Kind, OptionDef, Status};
 use crate::engines;
-use crate::suggest::did_you_mean;
+use crate::flags::did_you_mean;
 use crate::table::{self, OPTIONS};
 use std::fmt::Write;
 

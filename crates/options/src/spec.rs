@@ -3,8 +3,8 @@
 
 use crate::def::{OptionDef, Status};
 use crate::error::{Loc, OptionsError, Source};
+use crate::flags::did_you_mean;
 use crate::jobfile::{expand_value, Keywords, RawEntry, RawSection};
-use crate::suggest::did_you_mean;
 use crate::table::{self, JobOptions, OPTIONS};
 use crate::types::{ValueCx, ZoneMode};
 use serde::{Deserialize, Serialize};

@@ -27,14 +27,14 @@ use ioscope_iolog::binary::{Meta, Rec};
 use ioscope_iolog::fz;
 use ioscope_iolog::kind::PER_IO;
 use ioscope_iolog::set::LogSet;
-use ioscope_iolog::text::{Format, CLAT, LAT, SLAT};
+use ioscope_iolog::text::Format;
 use ioscope_iolog::LogFormat;
 use ioscope_options::{JobOptions, LogWindowValue};
 use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 use stream::{Stream, Writer};
-use windows::{HistCounts, Window};
+use windows::{HistRows, Windows};
 
 pub(crate) use closed::Closed;
 pub(crate) use stream::{CHUNKS, CHUNK_RECORDS};
@@ -44,20 +44,12 @@ pub struct JobLogs {
     stream: Stream,
     /// Bit k: log k (text::LAT …) is written.
     mask: u8,
-    /// Per-I/O records are captured (no log_avg_msec).
-    per_io: bool,
     /// Per-I/O records and nothing else per I/O: the whole completion is one store.
     fast: bool,
-    hist: Option<HistCounts>,
-    hist_coarse: u32,
-    hist_every_ms: u64,
-    next_hist_ms: u64,
-    avg_ms: u64,
-    next_window_ms: u64,
-    value: LogWindowValue,
-    win: [[Window; 3]; 5],
-    bytes_win: [u64; 3],
-    ios_win: [u64; 3],
+    /// log_avg_msec's window averages (None: a line per I/O).
+    windows: Option<Windows>,
+    /// write_hist_log's rows.
+    hist: Option<HistRows>,
     epoch: Ticks,
     unix_epoch_ms: u64,
     /// log_alternate_epoch_clock_id: the clock whose epoch stamps the logs.
@@ -203,18 +195,7 @@ impl JobLogs {
             return Ok(None);
         }
         let unix_epoch_ms = unix_epoch_ms(o)?;
-        let bins = ioscope_stats::hist::FIO_BUCKETS;
-        let hist_counts = files.hist.is_some().then(|| {
-            (
-                std::array::from_fn(|_| vec![0; bins]),
-                std::array::from_fn(|_| vec![0; bins]),
-            )
-        });
-        let every = if o.log_hist_msec > 0 {
-            o.log_hist_msec
-        } else {
-            1000
-        };
+        let hist = files.hist.is_some().then(|| HistRows::new(o));
         let epoch = clock.now();
         let writer = Writer {
             clock,
@@ -233,18 +214,9 @@ impl JobLogs {
         Ok(Some(JobLogs {
             stream: Stream::start(writer)?,
             mask: set.mask,
-            per_io,
-            fast: per_io && set.mask != 0 && hist_counts.is_none(),
-            hist: hist_counts,
-            hist_coarse: o.log_hist_coarseness,
-            hist_every_ms: every,
-            next_hist_ms: every,
-            avg_ms: o.log_avg_msec,
-            next_window_ms: o.log_avg_msec,
-            value: o.log_window_value,
-            win: [[Window::default(); 3]; 5],
-            bytes_win: [0; 3],
-            ios_win: [0; 3],
+            fast: per_io && set.mask != 0 && hist.is_none(),
+            windows: set.windows.then(|| Windows::new(o, set.mask)),
+            hist,
             epoch,
             unix_epoch_ms,
             epoch_clock: o.log_alternate_epoch_clock_id,
@@ -264,16 +236,11 @@ impl JobLogs {
         self.epoch = now;
         self.stream.epoch(now);
         self.unix_epoch_ms = crate::clock::epoch_ms(self.epoch_clock).unwrap_or(self.unix_epoch_ms);
-        self.next_window_ms = self.avg_ms;
-        self.next_hist_ms = self.hist_every_ms;
-        self.win = [[Window::default(); 3]; 5];
-        self.bytes_win = [0; 3];
-        self.ios_win = [0; 3];
-        if let Some((cur, prev)) = &mut self.hist {
-            for d in 0..3 {
-                cur[d].iter_mut().for_each(|c| *c = 0);
-                prev[d].iter_mut().for_each(|c| *c = 0);
-            }
+        if let Some(w) = &mut self.windows {
+            w.restart();
+        }
+        if let Some(h) = &mut self.hist {
+            h.restart();
         }
     }
 
@@ -282,12 +249,14 @@ impl JobLogs {
         self.clock.delta_ns(self.epoch, t) / 1_000_000
     }
 
+    /// What rows add to their ms: the Unix time of the logs' zero with
+    /// log_unix_epoch, else 0.
     #[inline(always)]
-    fn stamp(&self, ms: u64) -> u64 {
+    fn base(&self) -> u64 {
         if self.use_unix {
-            self.unix_epoch_ms + ms
+            self.unix_epoch_ms
         } else {
-            ms
+            0
         }
     }
 
@@ -314,21 +283,46 @@ impl JobLogs {
         self.completion_slow(t, u, slat, clat, lat, bytes);
     }
 
+    /// Everything but the per-I/O record alone: window sums, histogram counts.
+    #[inline(never)]
+    fn completion_slow(
+        &mut self,
+        t: Ticks,
+        u: &IoUnit,
+        slat: Option<u64>,
+        clat: u64,
+        lat: u64,
+        bytes: u64,
+    ) {
+        let d = u.ddir.index().min(2);
+        let (ms, base) = (self.ms(t), self.base());
+        if self.mask != 0 {
+            match &mut self.windows {
+                None => {
+                    let r = Rec::new(t, u.offset, clat, slat, u.len as u64, u.ioprio, d as u8);
+                    self.stream.push(r);
+                }
+                Some(w) => {
+                    let bw = (bytes * 1_000_000).checked_div(clat).unwrap_or(0);
+                    let v = [lat, slat.unwrap_or(0), clat, bw, 1];
+                    w.add(&mut self.stream, base, ms, d, &v, slat.is_some(), bytes);
+                }
+            }
+        }
+        if let Some(h) = &mut self.hist {
+            h.add(&mut self.stream, base, ms, d, clat, u.len);
+        }
+    }
+
     /// The I/O is over: flush partial windows, stop the writer. The per-I/O text logs
     /// are written by [`Closed::finish`], after every job of the phase has ended.
     pub fn close(mut self, end: Ticks) -> Closed {
-        let ms = self.ms(end);
-        if self.avg_ms > 0 && self.ios_win.iter().any(|&n| n > 0) {
-            // Like fio: the partial last window of latency logs is flushed, stamped at
-            // the last window boundary; bw and iops logs get no partial row.
-            let last = self
-                .next_window_ms
-                .saturating_sub(self.avg_ms)
-                .max(self.avg_ms.min(ms));
-            self.flush_windows(last, (1 << LAT) | (1 << SLAT) | (1 << CLAT));
+        let (ms, base) = (self.ms(end), self.base());
+        if let Some(w) = &mut self.windows {
+            w.finish(&mut self.stream, base, ms);
         }
-        if self.hist.is_some() {
-            self.flush_hist(ms, 0);
+        if let Some(h) = &mut self.hist {
+            h.flush(&mut self.stream, base, ms, 0);
         }
         let (stalls, stall) = (self.stream.stalls, self.stream.stall);
         let writer = self.stream.close();
