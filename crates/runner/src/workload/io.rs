@@ -3,7 +3,7 @@
 use ioscope_engine::Ddir;
 
 /// One I/O to issue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Io {
     pub ddir: Ddir,
     pub file: u32,

@@ -34,7 +34,7 @@ use std::fs::{File, OpenOptions};
 use std::io::BufWriter;
 use std::path::PathBuf;
 use stream::{Stream, Writer};
-use windows::{HistRows, Windows};
+use windows::{HistRows, Out, Sample, Windows};
 
 pub(crate) use closed::Closed;
 pub(crate) use stream::{CHUNKS, CHUNK_RECORDS};
@@ -304,8 +304,17 @@ impl JobLogs {
                 }
                 Some(w) => {
                     let bw = (bytes * 1_000_000).checked_div(clat).unwrap_or(0);
-                    let v = [lat, slat.unwrap_or(0), clat, bw, 1];
-                    w.add(&mut self.stream, base, ms, d, &v, slat.is_some(), bytes);
+                    let x = Sample {
+                        d,
+                        v: [lat, slat.unwrap_or(0), clat, bw, 1],
+                        has_slat: slat.is_some(),
+                        bytes,
+                    };
+                    let mut out = Out {
+                        s: &mut self.stream,
+                        base,
+                    };
+                    w.add(&mut out, ms, &x);
                 }
             }
         }

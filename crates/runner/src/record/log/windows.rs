@@ -7,6 +7,21 @@ use super::stream::Stream;
 use ioscope_iolog::text::{Line, BW, CLAT, IOPS, LAT, SLAT};
 use ioscope_options::{JobOptions, LogWindowValue};
 
+/// Where rows go: the stream, and what their ms are stamped from.
+pub(super) struct Out<'a> {
+    pub s: &'a mut Stream,
+    pub base: u64,
+}
+
+/// One completion, for the windows: its direction, its lat, slat, clat, bw and 1 (per
+/// log kind), whether it has a slat, and its bytes.
+pub(super) struct Sample {
+    pub d: usize,
+    pub v: [u64; 5],
+    pub has_slat: bool,
+    pub bytes: u64,
+}
+
 /// Averaging window for one log and direction.
 #[derive(Clone, Copy, Default)]
 struct Window {
@@ -52,33 +67,23 @@ impl Windows {
         self.ios = [0; 3];
     }
 
-    /// An I/O of direction `d` completed at `ms`: `v` holds its lat, slat, clat, bw and
-    /// 1 (per kind); windows that ended before it are flushed first.
-    pub fn add(
-        &mut self,
-        s: &mut Stream,
-        base: u64,
-        ms: u64,
-        d: usize,
-        v: &[u64; 5],
-        has_slat: bool,
-        bytes: u64,
-    ) {
+    /// An I/O completed at `ms`; windows that ended before it are flushed first.
+    pub fn add(&mut self, out: &mut Out, ms: u64, x: &Sample) {
         while ms >= self.next_ms {
-            self.flush(s, base, self.next_ms, 0xff);
+            self.flush(out.s, out.base, self.next_ms, 0xff);
             self.next_ms += self.avg_ms;
         }
         for k in [LAT, SLAT, CLAT] {
-            if k == SLAT && !has_slat {
+            if k == SLAT && !x.has_slat {
                 continue;
             }
-            let w = &mut self.win[k][d];
-            w.sum += v[k] as u128;
+            let w = &mut self.win[k][x.d];
+            w.sum += x.v[k] as u128;
             w.n += 1;
-            w.max = w.max.max(v[k]);
+            w.max = w.max.max(x.v[k]);
         }
-        self.bytes[d] += bytes;
-        self.ios[d] += 1;
+        self.bytes[x.d] += x.bytes;
+        self.ios[x.d] += 1;
     }
 
     /// One row per log (of `kinds`) and direction with samples, stamped at the window end.

@@ -303,13 +303,16 @@ pub fn parse(
     readonly: bool,
     device: &mut dyn FnMut(u32, u32) -> Option<PathBuf>,
 ) -> Result<Trace, String> {
-    let mut t = Trace::default();
+    let mut r = Replay {
+        o,
+        t: Trace::default(),
+        devs: Vec::new(),
+        zero_noted: false,
+    };
     let mut p = Probe::default();
     let mut prev_ns = 0u64;
     let mut at_us = 0u64;
     let mut skipped_writes = 0u64;
-    let mut zero_noted = false;
-    let mut devs: Vec<((u32, u32), u32)> = Vec::new();
     for rec in events {
         let rec = rec?;
         if !rec.notify() && readonly && rec.category() & (TC_WRITE | TC_DISCARD) != 0 {
@@ -319,40 +322,58 @@ pub fn parse(
         if !rec.notify() {
             p.see(&rec);
         }
-        if !rec.queue() {
-            continue;
-        }
-        let Some(ddir) = rec.kind() else {
+        let Some(ddir) = rec.kind().filter(|_| rec.queue()) else {
             continue;
         };
         // The distance from the previous queue event, as fio measures it (before any
-        // skip below, so skipped events still move the time base).
-        let delay_ns = if prev_ns == 0 || rec.time < prev_ns {
-            0
-        } else {
-            rec.time - prev_ns
-        };
-        prev_ns = rec.time;
-        at_us += delay_ns / 1000;
-        if skipped(o, ddir) {
-            continue;
+        // skip, so skipped events still move the time base).
+        if prev_ns != 0 && rec.time >= prev_ns {
+            at_us += (rec.time - prev_ns) / 1000;
         }
+        prev_ns = rec.time;
+        if !skipped(o, ddir) {
+            r.event(&rec, ddir, at_us, device)?;
+        }
+    }
+    r.finish(skipped_writes, p.depth())
+}
+
+/// A blktrace's queue events becoming a trace.
+struct Replay<'a> {
+    o: &'a JobOptions,
+    t: Trace,
+    /// Devices seen, by number, and their file numbers in the trace.
+    devs: Vec<((u32, u32), u32)>,
+    zero_noted: bool,
+}
+
+impl Replay<'_> {
+    /// A queue event of direction `ddir` at `at_us`: an entry, unless it moves no
+    /// data (said once, as fio says it).
+    fn event(
+        &mut self,
+        rec: &Record,
+        ddir: Ddir,
+        at_us: u64,
+        device: &mut dyn FnMut(u32, u32) -> Option<PathBuf>,
+    ) -> Result<(), String> {
+        let o = self.o;
         let align = u64::from(o.replay_align.max(1));
         let mut len = u64::from(rec.bytes);
         if align > 1 {
             len = len.div_ceil(align) * align;
         }
         if ddir.is_data() && rec.bytes == 0 {
-            if !zero_noted {
-                t.notes.push(format!(
+            if !self.zero_noted {
+                self.t.notes.push(format!(
                     "blktrace: ignoring zero byte trace: action={:x}",
                     rec.action
                 ));
-                zero_noted = true;
+                self.zero_noted = true;
             }
-            continue;
+            return Ok(());
         }
-        let file = file_of(&rec, &mut devs, &mut t.files, device)?;
+        let file = file_of(rec, &mut self.devs, &mut self.t.files, device)?;
         let (offset, len) = if ddir == Ddir::Sync {
             (0, 0)
         } else {
@@ -362,37 +383,43 @@ pub fn parse(
                 u32::try_from(len).map_err(|_| format!("an event of {len} bytes is too large"))?;
             (off, len)
         };
-        t.entries.push(Entry {
-            io: Io {
-                ddir,
-                file,
-                offset,
-                len,
-                verify: false,
-            },
+        let io = Io {
+            ddir,
+            file,
+            offset,
+            len,
+            verify: false,
+        };
+        self.t.entries.push(Entry {
+            io,
             at_us: Some(at_us),
         });
+        Ok(())
     }
-    if skipped_writes > 0 {
-        t.notes.push(format!(
-            "ioscope: job '{}' skips replay of {skipped_writes} writes and trims due to --readonly",
-            o.name
-        ));
+
+    fn finish(mut self, skipped_writes: u64, depth: u32) -> Result<Trace, String> {
+        if skipped_writes > 0 {
+            self.t.notes.push(format!(
+                "ioscope: job '{}' skips replay of {skipped_writes} writes and trims due to --readonly",
+                self.o.name
+            ));
+        }
+        let t = &mut self.t;
+        if !t
+            .entries
+            .iter()
+            .any(|e| e.io.ddir.is_data() || e.io.ddir == Ddir::Sync)
+        {
+            return Err(
+                "found no I/O in the blktrace (no queue events of reads, writes, \
+                        discards or flushes)"
+                    .into(),
+            );
+        }
+        t.depth = Some(depth);
+        t.set_ends(t.files.len());
+        Ok(self.t)
     }
-    if !t
-        .entries
-        .iter()
-        .any(|e| e.io.ddir.is_data() || e.io.ddir == Ddir::Sync)
-    {
-        return Err(
-            "found no I/O in the blktrace (no queue events of reads, writes, \
-                    discards or flushes)"
-                .into(),
-        );
-    }
-    t.depth = Some(p.depth());
-    t.set_ends(t.files.len());
-    Ok(t)
 }
 
 /// The job file of an event's device, added at its first event.

@@ -1,0 +1,117 @@
+//! Sizes: what is there already, and the region of a file a job clone does I/O to
+//! (size, filesize, offset, offset_increment, percentages, block devices).
+
+use crate::error::RunError;
+use ioscope_options::JobOptions;
+use ioscope_options::SizePct;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::Path;
+
+/// Size of a block device (BLKGETSIZE64).
+pub(super) fn block_size(f: &File) -> std::io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: the ioctl writes one u64 to `size`.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+pub(super) struct Existing {
+    pub is_block: bool,
+    pub size: u64,
+    pub rdev: u64,
+}
+
+pub(super) fn probe(path: &Path) -> Option<Existing> {
+    let md = std::fs::metadata(path).ok()?;
+    let is_block = md.file_type().is_block_device();
+    let size = if is_block {
+        File::open(path)
+            .ok()
+            .and_then(|f| block_size(&f).ok())
+            .unwrap_or(0)
+    } else {
+        md.len()
+    };
+    Some(Existing {
+        is_block,
+        size,
+        rdev: md.rdev(),
+    })
+}
+
+/// Per-file region for one clone given the file's current size: (start, len, the size
+/// the file is laid out to).
+pub(super) fn region(
+    o: &JobOptions,
+    nfiles: u64,
+    clone: u32,
+    cur: Option<u64>,
+    name: &Path,
+) -> Result<(u64, u64, u64), RunError> {
+    let per_file = match (o.filesize, o.size) {
+        // A range picks a size per file, repeatably (seeded by job, clone and name).
+        (Some(r), _) if r.hi > r.lo => {
+            let mut st = o.randseed ^ ((clone as u64) << 32) ^ name.as_os_str().len() as u64;
+            let pick = r.lo + crate::workload::rng::splitmix(&mut st) % (r.hi - r.lo + 1);
+            (pick / 4096 * 4096).max(r.lo)
+        }
+        (Some(r), _) => r.lo,
+        (None, Some(SizePct::Bytes(b))) => b / nfiles.max(1),
+        (None, Some(SizePct::Percent(p))) => match cur {
+            Some(c) => ((c as f64) * p / 100.0) as u64,
+            None => {
+                return Err(RunError::Setup(format!(
+                    "{}: size={p}% needs an existing file or device",
+                    name.display()
+                )))
+            }
+        },
+        (None, None) if o.fill_device => cur.unwrap_or(0),
+        (None, None) => match cur {
+            Some(c) if c > 0 => c,
+            _ => {
+                return Err(RunError::Setup(format!(
+                    "{}: you need to specify size= (the file does not exist or is empty)",
+                    name.display()
+                )))
+            }
+        },
+    };
+    let base = match o.offset {
+        // A percentage offset is aligned up to offset_align (default: the smallest bs).
+        SizePct::Percent(p) => {
+            let raw = cur.map(|c| ((c as f64) * p / 100.0) as u64).unwrap_or(0);
+            let align = if o.offset_align > 0 {
+                o.offset_align
+            } else {
+                o.bs.0.iter().copied().min().unwrap_or(1)
+            }
+            .max(1);
+            raw.div_ceil(align) * align
+        }
+        SizePct::Bytes(b) => b,
+    };
+    let inc = o.offset_increment.resolve(cur.unwrap_or(per_file)) * clone as u64;
+    let start = base + inc;
+    // A size given without an explicit offset is capped at what the file has left.
+    let len = match cur {
+        Some(c) if o.size.is_none() && o.filesize.is_none() => c.saturating_sub(start),
+        _ => per_file,
+    };
+    // filesize is the file's size, as in fio: the I/O stays inside it, from offset on,
+    // and covers size/nrfiles of it when size is given too.
+    if o.filesize.is_some() {
+        let share = match o.size {
+            Some(SizePct::Bytes(b)) => (b / nfiles.max(1)).min(per_file),
+            _ => per_file,
+        };
+        return Ok((start, share.min(per_file.saturating_sub(start)), per_file));
+    }
+    Ok((start, len, start + len))
+}

@@ -1,0 +1,211 @@
+//! Where the next fresh I/O goes: which file (file_service_type), which direction and
+//! size, and which offset — sequential per direction with holes, random over a block
+//! permutation or not (norandommap), with distributions and zones.
+
+use super::io::Io;
+use super::rng::Rng;
+use super::Workload;
+use ioscope_engine::Ddir;
+use ioscope_options::FileService;
+
+impl Workload {
+    fn choose_file(&mut self) -> usize {
+        let n = self.files.len();
+        if n == 1 {
+            return 0;
+        }
+        match self.file_service {
+            // As fio: the first file first, then each in turn.
+            FileService::RoundRobin => {
+                let f = self.fidx;
+                self.fidx = (f + 1) % n;
+                f
+            }
+            FileService::Random => {
+                self.fidx = self.mix_rng.below(n as u64) as usize;
+                self.fidx
+            }
+            FileService::Sequential => self.fidx,
+        }
+    }
+
+    /// A new I/O's direction, whether its offset is random, and its length.
+    #[inline]
+    fn pick_shape(&mut self) -> (Ddir, bool, u64) {
+        let ddir = self.pick_ddir();
+        let d = ddir.index();
+        let random = self.mode.is_random() && self.mix_rng.percent(self.random_pct[d]);
+        let b = if self.bs_by_randomness {
+            usize::from(random)
+        } else {
+            d
+        };
+        (ddir, random, self.bs[b].pick(&mut self.bs_rng))
+    }
+
+    /// zonemode=strided's offsets, out of the common path: the zone moves on when it
+    /// has had its bytes; random offsets stay in the zone. A zone cut off by the end
+    /// of the file ends the job, as in fio; a time_based job starts the zone again.
+    #[cold]
+    #[inline(never)]
+    fn fresh_zoned(&mut self) -> Option<Io> {
+        let (ddir, random, len) = self.pick_shape();
+        let d = ddir.index();
+        let fi = self.choose_file();
+        for _ in 0..2 {
+            let z = self.zones.as_deref_mut()?;
+            let f = &mut self.files[fi];
+            z.before_io(&mut f.zone, &mut f.pos, f.len);
+            let got = if random {
+                let rng = &mut self.off_rng;
+                let off = z.random(f.zone, self.norandommap, |n| rng.below(n));
+                f.pos[d] = off + self.grain;
+                (off < f.len).then_some(f.start + off)
+            } else {
+                self.seq_offset(fi, d, len)
+            };
+            if let Some(off) = got {
+                let f = &self.files[fi];
+                let len = len.min(f.start + f.len - off);
+                if let Some(z) = self.zones.as_deref_mut() {
+                    z.issued(len);
+                }
+                return Some(Io {
+                    ddir,
+                    file: fi as u32,
+                    offset: off,
+                    len: len as u32,
+                    verify: false,
+                });
+            }
+            if !self.time_based {
+                return None;
+            }
+            let f = &mut self.files[fi];
+            f.pos = [f.zone; 3];
+        }
+        None
+    }
+
+    /// A new offset: random or sequential per the pattern and percentage_random.
+    #[inline]
+    pub(super) fn fresh(&mut self) -> Option<Io> {
+        if self.zones.is_some() {
+            return self.fresh_zoned();
+        }
+        let (ddir, random, len) = self.pick_shape();
+        let d = ddir.index();
+        let n = self.files.len();
+        for _ in 0..n {
+            let fi = self.choose_file();
+            let got = if random {
+                self.random_offset(fi, d)
+            } else {
+                self.seq_offset(fi, d, len)
+            };
+            if let Some(off) = got {
+                let f = &self.files[fi];
+                let end = f.start + f.len;
+                let len = len.min(end - off);
+                if len > 0 {
+                    return Some(Io {
+                        ddir,
+                        file: fi as u32,
+                        offset: off,
+                        len: len as u32,
+                        verify: false,
+                    });
+                }
+            }
+            // This file is exhausted for this pass; sequential service moves on.
+            self.fidx = (fi + 1) % n;
+        }
+        // Every file exhausted before the byte count (holes in rw=read:8k skip
+        // bytes): the pass is over, and like fio the skipped bytes count as done.
+        if !self.time_based && !self.io_size_set {
+            let skipped = self.pass_bytes.saturating_sub(self.pass_done);
+            self.total_left = self.total_left.saturating_sub(skipped);
+            if self.total_left == 0 {
+                return None;
+            }
+        }
+        self.start_pass();
+        let fi = self.choose_file();
+        let off = if random {
+            self.random_offset(fi, d)?
+        } else {
+            self.seq_offset(fi, d, len)?
+        };
+        let f = &self.files[fi];
+        let len = len.min(f.start + f.len - off).max(1);
+        Some(Io {
+            ddir,
+            file: fi as u32,
+            offset: off,
+            len: len as u32,
+            verify: false,
+        })
+    }
+
+    #[inline]
+    fn random_offset(&mut self, fi: usize, d: usize) -> Option<u64> {
+        let grain = self.grain;
+        let f = &mut self.files[fi];
+        let block = match &self.dist {
+            Some(dist) => {
+                let (b, placed) = dist.draw(&mut self.off_rng, f.blocks, d);
+                if placed {
+                    b
+                } else {
+                    f.perm.map(b)
+                }
+            }
+            None if self.use_perm && !self.norandommap => f.perm.next_block()?,
+            None if self.use_perm => f.perm.next_block().or_else(|| {
+                f.perm.reset();
+                f.perm.next_block()
+            })?,
+            None => self.off_rng.below(f.blocks),
+        };
+        let off = f.start + block * grain;
+        f.pos[d] = off - f.start + grain;
+        Some(off)
+    }
+
+    #[inline]
+    fn seq_offset(&mut self, fi: usize, d: usize, len: u64) -> Option<u64> {
+        let f = &mut self.files[fi];
+        let rel = f.pos[d];
+        if rel >= f.len {
+            return None;
+        }
+        let end = rel + len;
+        let next = end as i64 + self.hole;
+        f.pos[d] = if next < 0 {
+            // Backwards patterns (rw=read:-8k) wrap as fio's do: from the end of the
+            // region, the hole applied again (64k: 0, then 56k, 52k, … down to 0).
+            (f.len as i64 + self.hole).max(0) as u64
+        } else if self.hole > 0 && end < f.wrap_at && next as u64 >= f.wrap_at {
+            // A hole that runs past the end of the file wraps to the start, and the
+            // pass goes on until its bytes are done (fio: rw=write:112k, bs=16k on
+            // 4 MiB writes 4 MiB, the same blocks again). An I/O that ends exactly at
+            // the end of the file ends the pass instead (rw=read:8k, bs=4k on 64k).
+            0
+        } else {
+            next as u64
+        };
+        Some(f.start + rel)
+    }
+
+    pub(super) fn repeat(&mut self) -> Io {
+        let mut io = self.last;
+        if !self.identical {
+            let f = &self.files[io.file as usize];
+            io.offset += io.len as u64;
+            if io.offset + io.len as u64 > f.start + f.len {
+                io.offset = f.start;
+            }
+        }
+        io
+    }
+}

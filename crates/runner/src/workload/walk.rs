@@ -1,0 +1,82 @@
+//! The state of the walk over the job's files, the offset generators, replay and
+//! sync cadence, and the common case's shortcut.
+
+use super::blockmap::BlockPermutation;
+use super::rng::{Rng, Taus258, Taus88};
+use ioscope_engine::Ddir;
+use ioscope_options::JobOptions;
+
+/// Per-file walk state.
+#[derive(Clone, Debug)]
+pub(super) struct FileWalk {
+    pub(super) start: u64,
+    pub(super) len: u64,
+    /// Next sequential offset per direction, relative to start.
+    pub(super) pos: [u64; 3],
+    pub(super) blocks: u64,
+    pub(super) perm: BlockPermutation,
+    /// zonemode=strided: start of the current zone, relative to start.
+    pub(super) zone: u64,
+    /// Where holed sequential I/O (rw=write:112k) wraps back to the start: the end of
+    /// the file, relative to start (fio compares with the file's size, not the region's).
+    pub(super) wrap_at: u64,
+}
+
+/// The offset generator's uniform source (random_generator=).
+#[derive(Clone, Debug)]
+pub(super) enum OffsetRng {
+    T88(Taus88),
+    T258(Taus258),
+}
+
+impl Rng for OffsetRng {
+    #[inline(always)]
+    fn next_u64(&mut self) -> u64 {
+        match self {
+            OffsetRng::T88(r) => r.next_u64(),
+            OffsetRng::T258(r) => r.next_u64(),
+        }
+    }
+    #[inline(always)]
+    fn next_u32(&mut self) -> u32 {
+        match self {
+            OffsetRng::T88(r) => r.next_u32(),
+            OffsetRng::T258(r) => (r.next_u64() >> 32) as u32,
+        }
+    }
+}
+
+/// How often the job syncs and how: fsync, else fdatasync, else sync_file_range (as a
+/// DataSync unit the job turns into sync_file_range).
+pub(super) fn sync_cadence(o: &JobOptions) -> (u32, Ddir) {
+    if o.fsync > 0 {
+        (o.fsync, Ddir::Sync)
+    } else if o.fdatasync > 0 {
+        (o.fdatasync, Ddir::DataSync)
+    } else {
+        (o.sync_file_range.map_or(0, |r| r.every), Ddir::DataSync)
+    }
+}
+
+/// read_iolog's I/Os and where the replay is.
+pub(super) struct Replay {
+    pub(super) entries: Vec<crate::workload::replay::Entry>,
+    pub(super) next: usize,
+    pub(super) due_us: Option<u64>,
+    pub(super) timed: bool,
+    pub(super) max_len: u64,
+    pub(super) bytes: u64,
+}
+
+/// The most common workload in one step: one file, one direction, uniformly random
+/// offsets without a map, one block size, and nothing else to decide per I/O
+/// (`rw=randread bs=4k norandommap`). The same offsets as the general path, from the
+/// same generator, in a fraction of its instructions.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Plain {
+    pub(super) ddir: Ddir,
+    pub(super) len: u32,
+    pub(super) start: u64,
+    /// Offsets are `start + k * len` for k below `blocks` (the grain is the length).
+    pub(super) blocks: u64,
+}
