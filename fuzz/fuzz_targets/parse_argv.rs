@@ -3,7 +3,7 @@
 //! never panic.
 #![no_main]
 
-use ioscope_options::{cli, flags, jobfile, spec};
+use ioscope_options::{cli, jobfile, spec};
 use libfuzzer_sys::fuzz_target;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
@@ -21,14 +21,9 @@ fuzz_target!(|data: &[u8]| {
         .split(|&b| b == 0)
         .map(|w| OsString::from_vec(w.to_vec()))
         .collect();
-    if let Ok(c) = cli::parse_args_os(&words) {
+    if let Ok(c) = cli::parse_args_os(&words, &[]) {
         let _ = spec::build(&c.global, &c.jobs, &[], &[], &kw);
     }
-    let text: Vec<String> = words
-        .iter()
-        .filter_map(|w| w.to_str().map(String::from))
-        .collect();
-    for cmd in flags::COMMANDS {
-        let _ = flags::parse_command(cmd, &text);
-    }
+    // The fio face's flags and every subcommand's, from the program's command table.
+    ioscope::parse_all(&words);
 });

@@ -142,6 +142,45 @@ fn kolmogorov_q(lambda: f64) -> f64 {
     (2.0 * sum).clamp(0.0, 1.0)
 }
 
+/// The 95% interval of the change in percent of a clat metric from the bins of one run
+/// per side: percentiles from their order-statistic intervals (the widest combination),
+/// the mean from the normal approximation. `None` for other metrics or without bins.
+pub fn bins_ci(
+    metric: &str,
+    a: &[(u64, u64)],
+    b: &[(u64, u64)],
+    mean_a: f64,
+) -> Option<(f64, f64)> {
+    if a.is_empty() || b.is_empty() {
+        return None;
+    }
+    if metric == "clat_mean" {
+        let ((ma, va), (mb, vb)) = (mean_var(a)?, mean_var(b)?);
+        let (na, nb) = (weight(a), weight(b));
+        let se = (va / na + vb / nb).sqrt();
+        let base = if mean_a > 0.0 { mean_a } else { ma };
+        let d = mb - ma;
+        return Some((
+            (d - 1.96 * se) / base * 100.0,
+            (d + 1.96 * se) / base * 100.0,
+        ));
+    }
+    let q: f64 = metric.strip_prefix("clat_p")?.parse().ok()?;
+    let (alo, ahi) = percentile_ci(a, q)?;
+    let (blo, bhi) = percentile_ci(b, q)?;
+    if alo == 0 {
+        return None;
+    }
+    Some((
+        (blo as f64 / ahi as f64 - 1.0) * 100.0,
+        (bhi as f64 / alo as f64 - 1.0) * 100.0,
+    ))
+}
+
+fn weight(h: &[(u64, u64)]) -> f64 {
+    h.iter().map(|&(_, n)| n as f64).sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,13 +6,18 @@
 //! the TSC clock is calibrated automatically). `--nop` issues IORING_OP_NOP: the
 //! kernel's submission path alone.
 
-use anyhow::{anyhow, bail, Result};
-use ioscope_options::cli;
+use crate::command::{self, Context, Flag};
+use crate::term::signals;
+use anyhow::Result;
+use ioscope_options::flags::{flag, FlagValue};
 use ioscope_runner::{JobProgress, Observer, RunOptions, Runner};
+use std::ffi::OsString;
 use std::process::ExitCode;
 use std::time::Instant;
+use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
 
-struct Args {
+/// `ioscope peak`'s arguments.
+pub struct Args {
     files: Vec<String>,
     engine: String,
     depth: u32,
@@ -33,60 +38,247 @@ struct Args {
     json: bool,
 }
 
-/// The arguments, parsed through the flag table; `None` after `--help`.
-fn parse(args: &[String]) -> Result<Option<Args>> {
-    let Some(p) = crate::parse_flags("peak", args)? else {
-        return Ok(None);
-    };
-    let num = |k: &str| -> Result<Option<u32>> {
-        p.value(k)
-            .map(|v| {
-                v.parse::<u32>()
-                    .map(|n| n.max(1))
-                    .map_err(|_| anyhow!("--{k}={v}: not a number"))
-            })
-            .transpose()
-    };
-    let mut a = Args {
-        files: p.operands.clone(),
-        engine: p.value("engine").unwrap_or("io_uring").to_string(),
-        depth: num("depth")?.unwrap_or(128),
-        batch: num("batch")?.unwrap_or(32),
-        complete: num("complete")?,
-        bs: p.value("bs").unwrap_or("4k").to_string(),
-        threads: num("threads")?.unwrap_or(1),
-        seq: p.has("seq"),
-        write: p.has("write"),
-        polled: p.has("polled"),
-        fixedbufs: p.has("fixedbufs"),
-        registerfiles: p.has("registerfiles"),
-        sqpoll: match p.flag("sqpoll") {
-            None => None,
-            Some(None) => Some(None),
-            Some(Some(v)) => Some(Some(
-                v.parse()
-                    .map_err(|_| anyhow!("--sqpoll={v}: not a CPU number"))?,
-            )),
-        },
-        buffered: p.has("buffered"),
-        nop: p.has("nop"),
-        runtime: p.value("runtime").unwrap_or("10").to_string(),
-        lat: !p.has("no-lat"),
-        json: p.has("json"),
-    };
-    if a.nop {
-        if a.engine != "io_uring" {
-            bail!("peak: --nop needs --engine=io_uring");
-        }
-        if a.files.is_empty() {
-            a.files.push("nop".into());
+impl Default for Args {
+    fn default() -> Args {
+        Args {
+            files: Vec::new(),
+            engine: "io_uring".into(),
+            depth: 128,
+            batch: 32,
+            complete: None,
+            bs: "4k".into(),
+            threads: 1,
+            seq: false,
+            write: false,
+            polled: false,
+            fixedbufs: false,
+            registerfiles: false,
+            sqpoll: None,
+            buffered: false,
+            nop: false,
+            runtime: "10".into(),
+            lat: true,
+            json: false,
         }
     }
-    if a.files.is_empty() {
-        bail!("peak: name a file or device (or use --nop); see ioscope peak --help");
-    }
-    Ok(Some(a))
 }
+
+impl command::Args for Args {
+    fn flags() -> &'static [Flag<Args>] {
+        FLAGS
+    }
+
+    fn operand(&mut self, word: String) -> Result<(), String> {
+        self.files.push(word);
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        if self.nop {
+            if self.engine != "io_uring" {
+                return Err("peak: --nop needs --engine=io_uring".into());
+            }
+            if self.files.is_empty() {
+                self.files.push("nop".into());
+            }
+        }
+        if self.files.is_empty() {
+            return Err(
+                "peak: name a file or device (or use --nop); see ioscope peak --help".into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: flag(
+            "engine",
+            ReqVal,
+            "NAME",
+            "I/O engine: io_uring (default), libaio or pvsync2",
+        ),
+        set: |a, v| {
+            a.engine = v.unwrap_or("").to_string();
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "depth",
+            ReqVal,
+            "N",
+            "I/Os in flight per thread (default 128)",
+        ),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            let n = v
+                .parse::<u32>()
+                .map_err(|_| format!("--depth={v}: not a number"))?;
+            a.depth = n.max(1);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("batch", ReqVal, "N", "Submit batch (default 32)"),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            let n = v
+                .parse::<u32>()
+                .map_err(|_| format!("--batch={v}: not a number"))?;
+            a.batch = n.max(1);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("complete", ReqVal, "N", "Reap batch (default = --batch)"),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            let n = v
+                .parse::<u32>()
+                .map_err(|_| format!("--complete={v}: not a number"))?;
+            a.complete = Some(n.max(1));
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("bs", ReqVal, "SIZE", "Block size (default 4k)"),
+        set: |a, v| {
+            a.bs = v.unwrap_or("").to_string();
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "threads",
+            ReqVal,
+            "N",
+            "Threads, each on every file (default 1)",
+        ),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            let n = v
+                .parse::<u32>()
+                .map_err(|_| format!("--threads={v}: not a number"))?;
+            a.threads = n.max(1);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("seq", NoVal, "", "Sequential instead of random I/O"),
+        set: |a, _| {
+            a.seq = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "write",
+            NoVal,
+            "",
+            "Writes instead of reads (refused on devices with data, as always)",
+        ),
+        set: |a, _| {
+            a.write = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("polled", NoVal, "", "Polled I/O (IOPOLL / RWF_HIPRI)"),
+        set: |a, _| {
+            a.polled = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("fixedbufs", NoVal, "", "io_uring: register the I/O buffers"),
+        set: |a, _| {
+            a.fixedbufs = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("registerfiles", NoVal, "", "io_uring: register the files"),
+        set: |a, _| {
+            a.registerfiles = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "sqpoll",
+            OptVal,
+            "CPU",
+            "io_uring: kernel submission thread (pinned to CPU if given)",
+        ),
+        set: |a, v| {
+            a.sqpoll = Some(match v {
+                None => None,
+                Some(v) => Some(
+                    v.parse()
+                        .map_err(|_| format!("--sqpoll={v}: not a CPU number"))?,
+                ),
+            });
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("buffered", NoVal, "", "Buffered I/O (default O_DIRECT)"),
+        set: |a, _| {
+            a.buffered = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "nop",
+            NoVal,
+            "",
+            "IORING_OP_NOP: no file I/O, the kernel submission path alone",
+        ),
+        set: |a, _| {
+            a.nop = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "runtime",
+            ReqVal,
+            "TIME",
+            "Run time (default 10s, seconds unless a unit is given)",
+        ),
+        set: |a, v| {
+            a.runtime = v.unwrap_or("").to_string();
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "no-lat",
+            NoVal,
+            "",
+            "No latency tracking (no timestamps, no percentiles)",
+        ),
+        set: |a, _| {
+            a.lat = false;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "json",
+            NoVal,
+            "",
+            "Print the result as one JSON document on stdout",
+        ),
+        set: |a, _| {
+            a.json = true;
+            Ok(())
+        },
+    },
+];
 
 /// The job, written as fio options so the option table validates it.
 fn job_args(a: &Args) -> Vec<String> {
@@ -232,13 +424,12 @@ impl Observer for PerSecond {
     }
 }
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
-    let Some(a) = parse(args)? else {
+pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
+    let Some(a) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
     let job = job_args(&a);
-    let c = cli::parse_args(&job)?;
-    let set = crate::fio::load_jobs(&c)?;
+    let set = crate::fio::jobs::from_argv(&job)?;
     let bs = set.jobs[0].opts.bs.read();
     let ro = RunOptions {
         nop: a.nop,
@@ -247,7 +438,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     };
     let runner = Runner::new(ro);
     let plan = runner.plan(&set)?;
-    crate::signals::install();
+    signals::install();
     let mut obs = PerSecond::new(a.json);
     let r = runner.run(&plan, &mut obs)?;
     let j = &r.jobs[0];
@@ -266,12 +457,10 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     } else {
         print_text(&r, &s, &obs);
     }
-    if let Some(sig) = crate::signals::received() {
+    if let Some(sig) = signals::received() {
         eprintln!("ioscope peak: interrupted by {sig}");
     }
-    Ok(crate::signals::exit_code(
-        j.error != 0 && !j.error_tolerated,
-    ))
+    Ok(signals::exit_code(j.error != 0 && !j.error_tolerated))
 }
 
 /// What peak reports of its one job.
@@ -325,14 +514,14 @@ fn json_doc(
         .map(|(p, x)| (format!("{p:.6}"), serde_json::json!(x)))
         .collect();
     serde_json::json!({
-        "ioscope": crate::fio::version(), "job": job, "engine": a.engine, "nop": a.nop, "threads": a.threads,
+        "ioscope": crate::fio::report::version(), "job": job, "engine": a.engine, "nop": a.nop, "threads": a.threads,
         "depth": a.depth, "batch_submit": a.batch, "bs": bs, "runtime_ms": d.runtime_ms,
         "ios": d.total_ios, "iops": d.iops(), "bw_bytes": d.bw_bytes(),
         "ios_per_submit": s.per_submit, "ios_per_reap": s.per_reap,
         "iops_per_second": obs.samples,
         "usr_cpu_s": j.cpu.usr_s, "sys_cpu_s": j.cpu.sys_s,
         "clock": r.meta.clock, "tsc_hz": r.meta.tsc_hz,
-        "interrupted": crate::signals::received().is_some(),
+        "interrupted": signals::received().is_some(),
         "clat_ns": {"mean": d.clat.stat.mean(), "N": d.clat.stat.n, "percentile": pmap},
     })
 }

@@ -4,33 +4,84 @@
 //! window), completion-latency percentiles per hist-log row, latency CDFs from json+
 //! bins, and per-interval bandwidth and IOPS from interim JSON reports.
 
+use crate::command::{self, Context as Cx, Flag};
 use anyhow::{bail, Context, Result};
 use ioscope_iolog::read as logs;
 use ioscope_iolog::LogKind;
+use ioscope_options::flags::{flag, FlagDef, FlagValue};
 use ioscope_plot::html::Page;
 use ioscope_plot::{Figure, LineSeries, Lines, Panel, XScale};
 use ioscope_results::DIR_NAMES;
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+use FlagValue::Required as ReqVal;
 
 /// Per-I/O logs are averaged into about this many windows by default.
 const WINDOWS: u64 = 300;
 /// Percentiles drawn from hist logs.
 const HIST_PCTS: [f64; 4] = [50.0, 90.0, 99.0, 99.9];
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
-    let Some(p) = crate::parse_flags("plot", args)? else {
+/// `ioscope plot`'s arguments.
+#[derive(Default)]
+pub struct Args {
+    output: Option<String>,
+    html: Option<String>,
+    window: Option<String>,
+    operands: Vec<String>,
+}
+
+impl command::Args for Args {
+    fn flags() -> &'static [Flag<Args>] {
+        FLAGS
+    }
+
+    fn operand(&mut self, word: String) -> Result<(), String> {
+        self.operands.push(word);
+        Ok(())
+    }
+}
+
+const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: FlagDef {
+            aliases: &["o"],
+            ..flag("output", ReqVal, "FILE.svg", "Write the graphs to this SVG file (required)")
+        },
+        set: |a, v| {
+            a.output = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("html", ReqVal, "FILE", "Also write a self-contained HTML page with the graphs"),
+        set: |a, v| {
+            a.html = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("window", ReqVal, "TIME", "Average per-I/O log entries over windows this long (default: the run cut into 300 windows)"),
+        set: |a, v| {
+            a.window = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+];
+
+pub fn main(cx: &Cx, args: &[OsString]) -> Result<ExitCode> {
+    let Some(p) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let Some(out) = p.value("output") else {
+    let Some(out) = p.output.as_deref() else {
         bail!("plot: name the SVG to write with -o FILE.svg");
     };
     if p.operands.is_empty() {
         bail!("plot: give log files or JSON results (see ioscope plot --help)");
     }
-    let window_ms = match p.value("window") {
+    let window_ms = match p.window.as_deref() {
         Some(v) => Some(
             (ioscope_options::units::parse_time_us(v, 1_000_000)
                 .map_err(|e| anyhow::anyhow!("--window: {e}"))?
@@ -40,8 +91,9 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         None => None,
     };
     // Created first: a bad path fails before the inputs are read.
-    let (svg_path, mut svg_file) = crate::out_file(Some(out))?.expect("given");
-    let html = crate::out_file(p.value("html"))?;
+    let (svg_path, mut svg_file) = crate::term::out_file(Some(out))?
+        .ok_or_else(|| anyhow::anyhow!("plot: name the SVG to write with -o FILE.svg"))?;
+    let html = crate::term::out_file(p.html.as_deref())?;
     let mut panels = Panels::default();
     for f in &p.operands {
         let path = Path::new(f);

@@ -3,13 +3,17 @@
 //! and QD1 (the CrystalDiskMark/KDiskMark set) on a temporary file, with direct I/O
 //! where the filesystem supports it. The file is removed afterwards, also on Ctrl-C.
 
-use crate::status::{Eta, Status};
-use anyhow::{anyhow, bail, Result};
-use ioscope_options::cli;
+use crate::command::{self, Context, Flag};
+use crate::term::signals;
+use crate::term::status::{Eta, Status};
+use anyhow::Result;
+use ioscope_options::flags::{flag, FlagValue};
 use ioscope_stats::RunResult;
+use std::ffi::OsString;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use FlagValue::{None as NoVal, Required as ReqVal};
 
 struct Test {
     label: &'static str,
@@ -39,46 +43,97 @@ const TESTS: &[Test] = &[
     },
 ];
 
-struct Args {
+/// `ioscope quick`'s arguments.
+pub struct Args {
     dir: PathBuf,
     size: u64,
     runtime: u64,
     json: bool,
+    dirs: usize,
 }
 
-/// The arguments, parsed through the flag table; `None` after `--help`.
-fn parse(args: &[String]) -> Result<Option<Args>> {
-    let Some(p) = crate::parse_flags("quick", args)? else {
-        return Ok(None);
-    };
-    let mut a = Args {
-        dir: PathBuf::from("."),
-        size: 1 << 30,
-        runtime: 5,
-        json: p.has("json"),
-    };
-    if let Some(v) = p.value("size") {
-        a.size = ioscope_options::units::parse_size(v, 1024).map_err(|e| anyhow!("--size: {e}"))?;
-        if a.size < 16 << 20 {
-            bail!("--size={v}: use at least 16m");
+impl Default for Args {
+    fn default() -> Args {
+        Args {
+            dir: PathBuf::from("."),
+            size: 1 << 30,
+            runtime: 5,
+            json: false,
+            dirs: 0,
         }
     }
-    if let Some(v) = p.value("runtime") {
-        a.runtime = (ioscope_options::units::parse_time_us(v, 1_000_000)
-            .map_err(|e| anyhow!("--runtime: {e}"))?
-            / 1_000_000)
-            .max(1);
-    }
-    match p.operands.as_slice() {
-        [] => {}
-        [dir] => a.dir = PathBuf::from(dir),
-        _ => bail!("quick: give one directory (see ioscope quick --help)"),
-    }
-    if !a.dir.is_dir() {
-        bail!("quick: '{}' is not a directory", a.dir.display());
-    }
-    Ok(Some(a))
 }
+
+impl command::Args for Args {
+    fn flags() -> &'static [Flag<Args>] {
+        FLAGS
+    }
+
+    fn operand(&mut self, word: String) -> Result<(), String> {
+        self.dirs += 1;
+        self.dir = PathBuf::from(word);
+        Ok(())
+    }
+
+    fn check(&mut self) -> Result<(), String> {
+        if self.dirs > 1 {
+            return Err("quick: give one directory (see ioscope quick --help)".into());
+        }
+        if !self.dir.is_dir() {
+            return Err(format!(
+                "quick: '{}' is not a directory",
+                self.dir.display()
+            ));
+        }
+        Ok(())
+    }
+}
+
+const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: flag(
+            "size",
+            ReqVal,
+            "SIZE",
+            "Size of the temporary test file (default 1g, at least 16m)",
+        ),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            a.size =
+                ioscope_options::units::parse_size(v, 1024).map_err(|e| format!("--size: {e}"))?;
+            if a.size < 16 << 20 {
+                return Err(format!("--size={v}: use at least 16m"));
+            }
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "runtime",
+            ReqVal,
+            "TIME",
+            "Run time of each of the six tests (default 5s, seconds unless a unit is given)",
+        ),
+        set: |a, v| {
+            let us = ioscope_options::units::parse_time_us(v.unwrap_or(""), 1_000_000)
+                .map_err(|e| format!("--runtime: {e}"))?;
+            a.runtime = (us / 1_000_000).max(1);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
+            "json",
+            NoVal,
+            "",
+            "Print the results as one JSON document on stdout",
+        ),
+        set: |a, _| {
+            a.json = true;
+            Ok(())
+        },
+    },
+];
 
 /// Does this directory's filesystem accept O_DIRECT?
 fn supports_direct(dir: &Path) -> bool {
@@ -149,8 +204,7 @@ fn run_one(
         "--lat_percentiles=1".into(),
         "--norandommap".into(),
     ];
-    let c = cli::parse_args(&argv)?;
-    let set = crate::fio::load_jobs(&c)?;
+    let set = crate::fio::jobs::from_argv(&argv)?;
     let runner = ioscope_runner::Runner::new(Default::default());
     Ok(runner.run_set(&set, status)?)
 }
@@ -190,8 +244,8 @@ fn lat(ns: u64) -> String {
     }
 }
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
-    let Some(a) = parse(args)? else {
+pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
+    let Some(a) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
     let direct = supports_direct(&a.dir);
@@ -199,7 +253,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         a.dir
             .join(format!(".ioscope-quick.{}.tmp", std::process::id())),
     );
-    crate::signals::install();
+    signals::install();
     let mut status = Status::new(false, Eta::Auto, None);
     if !a.json {
         eprintln!(
@@ -236,9 +290,9 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
                     "lat_ns": {"p50": r.p50, "p99": r.p99}})
             })
             .collect();
-        let doc = serde_json::json!({"ioscope": crate::fio::version(), "dir": a.dir.display().to_string(),
+        let doc = serde_json::json!({"ioscope": crate::fio::report::version(), "dir": a.dir.display().to_string(),
             "size": a.size, "direct": direct, "ioengine": engine(), "runtime_s": a.runtime, "tests": tests,
-            "interrupted": crate::signals::received().is_some()});
+            "interrupted": signals::received().is_some()});
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         println!(
@@ -258,10 +312,10 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         }
         println!("lat: fio's lat, submission to completion (not clat)");
     }
-    if let Some(sig) = crate::signals::received() {
+    if let Some(sig) = signals::received() {
         eprintln!("ioscope quick: interrupted by {sig}: the table holds only the tests that ran");
     }
-    Ok(crate::signals::exit_code(false))
+    Ok(signals::exit_code(false))
 }
 
 fn human_bytes(b: u64) -> String {

@@ -1,8 +1,7 @@
 //! Every class of bad input gets one clear message naming file, line and option,
 //! exit status 1, and never a panic.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::fs;
 
 fn fails_with(args: &[&str], dir: &std::path::Path, needles: &[&str]) {

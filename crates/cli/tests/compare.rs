@@ -2,9 +2,7 @@
 //! known change and noise, the output shapes (table, --json, --markdown), a real --run
 //! on the null engine, and fio 3.33's own JSON as input.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 use std::path::Path;
 

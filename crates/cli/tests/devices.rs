@@ -2,13 +2,11 @@
 //! otherwise, a failure under CI=true): ioscheduler is switched for the run and restored;
 //! trims punch holes in files.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
 
-use common::LoopDev as Loop;
+use crate::common::LoopDev as Loop;
 
 #[test]
 fn ioscheduler_is_switched_for_the_run_and_restored() {

@@ -2,9 +2,7 @@
 //! JSON document, priority-order violations, a real prio-ladder run with the scheduler
 //! warning, and fio 3.33's own JSON read back.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 

@@ -2,9 +2,7 @@
 //! signals during layout, ramp and log writing. Each checks what ioscope reports and,
 //! where fio 3.33 is installed, that fio reports the same on the same fault.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

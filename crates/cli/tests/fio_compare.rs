@@ -6,9 +6,7 @@
 //! O_DIRECT works), each in its own subdirectory so that each has its own files. Every test
 //! skips when fio is not installed.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::fs;
 use std::path::Path;

@@ -18,10 +18,8 @@
 //! Without fio 3.33 the comparisons skip visibly, and without shared/fio-examples only our
 //! corpus runs; under CI=true both are required (tests/common/prereq.rs).
 
-#[macro_use]
-mod common;
-use common::examples::*;
-use common::*;
+use crate::common::examples::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;

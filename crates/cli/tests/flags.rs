@@ -1,12 +1,12 @@
 //! Program flags and subcommands: every flag in the flag table
-//! (`ioscope_options::flags::COMMANDS`) has a test here that checks what it does;
+//! (`ioscope::COMMANDS`, each subcommand's flags beside its code) has a test here that checks what it does;
 //! `every_flag_has_a_test` fails when a flag is added without one. Also: --help, the
 //! generated docs/cli.md and the bash completion script.
-//! Regenerate docs/cli.md with: UPDATE_DOCS=1 cargo test -p ioscope --test flags
+//! Regenerate docs/cli.md with: UPDATE_DOCS=1 cargo test -p ioscope --test tests flags::
 
-mod common;
-use common::*;
-use ioscope_options::flags::{Support, COMMANDS};
+use crate::common::*;
+use ioscope::COMMANDS;
+use ioscope_options::flags::Support;
 use std::path::{Path, PathBuf};
 
 /// (subcommand, flag) pairs that have a test below.
@@ -135,7 +135,7 @@ const COVERED: &[(&str, &str)] = &[
 fn every_flag_has_a_test() {
     let mut missing = Vec::new();
     for c in COMMANDS {
-        for f in c.flags {
+        for f in (c.flags)() {
             if !COVERED.contains(&(c.name, f.name)) {
                 missing.push(format!("{} --{}", c.name, f.name));
             }
@@ -145,7 +145,7 @@ fn every_flag_has_a_test() {
     for (c, f) in COVERED {
         let cmd = COMMANDS.iter().find(|x| x.name == *c);
         assert!(
-            cmd.is_some_and(|cmd| cmd.flags.iter().any(|x| x.name == *f)),
+            cmd.is_some_and(|cmd| (cmd.flags)().iter().any(|x| x.name == *f)),
             "COVERED lists {c} --{f}, which is not in the flag table"
         );
     }
@@ -154,7 +154,7 @@ fn every_flag_has_a_test() {
 #[test]
 fn cli_reference_is_current() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
-    let want = ioscope_options::flagdoc::markdown_reference();
+    let want = ioscope::docs::cli_reference();
     if std::env::var_os("UPDATE_DOCS").is_some() {
         std::fs::write(&path, &want).expect("write docs/cli.md");
         return;
@@ -162,10 +162,10 @@ fn cli_reference_is_current() {
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         have == want,
-        "docs/cli.md is stale: run `UPDATE_DOCS=1 cargo test -p ioscope --test flags`"
+        "docs/cli.md is stale: run `UPDATE_DOCS=1 cargo test -p ioscope --test tests flags::`"
     );
     for c in COMMANDS {
-        for f in c.flags {
+        for f in (c.flags)() {
             assert!(want.contains(&format!("`--{}`", f.name)), "{}", f.name);
         }
     }
@@ -216,7 +216,7 @@ fn help_lists_every_subcommand_and_its_flags() {
                 );
             }
         }
-        for f in COMMANDS[0].flags {
+        for f in (COMMANDS[0].flags)() {
             assert!(r.stdout.contains(&format!("--{}", f.name)), "{}", f.name);
         }
     }
@@ -224,7 +224,7 @@ fn help_lists_every_subcommand_and_its_flags() {
         let r = run_in(d.path(), &[c.name, "--help"]);
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(r.stdout.starts_with(&format!("usage: {}", c.usage)));
-        for f in c.flags {
+        for f in (c.flags)() {
             assert!(
                 r.stdout.contains(&format!("--{}", f.name)),
                 "{} --{}",
@@ -279,10 +279,10 @@ fn complete(script: &Path, words: &[&str]) -> Vec<String> {
 
 #[test]
 fn bash_completion_is_valid_and_completes() {
-    if !have("bash") {
-        eprintln!("skipping: no bash");
-        return;
-    }
+    require!(Prereq::Program {
+        name: "bash",
+        package: "bash"
+    });
     let d = tmpdir();
     let r = run_in(d.path(), &["completions", "bash"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -717,18 +717,14 @@ fn status_interval_prints_interim_reports() {
 
 #[test]
 fn allow_destructive_overrides_the_signature_check() {
-    if !is_root() || !have("losetup") || !have("mkfs.ext4") {
-        eprintln!("skipping: needs root, losetup and mkfs.ext4");
-        return;
-    }
+    require!(Prereq::Root, Prereq::LOSETUP, Prereq::MKFS_EXT4);
     let d = tmpdir();
     let img = d.path().join("disk.img");
     let Some(dev) = sh(&format!(
         "truncate -s 16M {0} && mkfs.ext4 -q -F {0} && losetup --find --show {0}",
         img.display()
     )) else {
-        eprintln!("skipping: cannot set up a loop device here");
-        return;
+        skip!("cannot set up a loop device here");
     };
     let job = [
         "--name=x",
@@ -841,7 +837,7 @@ fn not_yet_flags_are_refused_also_by_parse_only() {
     // The table marks exactly these (and only these) as not supported.
     let table: Vec<&str> = COMMANDS
         .iter()
-        .flat_map(|c| c.flags)
+        .flat_map(|c| (c.flags)())
         .filter(|f| matches!(f.support, Support::NotYet(_)))
         .map(|f| f.name)
         .collect();

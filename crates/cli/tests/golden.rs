@@ -13,10 +13,8 @@
 //! ("job options", "global options") is compared whole, values too: the options as
 //! written (`ba`, not `blockalign`), bare flags (`norandommap`) left out, as fio does.
 
-#[macro_use]
-mod common;
-use common::examples::*;
-use common::*;
+use crate::common::examples::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::fs;

@@ -2,9 +2,7 @@
 //! lockmem, log_compression_cpus. Each test checks what the option did (the report's
 //! sections, the files used, the inode's hint, the locked memory, the compressed log).
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::path::{Path, PathBuf};
 

@@ -12,9 +12,7 @@
 //! own subdirectory. Tests that need fio skip when fio 3.33 is not installed; the
 //! ioscope-only checks (log_window_value=both) run without it.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;

@@ -2,9 +2,7 @@
 //! tools: `ioscope log convert`, `summary`, `percentiles` — the last against fio's own
 //! fiologparser_hist.py on the same logs.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

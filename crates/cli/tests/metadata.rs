@@ -4,9 +4,7 @@
 //! ioscope and fio 3.33 run the same jobs and must agree on what happened to the files
 //! and on the counts.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -259,7 +257,7 @@ fn metadata_engines_refuse_devices() {
 #[test]
 fn metadata_examples_give_fios_json_plus() {
     require!(Prereq::Fio333, Prereq::SharedExamples);
-    for name in common::examples::METADATA_EXAMPLES {
+    for name in crate::common::examples::METADATA_EXAMPLES {
         let text = fs::read_to_string(shared_examples_path().join(name)).unwrap();
         let small: String = text
             .lines()

@@ -1,57 +1,23 @@
 //! ioscope under MPI: `mpirun -np 3` on one machine, and across three "hosts" made of
-//! network namespaces. The binary is built with `--features mpi` by the first test that
-//! needs it (in its own target directory, so the default build is untouched); a machine
-//! without Open MPI skips these tests visibly (and fails them under CI=true).
+//! network namespaces. The binary built with `--features mpi` is a prerequisite (`.ci/run`
+//! builds it into its own target directory, so the default build is untouched); a
+//! machine without it or Open MPI skips these tests visibly (and fails them under
+//! CI=true).
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// One mpirun at a time: three ranks already oversubscribe two CPUs.
 static MPIRUN: Mutex<()> = Mutex::new(());
 
-/// ioscope built with `--features mpi`, or why it could not be built.
-fn mpi_bin() -> Result<PathBuf, String> {
-    static BIN: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-        let target = tmp.parent().unwrap_or(tmp).join("mpi");
-        let ws = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let out = Command::new(cargo)
-            .args([
-                "build",
-                "--quiet",
-                "--features",
-                "mpi",
-                "-p",
-                "ioscope",
-                "--target-dir",
-            ])
-            .arg(&target)
-            .current_dir(&ws)
-            .output()
-            .map_err(|e| format!("cargo: {e}"))?;
-        if !out.status.success() {
-            return Err(format!(
-                "cargo build --features mpi failed:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            ));
-        }
-        Ok(target.join("debug/ioscope"))
-    })
-    .clone()
-}
-
-/// The MPI build, or a failed test (its prerequisites were met, so it must build).
+/// The MPI build (a prerequisite of every test here: `Prereq::Mpi`).
 fn bin_or_fail() -> PathBuf {
-    mpi_bin().unwrap_or_else(|e| panic!("{e}"))
+    mpi_build()
 }
 
 struct Out {

@@ -1,9 +1,7 @@
 //! `ioscope peak`: NOP mode runs; file mode issues the I/O it claims, as the kernel
 //! counts it (the loop device's own statistics); latency percentiles are present and sane.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 
 fn percentiles(v: &serde_json::Value) -> Vec<(f64, u64)> {
     let mut p: Vec<(f64, u64)> = v["clat_ns"]["percentile"]

@@ -2,8 +2,7 @@
 //! to within the histogram's stated error (1/1024 of the value), for several latency
 //! distributions; json+ bins sum to N.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Exact value of rank ceil(p/100 · N) — fio's definition.
 fn exact(sorted: &[u64], p: f64) -> u64 {

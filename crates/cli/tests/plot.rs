@@ -1,8 +1,6 @@
 //! `ioscope plot`: graphs of one run from its logs and JSON results, rendered.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 
 /// A rate-limited mixed run with every kind of log, json+ and interim reports: one
 /// panel per kind, a line per direction, and the page renders.

@@ -3,9 +3,7 @@
 //! had (fio 3.33 ignores tiobench's options, and aborts reporting block lifetimes of
 //! more than one used block: those cases are checked against what fio documents).
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 

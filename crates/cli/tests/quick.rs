@@ -1,8 +1,7 @@
 //! `ioscope quick`: six measurements, JSON for machines, temporary file removed
 //! afterwards, also on Ctrl-C.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn leftovers(dir: &std::path::Path) -> Vec<String> {
     std::fs::read_dir(dir)

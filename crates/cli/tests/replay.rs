@@ -3,9 +3,7 @@
 //! their recorded times unless replay_no_stall, with replay_time_scale, replay_redirect
 //! and replay_skip.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 /// The I/O lines of an iolog without their timestamps: (file, action, offset, length).

@@ -1,8 +1,7 @@
 //! Results are never lost and never stale: interruption, output files, non-UTF-8
 //! arguments, limits, checks that --parse-only makes, fio's file and wording rules.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::process::Command;

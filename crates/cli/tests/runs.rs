@@ -1,8 +1,6 @@
 //! The binary does the right I/O: bytes, counts, offsets, coverage, engines, job control.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::HashMap;
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -2,9 +2,7 @@
 //! byte for byte unchanged. Needs root, losetup and mkfs.ext4 (a visible skip otherwise, a
 //! failure under CI=true).
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn formatted_loop_device_is_refused_and_unchanged() {

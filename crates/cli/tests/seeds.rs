@@ -1,8 +1,6 @@
 //! The seed workflows, with their filenames pointed at temporary files.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 
 /// Seed 000: NCQ priority with per-I/O latency logs (libaio, cmdprio 30% RT).
 #[test]

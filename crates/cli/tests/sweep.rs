@@ -2,9 +2,7 @@
 //! halfway, resumed, equal to a clean run), early stop, failed points, steady state,
 //! the report's files and their rendering, and reports of plain fio result directories.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;

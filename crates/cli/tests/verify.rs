@@ -4,9 +4,7 @@
 //! reported on clean data; fio's verify test jobs (t0005, t0008, t0025, t0026) behave
 //! as fio's harness requires; verify state survives SIGTERM; blocks fio wrote verify.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::os::unix::fs::FileExt;

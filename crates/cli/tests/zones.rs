@@ -3,9 +3,7 @@
 //! every offset inside the current zone range, each block once per range — the checks
 //! t/strided.py makes on fio's iops log.
 
-#[macro_use]
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 
 /// (direction, offset in KiB) of each I/O in an iolog.

@@ -1,16 +1,12 @@
 //! fio's command line: `--opt=value`, `-opt=value`, `--opt value`; options before the
 //! first `--name` are global; `--name` starts a job; other words are job files.
-//! fio's own flags (`--output`, `--parse-only`, …) are listed in `FLAGS`.
+//! fio's own flags (`--output`, `--parse-only`, …) are the `flags` the caller gives.
 
 use crate::error::{Loc, OptionsError};
-use crate::flags;
-use crate::flags::did_you_mean;
+use crate::flags::{self, did_you_mean, FlagDef};
 use crate::jobfile::{RawEntry, RawSection};
 use crate::table;
 use std::path::PathBuf;
-
-/// fio's program flags: the fio face's part of the flag table ([`crate::flags`]).
-pub use crate::flags::{FlagDef, FlagValue, FIO_FLAGS as FLAGS};
 
 /// What the command line asked for.
 #[derive(Debug, Default)]
@@ -52,7 +48,7 @@ const NOT_UTF8: &str = "\0ioscope-not-utf8-";
 
 /// Parse argv as the OS gives it: a job file may have any name; an option or its
 /// value must be UTF-8 text, and one that is not gets a clear error.
-pub fn parse_args_os(args: &[std::ffi::OsString]) -> Result<Cli, OptionsError> {
+pub fn parse_args_os(args: &[std::ffi::OsString], flags: &[&FlagDef]) -> Result<Cli, OptionsError> {
     let mut raw = Vec::new();
     let mut strs = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
@@ -65,7 +61,7 @@ pub fn parse_args_os(args: &[std::ffi::OsString]) -> Result<Cli, OptionsError> {
             None => return Err(not_utf8(i + 1, a)),
         }
     }
-    let mut cli = parse_args(&strs)?;
+    let mut cli = parse_args(&strs, flags)?;
     for f in &mut cli.job_files {
         if let Some(k) = f.to_str().and_then(|s| s.strip_prefix(NOT_UTF8)) {
             if let Some(a) = k.parse::<usize>().ok().and_then(|k| raw.get(k)) {
@@ -103,7 +99,7 @@ fn not_utf8(index: usize, a: &std::ffi::OsStr) -> OptionsError {
     )
 }
 
-pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
+pub fn parse_args(args: &[String], flags: &[&FlagDef]) -> Result<Cli, OptionsError> {
     let mut cli = Cli::default();
     let mut i = 0;
     while i < args.len() {
@@ -115,7 +111,7 @@ pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
             continue;
         };
         let inline = inline.map(str::to_string);
-        if let Some(flag) = flags::find_in(FLAGS, name) {
+        if let Some(flag) = flags.iter().find(|f| f.matches(name)) {
             let w = flags::check_support(flag).map_err(OptionsError::Other)?;
             cli.warnings.extend(w);
             let value = flags::take_value(flag, arg, inline.as_deref(), args, &mut i)
@@ -133,7 +129,7 @@ pub fn parse_args(args: &[String]) -> Result<Cli, OptionsError> {
             return Err(OptionsError::option(
                 &loc,
                 arg,
-                format!("unknown option{}", did_you_mean(name)),
+                format!("unknown option{}", did_you_mean(name, flags)),
             ));
         };
         // fio: an option without '=' takes the next argument as its value,
@@ -210,6 +206,14 @@ fn profile_option(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::flags::{flag, FlagValue};
+
+    /// A few of fio's flags, as the program gives them.
+    const FLAGS: &[&FlagDef] = &[
+        &flag("parse-only", FlagValue::None, "", ""),
+        &flag("output", FlagValue::Required, "FILE", ""),
+        &flag("output-format", FlagValue::Required, "FORMAT", ""),
+    ];
 
     fn args(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
@@ -217,7 +221,7 @@ mod tests {
 
     #[test]
     fn fio_styles() {
-        let c = parse_args(&args("-ioengine=io_uring --bs 4k --name=a --time_based --rw=randread --name b job.fio --output-format=json")).unwrap();
+        let c = parse_args(&args("-ioengine=io_uring --bs 4k --name=a --time_based --rw=randread --name b job.fio --output-format=json"), FLAGS).unwrap();
         assert_eq!(c.global.len(), 2);
         assert_eq!(c.global[1].value.as_deref(), Some("4k"));
         assert_eq!(c.jobs.len(), 2);
@@ -230,7 +234,7 @@ mod tests {
     #[test]
     fn fio_consumes_next_arg() {
         // fio: "--direct --ioengine=null" makes direct's value "--ioengine=null".
-        let c = parse_args(&args("--name=x --direct --ioengine=null")).unwrap();
+        let c = parse_args(&args("--name=x --direct --ioengine=null"), FLAGS).unwrap();
         assert_eq!(
             c.jobs[0].entries[0].value.as_deref(),
             Some("--ioengine=null")
@@ -242,19 +246,22 @@ mod tests {
         use std::ffi::OsString;
         use std::os::unix::ffi::OsStringExt;
         let latin1 = OsString::from_vec(b"caf\xe9.fio".to_vec());
-        let c = parse_args_os(&[OsString::from("--parse-only"), latin1.clone()]).unwrap();
+        let c = parse_args_os(&[OsString::from("--parse-only"), latin1.clone()], FLAGS).unwrap();
         assert_eq!(c.job_files, vec![PathBuf::from(latin1.clone())]);
         let bad = OsString::from_vec(b"--name=\xff".to_vec());
-        let e = parse_args_os(&[bad]).unwrap_err().to_string();
+        let e = parse_args_os(&[bad], FLAGS).unwrap_err().to_string();
         assert!(
             e.contains("not valid UTF-8") && e.contains("argument 1"),
             "{e}"
         );
-        let e = parse_args_os(&[
-            OsString::from("--name=a"),
-            OsString::from("--filename"),
-            latin1,
-        ])
+        let e = parse_args_os(
+            &[
+                OsString::from("--name=a"),
+                OsString::from("--filename"),
+                latin1,
+            ],
+            FLAGS,
+        )
         .unwrap_err()
         .to_string();
         assert!(
@@ -265,7 +272,9 @@ mod tests {
 
     #[test]
     fn unknown_suggests() {
-        let e = parse_args(&args("--iodepht=4")).unwrap_err().to_string();
+        let e = parse_args(&args("--iodepht=4"), FLAGS)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("did you mean 'iodepth'"), "{e}");
     }
 }

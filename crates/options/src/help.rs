@@ -23,8 +23,8 @@ fn choices(kind: &Kind) -> Option<&'static [(&'static str, &'static str)]> {
 
 /// `--cmdhelp=NAME`: everything about one option.
 pub fn option_help(name: &str) -> Result<String, String> {
-    let def =
-        table::find(name).ok_or_else(|| format!("no option '{name}'{}", did_you_mean(name)))?;
+    let def = table::find(name)
+        .ok_or_else(|| format!("no option '{name}'{}", did_you_mean(name, &[])))?;
     let mut s = String::new();
     let _ = writeln!(s, "{:<20}: {}", def.name, def.help);
     if !def.aliases.is_empty() {

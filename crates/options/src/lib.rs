@@ -9,7 +9,6 @@ pub mod compat;
 pub mod def;
 pub mod engines;
 pub mod error;
-pub mod flagdoc;
 pub mod flags;
 pub mod help;
 pub mod jobfile;

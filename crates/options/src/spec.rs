@@ -175,7 +175,7 @@ fn lookup(e: &RawEntry) -> Result<&'static OptionDef, OptionsError> {
         OptionsError::option(
             &e.loc,
             &e.key,
-            format!("unknown option{}", did_you_mean(&e.key)),
+            format!("unknown option{}", did_you_mean(&e.key, &[])),
         )
     })
 }
@@ -593,7 +593,7 @@ mod tests {
 
     fn jobs(args: &str) -> Result<JobSet, OptionsError> {
         let a: Vec<String> = args.split_whitespace().map(String::from).collect();
-        let c = parse_args(&a)?;
+        let c = parse_args(&a, &[])?;
         build(&c.global, &c.jobs, &[], &[], &kw())
     }
 
@@ -663,7 +663,7 @@ mod tests {
         )
         .unwrap();
         let a = vec![String::from("--iodepth=2")];
-        let c = parse_args(&a).unwrap();
+        let c = parse_args(&a, &[]).unwrap();
         let set = build(&c.global, &c.jobs, &[f], &[], &kw()).unwrap();
         assert_eq!(set.jobs[0].opts.bs.0[0], 8192);
         assert_eq!(set.jobs[1].opts.bs.0[0], 16384);

@@ -15,7 +15,7 @@ use prereq::*;
 use std::path::Path;
 
 fn parse(path: &Path) -> Result<spec::JobSet, ioscope_options::OptionsError> {
-    let c = cli::parse_args(&[])?;
+    let c = cli::parse_args(&[], &[])?;
     let files = vec![jobfile::read_job_file(path)?];
     spec::build(&c.global, &c.jobs, &files, &[], &jobfile::Keywords::probe())
 }

@@ -2,7 +2,7 @@
 //! (`[1, 2, 4]`, `["4k", "128k"]`), a power-of-two range (`"pow2:1..64"`,
 //! `"pow2:4k..1m"`), a linear range (`"1..8"`, `"8..64:8"`) or a single value.
 
-use crate::file::scalar;
+use crate::opt::scalar;
 use ioscope_options::units;
 
 #[derive(Clone, Debug, PartialEq)]

@@ -21,3 +21,17 @@ pub enum SweepError {
     #[error("{0}")]
     Run(String),
 }
+
+/// `.at(path)`: an error about a file, as [`SweepError::Io`] naming it.
+pub trait At<T> {
+    fn at(self, path: impl AsRef<std::path::Path>) -> Result<T, SweepError>;
+}
+
+impl<T, E: std::fmt::Display> At<T> for Result<T, E> {
+    fn at(self, path: impl AsRef<std::path::Path>) -> Result<T, SweepError> {
+        self.map_err(|e| SweepError::Io {
+            path: path.as_ref().to_path_buf(),
+            msg: e.to_string(),
+        })
+    }
+}

@@ -26,6 +26,8 @@
 
 use crate::axes::{self, Axis};
 use crate::error::SweepError;
+use crate::opt::scalar;
+pub use crate::opt::Opt;
 use crate::profiles;
 use indexmap::IndexMap;
 use ioscope_analysis::steady::Criteria;
@@ -33,15 +35,6 @@ use ioscope_analysis::sweep::{Guard, GuardMetric};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
-
-/// One fio option as written in the sweep file.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Opt {
-    pub key: String,
-    pub value: String,
-    /// 1-based line in the sweep file (0: built in).
-    pub line: usize,
-}
 
 /// The target: where the I/O goes, and what it must be.
 #[derive(Clone, Debug, Default)]
@@ -186,17 +179,6 @@ impl Lines<'_> {
                 })
             })
             .collect()
-    }
-}
-
-/// A TOML scalar as fio option text (booleans as 1/0).
-pub(crate) fn scalar(v: &toml::Value) -> Option<String> {
-    match v {
-        toml::Value::String(s) => Some(s.clone()),
-        toml::Value::Integer(i) => Some(i.to_string()),
-        toml::Value::Float(f) => Some(f.to_string()),
-        toml::Value::Boolean(b) => Some(if *b { "1" } else { "0" }.into()),
-        _ => None,
     }
 }
 

@@ -13,10 +13,14 @@ pub mod error;
 pub mod execute;
 pub mod file;
 pub mod identity;
+pub mod import;
 pub mod journal;
 pub mod matrix;
+pub mod opt;
 pub mod precondition;
 pub mod profiles;
+pub mod ready;
+pub mod report;
 
 pub use error::SweepError;
 pub use execute::{Campaign, Outcome, Position, Progress, Settings, Summary};

@@ -314,12 +314,19 @@ fn key_of(sections: &[RawSection], identity: &str) -> String {
         .collect()
 }
 
-fn point_id(sweep: &str, profile: &str, axes: &[(String, String)]) -> String {
+/// A point's id: `sweep.profile.axis-value…`, safe as a file name.
+pub fn point_id(sweep: &str, profile: &str, axes: &[(String, String)]) -> String {
     let mut id = format!("{sweep}.{profile}");
     for (k, v) in axes {
         id.push_str(&format!(".{k}-{v}"));
     }
-    id.chars()
+    file_safe(&id)
+}
+
+/// `s` with every character that is not a letter, digit, `.`, `_` or `-` made `_`: a
+/// name safe in a file name (point ids, chart files, fio-tests columns).
+pub fn file_safe(s: &str) -> String {
+    s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "._-".contains(c) {
                 c

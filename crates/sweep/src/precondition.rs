@@ -8,9 +8,9 @@
 //! the convergence can be shown and checked afterwards.
 
 use crate::error::SweepError;
-use crate::execute::{write_atomically, Campaign, Progress, Settings};
 use crate::file::{Opt, Purge, Steady, SweepFile};
 use crate::journal::{now_ms, Event, Journal};
+use crate::ready::{write_atomically, Campaign, Progress, Settings};
 use ioscope_analysis::steady::snia_check;
 use ioscope_analysis::sweep::GuardMetric;
 use ioscope_options::error::{Loc, Source};
@@ -192,7 +192,7 @@ impl Preconditioner<'_> {
             let doc = ioscope_report::ran_json_value(&run, true);
             let rel = format!("{DIR}/round-{round:02}.json");
             write_atomically(&self.dir.join(&rel), &doc)?;
-            let (iops, bw, _) = crate::execute::figures(&doc);
+            let (iops, bw, _) = crate::ready::figures(&doc);
             let value = match s.metric {
                 GuardMetric::Iops => iops,
                 GuardMetric::Bw => bw,

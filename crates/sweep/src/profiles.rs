@@ -1,7 +1,7 @@
 //! Built-in profiles: fio-tests' six workloads and the R/W mixes of SNIA's IOPS test.
 //! A profile of the same name in the sweep file replaces the built-in one.
 
-use crate::file::Opt;
+use crate::opt::Opt;
 use indexmap::IndexMap;
 
 const FIO_TESTS: &[(&str, &[(&str, &str)])] = &[

@@ -8,6 +8,7 @@
 //! digest in the first 32 and 64 bytes of trailers of fio's sizes (the rest zero): the
 //! layout stays fio's, and a corruption anywhere in the block is caught.
 
+use crate::crc::fio_crc32c;
 use crc::{Algorithm, Crc, CRC_16_ARC, CRC_64_REDIS, CRC_7_MMC};
 use md5::Digest as _;
 
@@ -53,12 +54,6 @@ static CRC32: Crc<u32> = Crc::<u32>::new(&CRC_32_FIO);
 static CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
 static CRC16: Crc<u16> = Crc::<u16>::new(&CRC_16_ARC);
 static CRC7: Crc<u8> = Crc::<u8>::new(&CRC_7_MMC);
-
-/// fio's CRC-32C: the Castagnoli CRC without the final inversion (the bitwise NOT of
-/// the standard value; check 0x1CF96D7C). Hardware-accelerated by the crc32c crate.
-pub fn fio_crc32c(data: &[u8]) -> u32 {
-    !crc32c::crc32c(data)
-}
 
 impl Method {
     /// The `verify=` names, as fio spells them.

@@ -3,7 +3,7 @@
 //! (seconds, nanoseconds), job number, write number (16 bits, wrapping), and a CRC-32C
 //! (fio's variant) over the 36 bytes before it.
 
-use crate::checksum::fio_crc32c;
+use crate::crc::fio_crc32c;
 
 pub const HEADER_LEN: usize = 40;
 pub const MAGIC: u16 = 0xACCA;

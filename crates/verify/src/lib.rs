@@ -5,10 +5,12 @@
 
 pub mod block;
 pub mod checksum;
+pub mod crc;
 pub mod header;
 pub mod pattern;
 pub mod state;
 
 pub use block::{check_zeros, Expect, Failure, Problem, Spec, Stamp};
 pub use checksum::Method;
+pub use crc::fio_crc32c;
 pub use pattern::{random_fill, Pattern};

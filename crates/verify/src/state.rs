@@ -10,7 +10,7 @@
 //! ```
 //! Named `<prefix>-<job name>-<job index>-verify.state` (prefix `local`).
 
-use crate::checksum::fio_crc32c;
+use crate::crc::fio_crc32c;
 
 pub const VERSION: u64 = 3;
 

@@ -6,11 +6,15 @@
 
 pub mod exec;
 
-use crate::fio::{self, Reporting};
+use crate::command::Hosts;
+use crate::fio::args::Invocation;
+use crate::fio::jobs;
+use crate::fio::report::{headers, with_act_table, Reporting};
+use crate::term::signals;
 use anyhow::{bail, Result};
 use ioscope_cluster::launch::{self, Launch};
 use ioscope_cluster::{gather, ClusterObserver, Rank, Transport};
-use ioscope_options::{cli, JobSet};
+use ioscope_options::JobSet;
 use ioscope_report::OutputFormat;
 use ioscope_runner::{JobProgress, Observer, Runner};
 use ioscope_stats::hosts::HostRun;
@@ -62,7 +66,7 @@ fn init_mpi(l: Launch) -> Result<ioscope_cluster::mpi::MpiTransport> {
 /// Run as a rank of the MPI job. Returns the exit status; a run whose ranks did not
 /// all report ends the process here, without waiting on the missing ranks.
 #[cfg(feature = "mpi")]
-pub fn main(c: &cli::Cli, l: Launch) -> Result<ExitCode> {
+pub fn main(c: &Invocation, l: Launch) -> Result<ExitCode> {
     let t = init_mpi(l)?;
     let (code, complete) = run(c, &t)?;
     if !complete {
@@ -74,34 +78,30 @@ pub fn main(c: &cli::Cli, l: Launch) -> Result<ExitCode> {
 }
 
 #[cfg(not(feature = "mpi"))]
-pub fn main(_c: &cli::Cli, l: Launch) -> Result<ExitCode> {
+pub fn main(_c: &Invocation, l: Launch) -> Result<ExitCode> {
     bail!(
         "{}",
         launch::refuse_without_mpi(&Launch { size: 2, ..l }).unwrap_or_default()
     )
 }
 
-/// Where a workflow's job sets run: on this host, or on every rank of the MPI job.
-pub enum Hosts<'a> {
-    Local,
-    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-    Mpi(&'a exec::Cluster<'a>),
-}
+/// Every rank of the MPI job: workflows' job sets run on all of them.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+struct Ranks<'a>(&'a exec::Cluster<'a>);
 
-impl Hosts<'_> {
-    /// The executor of runs made with `opts`.
-    pub fn exec(&self, opts: ioscope_runner::RunOptions) -> Box<dyn ioscope_runner::Execute + '_> {
-        match self {
-            Hosts::Local => Box::new(Runner::new(opts)),
-            Hosts::Mpi(c) => Box::new(c.exec(opts)),
-        }
+impl Hosts for Ranks<'_> {
+    fn exec(&self, opts: ioscope_runner::RunOptions) -> Box<dyn ioscope_runner::Execute + '_> {
+        Box::new(self.0.exec(opts))
     }
 }
 
 /// A workflow subcommand (`sweep`, `compare`) started by an MPI launcher: rank 0 runs
 /// it with every job set run on all ranks; the other ranks serve until it is over.
 /// None when this is not a launch of several ranks.
-pub fn workflow(name: &str, run: &dyn Fn(&Hosts) -> Result<ExitCode>) -> Option<Result<ExitCode>> {
+pub fn workflow(
+    name: &str,
+    run: &dyn Fn(&dyn Hosts) -> Result<ExitCode>,
+) -> Option<Result<ExitCode>> {
     let l = launch::detect().filter(|l| l.size > 1)?;
     if let Some(why) = launch::refuse_without_mpi(&l) {
         return Some(Err(anyhow::anyhow!(why)));
@@ -113,20 +113,20 @@ pub fn workflow(name: &str, run: &dyn Fn(&Hosts) -> Result<ExitCode>) -> Option<
 fn workflow_mpi(
     name: &str,
     l: Launch,
-    run: &dyn Fn(&Hosts) -> Result<ExitCode>,
+    run: &dyn Fn(&dyn Hosts) -> Result<ExitCode>,
 ) -> Result<ExitCode> {
     let t = init_mpi(l)?;
-    crate::signals::install_mpi();
+    signals::install_mpi();
     if t.rank() != 0 {
         let whole = exec::serve(&t);
         if !whole {
             std::process::exit(1);
         }
         drop(t);
-        return Ok(crate::signals::exit_code(false));
+        return Ok(signals::exit_code(false));
     }
     let cluster = exec::Cluster::new(&t);
-    let result = run(&Hosts::Mpi(&cluster));
+    let result = run(&Ranks(&cluster));
     if cluster.broken() {
         // A rank is gone: finalizing MPI would wait for it.
         if let Err(e) = &result {
@@ -143,7 +143,7 @@ fn workflow_mpi(
 fn workflow_mpi(
     _name: &str,
     l: Launch,
-    _run: &dyn Fn(&Hosts) -> Result<ExitCode>,
+    _run: &dyn Fn(&dyn Hosts) -> Result<ExitCode>,
 ) -> Result<ExitCode> {
     bail!(
         "{}",
@@ -162,17 +162,17 @@ struct Ready {
 
 /// Read the jobs, check them and set up reporting (rank 0). Errors here are this
 /// rank's verdict.
-fn ready(c: &cli::Cli, t: &dyn Transport) -> Result<Ready> {
-    if c.has("bandwidth-log") {
+fn ready(c: &Invocation, t: &dyn Transport) -> Result<Ready> {
+    if c.args.bandwidth_log.is_some() {
         bail!("--bandwidth-log is not supported under MPI yet: each rank's jobs are in the report");
     }
-    let kw = fio::keywords(c)?.with_rank(t.rank(), t.size(), t.host());
-    let mut set = fio::load_jobs_with(c, &kw)?;
+    let kw = jobs::keywords(&c.args)?.with_rank(t.rank(), t.size(), t.host());
+    let mut set = jobs::load_with(c, &kw)?;
     let logs = per_rank_logs(&mut set, t);
-    let runner = Runner::new(fio::run_options(c)?);
+    let runner = Runner::new(jobs::run_options(&c.args));
     runner.plan(&set)?;
     let rep = if t.rank() == 0 {
-        Some(Reporting::new(c)?)
+        Some(Reporting::new(&c.args)?)
     } else {
         None
     };
@@ -235,8 +235,8 @@ fn log_files(prefixes: &[PathBuf]) -> Vec<PathBuf> {
 
 /// --gather-logs, after the results: ranks on other hosts than rank 0 send their logs;
 /// rank 0 writes them and says what it got. Not after SIGTERM (mpirun is aborting).
-fn gather_logs(c: &cli::Cli, rank: &Rank, t: &dyn Transport, prefixes: &[PathBuf]) {
-    if !c.has("gather-logs") || crate::signals::received() == Some("SIGTERM") {
+fn gather_logs(c: &Invocation, rank: &Rank, t: &dyn Transport, prefixes: &[PathBuf]) {
+    if !c.args.gather_logs || signals::received() == Some("SIGTERM") {
         return;
     }
     if !rank.is_root() {
@@ -273,7 +273,7 @@ const GATHER_QUIET: std::time::Duration = std::time::Duration::from_secs(60);
 /// The rank's whole run: agree, run with a gate per phase, collect. Returns the exit
 /// status and whether every rank reported.
 #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
-pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
+pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
     let mut rank = Rank::new(t);
     let mine = ready(c, t);
     let failed = rank.agree(mine.as_ref().map(|_| ()).map_err(|e| format!("{e:#}")));
@@ -298,14 +298,14 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
         bail!("rank {}: its jobs were valid and are not", t.rank());
     };
     let plan = runner.plan(&set)?;
-    if c.has("parse-only") {
+    if c.args.parse_only {
         rank.wait_all();
         return Ok((0, true));
     }
     if let Some(r) = rep.as_mut() {
-        r.headers(format!("{}{}", fio::headers(&plan), ranks_line(&rank)));
+        r.headers(format!("{}{}", headers(&plan), ranks_line(&rank)));
     }
-    crate::signals::install_mpi();
+    signals::install_mpi();
     let status = rep.as_mut().map(|r| &mut r.status as &mut dyn Observer);
     let Some((cluster, complete)) = measure(&mut rank, &runner, &plan, status) else {
         gather_logs(c, &rank, t, &logs);
@@ -317,8 +317,8 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
     };
     rep.status.finish();
     let text = ioscope_report::render_cluster(&cluster, &rep.formats, rep.terse_version);
-    let text = fio::with_act_table(&cluster.all, &rep.formats, text);
-    if rep.output.is_none() && crate::signals::received() == Some("SIGTERM") {
+    let text = with_act_table(&cluster.all, &rep.formats, text);
+    if rep.output.is_none() && signals::received() == Some("SIGTERM") {
         rescue(&rep, &text);
     }
     rep.write(&text)?;
@@ -336,7 +336,7 @@ pub fn run(c: &cli::Cli, t: &dyn Transport) -> Result<(u8, bool)> {
     if complete {
         rank.wait_all();
     }
-    Ok((crate::signals::exit_value(cluster.failed()), complete))
+    Ok((signals::exit_value(cluster.failed()), complete))
 }
 
 /// The run itself, once the ranks agreed: each phase's I/O starts on every rank
@@ -360,7 +360,7 @@ fn measure(
     rank.finish_gates(plan.phases.len());
     let mine = match result {
         Ok(mut r) => {
-            crate::signals::mark(&mut r);
+            signals::mark(&mut r);
             host_run(rank, Some(r), None)
         }
         Err(e) => host_run(rank, None, Some(e.to_string())),

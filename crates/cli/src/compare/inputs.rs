@@ -2,7 +2,6 @@
 //! repetitions, jobs matched by name and group, and one row per job, direction and
 //! metric with the values of every repetition.
 
-use super::shape;
 use anyhow::{bail, Context, Result};
 use ioscope_analysis::{compare, Comparison, Goal};
 use ioscope_results::{ResultFile, DIR_NAMES, METRICS};
@@ -157,7 +156,7 @@ pub fn rows(a: &Side, b: &Side) -> Vec<Row> {
                 let mut ci_from_bins = false;
                 if va.len() == 1 && vb.len() == 1 {
                     let (ha, hb) = (bins(a, &key, d), bins(b, &key, d));
-                    if let Some(ci) = shape::bins_ci(metric, &ha, &hb, cmp.a) {
+                    if let Some(ci) = ioscope_analysis::shape::bins_ci(metric, &ha, &hb, cmp.a) {
                         (cmp.ci_pct, ci_from_bins) = (Some(ci), true);
                     }
                 }

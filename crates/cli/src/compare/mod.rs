@@ -8,44 +8,136 @@ mod output;
 mod run;
 mod shape;
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::command::{self, Context, Flag};
+use anyhow::{bail, Context as _, Result};
+use ioscope_options::flags::{flag, FlagDef, FlagValue};
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use FlagValue::{None as NoVal, Required as ReqVal};
 
-pub fn main(args: &[String], hosts: &crate::cluster::Hosts) -> Result<ExitCode> {
-    let Some(p) = crate::parse_flags("compare", args)? else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    // Chart files are created before any run, so a bad path fails at once.
-    let svg_out = crate::out_file(p.value("svg"))?;
-    let html_out = crate::out_file(p.value("html"))?;
-    let (sa, sb) = if p.has("run") || p.has("vary") {
-        let repeat = match p.value("repeat") {
-            Some(v) => v
+/// `ioscope compare`'s arguments.
+#[derive(Default)]
+pub struct Args {
+    json: bool,
+    markdown: bool,
+    svg: Option<String>,
+    html: Option<String>,
+    run: bool,
+    vary: Option<String>,
+    repeat: Option<usize>,
+    output: Option<String>,
+    operands: Vec<String>,
+}
+
+impl command::Args for Args {
+    fn flags() -> &'static [Flag<Args>] {
+        FLAGS
+    }
+
+    fn operand(&mut self, word: String) -> Result<(), String> {
+        self.operands.push(word);
+        Ok(())
+    }
+}
+
+const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: flag("json", NoVal, "", "Print the rows as a JSON array (job, direction, metric, a, b, delta_pct, CI, p_value, verdict, n_a, n_b)"),
+        set: |a, _| {
+            a.json = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("markdown", NoVal, "", "Print the table as GitHub markdown (for a patch mail)"),
+        set: |a, _| {
+            a.markdown = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("svg", ReqVal, "FILE", "Also write the chart (change of B against A per metric, 95% whiskers) as SVG to FILE"),
+        set: |a, v| {
+            a.svg = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("html", ReqVal, "FILE", "Also write a self-contained HTML report (differences, table, chart) to FILE"),
+        set: |a, v| {
+            a.html = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("run", NoVal, "", "Run the job files A.fio and B.fio interleaved (A B A B ...) and compare the results"),
+        set: |a, _| {
+            a.run = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("vary", ReqVal, "OPT=A,B", "Run one job file twice, with job option OPT set to A and to B in every job (e.g. ioscheduler=none,mq-deadline); implies --run"),
+        set: |a, v| {
+            a.vary = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("repeat", ReqVal, "N", "--run: runs of each job file (default 5; at least 4 can show a significant change)"),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            let n = v
                 .parse::<usize>()
                 .ok()
                 .filter(|&n| (1..=1000).contains(&n))
-                .ok_or_else(|| anyhow!("--repeat={v}: give a number of runs from 1 to 1000"))?,
-            None => 5,
-        };
-        let arms = match (p.value("vary"), p.operands.as_slice()) {
+                .ok_or_else(|| format!("--repeat={v}: give a number of runs from 1 to 1000"))?;
+            a.repeat = Some(n);
+            Ok(())
+        },
+    },
+    Flag {
+        def: FlagDef {
+            aliases: &["o"],
+            ..flag("output", ReqVal, "DIR", "--run: keep the results as DIR/a-1.json, DIR/b-1.json, ... (default: a new temporary directory)")
+        },
+        set: |a, v| {
+            a.output = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+];
+
+pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
+    let Some(p) = crate::args::parse::<Args>(cx, args)? else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    // Chart files are created before any run, so a bad path fails at once.
+    let svg_out = crate::term::out_file(p.svg.as_deref())?;
+    let html_out = crate::term::out_file(p.html.as_deref())?;
+    let (sa, sb) = if p.run || p.vary.is_some() {
+        let repeat = p.repeat.unwrap_or(5);
+        let arms = match (p.vary.as_deref(), p.operands.as_slice()) {
             (Some(v), [job]) => run::varied(Path::new(job), v)?,
             (Some(_), _) => bail!("compare --vary: give one job file (see ioscope compare --help)"),
             (None, [a, b]) => [run::from_file(Path::new(a))?, run::from_file(Path::new(b))?],
             (None, _) => bail!("compare --run: give two job files, A.fio and B.fio"),
         };
-        let dir = match p.value("output") {
+        let dir = match p.output.as_deref() {
             Some(d) => PathBuf::from(d),
             None => temp_dir()?,
         };
         eprintln!("ioscope compare: results in {}", dir.display());
-        run::run(&arms, repeat, &dir, &*hosts.exec(Default::default()))?
+        run::run(&arms, repeat, &dir, &*cx.hosts.exec(Default::default()))?
     } else {
-        for f in ["repeat", "output"] {
-            if p.has(f) {
-                bail!("--{f} goes with --run or --vary (A and B are results here)");
-            }
+        let given = [
+            ("repeat", p.repeat.is_some()),
+            ("output", p.output.is_some()),
+        ];
+        if let Some((f, _)) = given.iter().find(|(_, g)| *g) {
+            bail!("--{f} goes with --run or --vary (A and B are results here)");
         }
         let [a, b] = p.operands.as_slice() else {
             bail!("compare: give two operands, A and B (see ioscope compare --help)");
@@ -89,14 +181,14 @@ pub fn main(args: &[String], hosts: &crate::cluster::Hosts) -> Result<ExitCode> 
             f.write_all(page.as_bytes()).with_context(|| path.clone())?;
         }
     }
-    if p.has("json") {
+    if p.json {
         // stdout is the JSON document alone; the context goes to stderr.
         for l in &head {
             eprintln!("{l}");
         }
         let doc = output::json(&rows, &shapes);
         println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else if p.has("markdown") {
+    } else if p.markdown {
         for l in &head {
             println!("- {l}");
         }

@@ -6,7 +6,7 @@
 //! typo in B does not surface after an hour of A.
 
 use super::inputs::{self, Side};
-use crate::status::{Eta, Status};
+use crate::term::status::{Eta, Status};
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_options::error::Loc;
 use ioscope_options::jobfile::{self, RawEntry, RawSection};
@@ -88,7 +88,7 @@ pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path, exec: &dyn Execute) -> Re
         exec.check(&arm.set).with_context(|| arm.label.clone())?;
     }
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
-    crate::signals::install();
+    crate::term::signals::install();
     let mut files: [Vec<PathBuf>; 2] = Default::default();
     for i in 1..=repeat {
         for (s, (name, arm)) in ["a", "b"].into_iter().zip(arms).enumerate() {

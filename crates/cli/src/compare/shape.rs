@@ -11,45 +11,6 @@ use ioscope_results::DIR_NAMES;
 pub const KS_ALPHA: f64 = 0.01;
 pub const KS_MIN_D: f64 = 0.01;
 
-/// The 95% interval of the change in percent of a clat metric from the bins of one run
-/// per side: percentiles from their order-statistic intervals (the widest combination),
-/// the mean from the normal approximation. `None` for other metrics or without bins.
-pub fn bins_ci(
-    metric: &str,
-    a: &[(u64, u64)],
-    b: &[(u64, u64)],
-    mean_a: f64,
-) -> Option<(f64, f64)> {
-    if a.is_empty() || b.is_empty() {
-        return None;
-    }
-    if metric == "clat_mean" {
-        let ((ma, va), (mb, vb)) = (shape::mean_var(a)?, shape::mean_var(b)?);
-        let (na, nb) = (count(a), count(b));
-        let se = (va / na + vb / nb).sqrt();
-        let base = if mean_a > 0.0 { mean_a } else { ma };
-        let d = mb - ma;
-        return Some((
-            (d - 1.96 * se) / base * 100.0,
-            (d + 1.96 * se) / base * 100.0,
-        ));
-    }
-    let q: f64 = metric.strip_prefix("clat_p")?.parse().ok()?;
-    let (alo, ahi) = shape::percentile_ci(a, q)?;
-    let (blo, bhi) = shape::percentile_ci(b, q)?;
-    if alo == 0 {
-        return None;
-    }
-    Some((
-        (blo as f64 / ahi as f64 - 1.0) * 100.0,
-        (bhi as f64 / alo as f64 - 1.0) * 100.0,
-    ))
-}
-
-fn count(h: &[(u64, u64)]) -> f64 {
-    h.iter().map(|&(_, n)| n as f64).sum()
-}
-
 /// The shape test of one job and direction.
 pub struct Shape {
     pub job: String,

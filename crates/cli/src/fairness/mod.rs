@@ -3,43 +3,151 @@
 //! against its weighted share in the table format of the CFQ fairness reports.
 
 mod chart;
+mod dir;
 mod output;
 mod scenario;
 mod timeline;
 
-use anyhow::{anyhow, bail, Context, Result};
+use crate::command::{self, Context, Flag};
+use anyhow::{anyhow, bail, Context as _, Result};
+use dir::Dir;
 use ioscope_analysis::fairness::Entry;
 use ioscope_analysis::{Model, Priority};
+use ioscope_options::flags::{flag, FlagValue};
 use ioscope_results::{ResultFile, READ, WRITE};
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// Which bytes count as "transferred".
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dir {
-    Read,
-    Write,
-    All,
-}
-
-impl Dir {
-    fn name(self) -> &'static str {
-        match self {
-            Dir::Read => "read",
-            Dir::Write => "write",
-            Dir::All => "all",
-        }
-    }
-}
+use FlagValue::{None as NoVal, Required as ReqVal};
 
 enum Source {
     File(PathBuf),
     Scenario(scenario::Scenario),
 }
 
-struct Args {
+/// `ioscope fairness`'s arguments as given.
+#[derive(Default)]
+pub struct Args {
+    model: Option<Model>,
+    dir: Dir,
+    json: bool,
+    operands: Vec<String>,
+    scenario: Option<String>,
+    bw_log: Option<String>,
+    window_ms: Option<u64>,
+    svg: Option<String>,
+    html: Option<String>,
+    size: Option<String>,
+    runtime: Option<String>,
+    ioscheduler: Option<String>,
+}
+
+impl command::Args for Args {
+    fn flags() -> &'static [Flag<Args>] {
+        FLAGS
+    }
+
+    fn operand(&mut self, word: String) -> Result<(), String> {
+        self.operands.push(word);
+        Ok(())
+    }
+}
+
+const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: flag("model", ReqVal, "MODEL", "Weights: cfq (180-20*prio, default), bfq ((8-prio)*10), equal, io.weight or cgroup (each job's cgroup_weight, 100 when unset; the default of --scenario=cgroup-weights), or w1,w2,... one per job"),
+        set: |a, v| {
+            a.model = Some(Model::parse(v.unwrap_or("")).map_err(|e| format!("--model: {e}"))?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("dir", ReqVal, "DIR", "Bytes that count: read, write or all (default all: read+write+trim)"),
+        set: |a, v| {
+            a.dir = match v.unwrap_or("") {
+                "all" => Dir::All,
+                "read" => Dir::Read,
+                "write" => Dir::Write,
+                d => return Err(format!("--dir={d}: use read, write or all")),
+            };
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("json", NoVal, "", "Print the table and figures as one JSON document on stdout"),
+        set: |a, _| {
+            a.json = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("scenario", ReqVal, "NAME", "Run 8 random readers on TARGET instead of reading a result: prio-ladder (be 0..7), equal (all be 4) or cgroup-weights (a blkio cgroup each, weights 800..100; cgroup v1, root)"),
+        set: |a, v| {
+            a.scenario = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("svg", ReqVal, "FILE", "Also write the charts (ideal and transferred per job; shares and Jain's index per window) as SVG to FILE"),
+        set: |a, v| {
+            a.svg = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("html", ReqVal, "FILE", "Also write a self-contained HTML report (tables and charts) to FILE"),
+        set: |a, v| {
+            a.html = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("size", ReqVal, "SIZE", "--scenario: size of the region read (default: the file's size; 1g for a new file)"),
+        set: |a, v| {
+            a.size = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("runtime", ReqVal, "TIME", "--scenario: run time (default 10s, seconds unless a unit is given)"),
+        set: |a, v| {
+            a.runtime = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("ioscheduler", ReqVal, "NAME", "--scenario: switch the device to this I/O scheduler for the run (restored afterwards)"),
+        set: |a, v| {
+            a.ioscheduler = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("bw-log", ReqVal, "PREFIX", "Fairness over time from bandwidth logs PREFIX_bw.N.log (N = job number; write_bw_log's format); with --scenario: keep the run's logs under PREFIX"),
+        set: |a, v| {
+            a.bw_log = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("window", ReqVal, "TIME", "--bw-log, --scenario: window length for fairness over time (default 1s, seconds unless a unit is given)"),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            let us = ioscope_options::units::parse_time_us(v, 1_000_000)
+                .map_err(|e| format!("--window: {e}"))?;
+            if us < 1000 {
+                return Err(format!("--window={v}: at least 1ms"));
+            }
+            a.window_ms = Some(us / 1000);
+            Ok(())
+        },
+    },
+];
+
+/// What to do, from the arguments.
+struct Run {
     source: Source,
     model: Model,
     dir: Dir,
@@ -47,78 +155,64 @@ struct Args {
     /// --bw-log: the logs' prefix (with --scenario: where to write them, kept).
     bw_log: Option<String>,
     window_ms: u64,
-    /// --svg and --html: the path and the file, created while parsing (before any run).
+    /// --svg and --html: the path and the file, created before any run.
     svg: Option<(String, File)>,
     html: Option<(String, File)>,
 }
 
-/// The arguments, parsed through the flag table; `None` after `--help`.
-fn parse(args: &[String]) -> Result<Option<Args>> {
-    let Some(p) = crate::parse_flags("fairness", args)? else {
-        return Ok(None);
-    };
-    let model = p
-        .value("model")
-        .map(|m| Model::parse(m).map_err(|e| anyhow!("--model: {e}")))
-        .transpose()?;
-    let dir = match p.value("dir") {
-        None | Some("all") => Dir::All,
-        Some("read") => Dir::Read,
-        Some("write") => Dir::Write,
-        Some(d) => bail!("--dir={d}: use read, write or all"),
-    };
-    let operand = match p.operands.as_slice() {
+/// The run the arguments describe; the flags that do not go together are refused.
+fn run_of(a: Args) -> Result<Run> {
+    let operand = match a.operands.as_slice() {
         [one] => PathBuf::from(one),
-        [] if p.value("scenario").is_some() => bail!("fairness: name the file or device to read"),
+        [] if a.scenario.is_some() => bail!("fairness: name the file or device to read"),
         [] => bail!("fairness: name a JSON result file (see ioscope fairness --help)"),
         _ => bail!("fairness: give one operand (see ioscope fairness --help)"),
     };
-    let window_ms = match p.value("window") {
-        Some(v) => {
-            let us = ioscope_options::units::parse_time_us(v, 1_000_000)
-                .map_err(|e| anyhow!("--window: {e}"))?;
-            if us < 1000 {
-                bail!("--window={v}: at least 1ms");
-            }
-            us / 1000
-        }
-        None => 1000,
-    };
-    if p.value("window").is_some() && p.value("bw-log").is_none() && p.value("scenario").is_none() {
+    if a.window_ms.is_some() && a.bw_log.is_none() && a.scenario.is_none() {
         bail!("--window needs --bw-log (or --scenario): the windows are cut from bandwidth logs");
     }
-    let source = match p.value("scenario") {
-        Some(name) => Source::Scenario(scenario::Scenario::from_flags(name, operand, &p)?),
+    let source = match &a.scenario {
+        Some(name) => Source::Scenario(scenario::Scenario::from_flags(
+            name,
+            operand,
+            a.size.as_deref(),
+            a.runtime.as_deref(),
+            a.ioscheduler.clone(),
+        )?),
         None => {
-            for f in ["size", "runtime", "ioscheduler"] {
-                if p.value(f).is_some() {
-                    bail!("--{f} needs --scenario: a result file was already run");
-                }
+            let given = [
+                ("size", &a.size),
+                ("runtime", &a.runtime),
+                ("ioscheduler", &a.ioscheduler),
+            ];
+            if let Some((f, _)) = given.iter().find(|(_, v)| v.is_some()) {
+                bail!("--{f} needs --scenario: a result file was already run");
             }
             Source::File(operand)
         }
     };
-    let model = match (model, &source) {
+    let model = match (a.model, &source) {
         (Some(m), _) => m,
         (None, Source::Scenario(s)) => s.default_model().unwrap_or(Model::Cfq),
         (None, Source::File(_)) => Model::Cfq,
     };
-    Ok(Some(Args {
+    Ok(Run {
         source,
         model,
-        dir,
-        json: p.has("json"),
-        bw_log: p.value("bw-log").map(str::to_string),
-        window_ms,
-        svg: crate::out_file(p.value("svg"))?,
-        html: crate::out_file(p.value("html"))?,
-    }))
+        dir: a.dir,
+        json: a.json,
+        bw_log: a.bw_log,
+        window_ms: a.window_ms.unwrap_or(1000),
+        svg: crate::term::out_file(a.svg.as_deref())?,
+        html: crate::term::out_file(a.html.as_deref())?,
+    })
 }
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
-    let Some(mut a) = parse(args)? else {
+pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
+    let Some(a) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    let mut a = run_of(a)?;
     // With --scenario, the jobs write bandwidth logs: under --bw-log's prefix (kept) or
     // in a temporary directory removed after reading.
     let mut temp: Option<PathBuf> = None;
@@ -158,16 +252,16 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         let _ = std::fs::remove_dir_all(d);
     }
     result?;
-    if let Some(sig) = crate::signals::received() {
+    if let Some(sig) = crate::term::signals::received() {
         eprintln!("ioscope fairness: interrupted by {sig}: the table covers the run until then");
     }
-    Ok(crate::signals::exit_code(false))
+    Ok(crate::term::signals::exit_code(false))
 }
 
 /// The table, the latencies and, with `logs` (prefix, whether in a temporary directory),
 /// the windows, printed as text or JSON.
 fn report(
-    a: &mut Args,
+    a: &mut Run,
     results: &ResultFile,
     origin: &Path,
     logs: Option<(String, bool)>,

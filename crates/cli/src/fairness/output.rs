@@ -1,7 +1,7 @@
 //! The fairness report as text (the seed's table, then the figures) and as JSON.
 
+use super::dir::Dir;
 use super::timeline::Timeline;
-use super::Dir;
 use ioscope_analysis::{jain_index, share_ratio, violations, Model, Table};
 use ioscope_report::num;
 use ioscope_results::{Job, ResultFile, DIR_NAMES};

@@ -3,9 +3,9 @@
 //! one file or device, run through the runner like any job set. Before the run, the
 //! device's I/O scheduler is checked: most ignore best-effort levels and cgroup weights.
 
-use crate::status::{Eta, Status};
+use crate::term::status::{Eta, Status};
 use anyhow::{anyhow, bail, Result};
-use ioscope_options::{cli, flags::Parsed};
+
 use ioscope_results::ResultFile;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -25,14 +25,20 @@ pub struct Scenario {
 const IGNORE_LEVELS: &[&str] = &["mq-deadline", "kyber", "none", "deadline", "noop"];
 
 impl Scenario {
-    pub fn from_flags(name: &str, target: PathBuf, p: &Parsed) -> Result<Scenario> {
+    pub fn from_flags(
+        name: &str,
+        target: PathBuf,
+        size: Option<&str>,
+        runtime: Option<&str>,
+        ioscheduler: Option<String>,
+    ) -> Result<Scenario> {
         let name = match name {
             "prio-ladder" => "prio-ladder",
             "equal" => "equal",
             "cgroup-weights" => "cgroup-weights",
             _ => bail!("--scenario={name}: use prio-ladder, equal or cgroup-weights"),
         };
-        let size = match p.value("size") {
+        let size = match size {
             Some(v) => Some(
                 ioscope_options::units::parse_size(v, 1024).map_err(|e| anyhow!("--size: {e}"))?,
             ),
@@ -40,7 +46,7 @@ impl Scenario {
             None if !target.exists() => Some(1 << 30),
             None => None,
         };
-        let runtime_s = match p.value("runtime") {
+        let runtime_s = match runtime {
             Some(v) => (ioscope_options::units::parse_time_us(v, 1_000_000)
                 .map_err(|e| anyhow!("--runtime: {e}"))?
                 / 1_000_000)
@@ -52,7 +58,7 @@ impl Scenario {
             target,
             size,
             runtime_s,
-            ioscheduler: p.value("ioscheduler").map(str::to_string),
+            ioscheduler,
         })
     }
 
@@ -114,8 +120,7 @@ impl Scenario {
     /// The jobs write bandwidth logs `<bw_prefix>_bw.N.log` (500 ms averages).
     pub fn run(&self, quiet: bool, bw_prefix: &str) -> Result<ResultFile> {
         self.check_scheduler()?;
-        let c = cli::parse_args(&self.argv(bw_prefix))?;
-        let set = crate::fio::load_jobs(&c)?;
+        let set = crate::fio::jobs::from_argv(&self.argv(bw_prefix))?;
         if !quiet {
             eprintln!(
                 "ioscope fairness: {}: 8 random readers (4k, direct, {}) on {} for {} s",
@@ -170,7 +175,7 @@ impl Scenario {
 /// Run a job set through the runner (Ctrl-C ends it with what was measured) and read
 /// the result as a result file would be read.
 pub fn run_jobs(set: &ioscope_options::JobSet, origin: &Path) -> Result<ResultFile> {
-    crate::signals::install();
+    crate::term::signals::install();
     let mut status = Status::new(false, Eta::Auto, None);
     let runner = ioscope_runner::Runner::new(Default::default());
     let run = runner.run_set(set, &mut status)?;
@@ -182,8 +187,7 @@ pub fn run_jobs(set: &ioscope_options::JobSet, origin: &Path) -> Result<ResultFi
 
 /// A fio job file given to `ioscope fairness`: its jobs, run as `ioscope FILE` would.
 pub fn run_job_file(path: &Path) -> Result<ResultFile> {
-    let c = cli::parse_args(&[path.display().to_string()])?;
-    let set = crate::fio::load_jobs(&c)?;
+    let set = crate::fio::jobs::from_argv(&[path.display().to_string()])?;
     if set.jobs.len() < 2 {
         eprintln!(
             "ioscope fairness: warning: {} defines {} job(s); fairness compares several",

@@ -2,7 +2,7 @@
 //! `PREFIX_bw.N.log` (N = 1-based job number, as fio and ioscope name them), one per
 //! job of the result, cut into `--window` windows by `ioscope_analysis::timeline`.
 
-use super::Dir;
+use super::dir::Dir;
 use anyhow::{bail, Result};
 use ioscope_analysis::timeline::{self, Series, Starvation, Window};
 use ioscope_analysis::Table;

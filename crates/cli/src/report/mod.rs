@@ -2,227 +2,68 @@
 //! directory of fio/ioscope JSON results — results.csv, results.json, graphs/*.svg and
 //! one self-contained report.html. `ioscope sweep run` writes the same at its end.
 
-pub mod charts;
-pub mod table;
-
-use anyhow::{bail, Context, Result};
-use ioscope_plot::html::Page;
-use ioscope_sweep::campaign::{self, Loaded, Status};
+use crate::command::{self, Context as Cx, Flag};
+use anyhow::{bail, Result};
+use ioscope_options::flags::{flag, FlagDef, FlagValue};
+use ioscope_sweep::report::write_dir;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use FlagValue::{None as NoVal, Required as ReqVal};
 
-/// What a report wrote.
-pub struct Written {
-    pub html: PathBuf,
-    pub csv: PathBuf,
-    pub svgs: Vec<PathBuf>,
+/// `ioscope report`'s arguments.
+#[derive(Default)]
+pub struct Args {
+    output: Option<String>,
+    ssv: bool,
+    operands: Vec<String>,
 }
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
-    let Some(p) = crate::parse_flags("report", args)? else {
+impl command::Args for Args {
+    fn flags() -> &'static [Flag<Args>] {
+        FLAGS
+    }
+
+    fn operand(&mut self, word: String) -> Result<(), String> {
+        self.operands.push(word);
+        Ok(())
+    }
+}
+
+const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: FlagDef {
+            aliases: &["o"],
+            ..flag("output", ReqVal, "DIR", "Write the report files here (default: the results directory itself)")
+        },
+        set: |a, v| {
+            a.output = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("ssv", NoVal, "", "Also write fio-tests' space-separated columns (x rbw riops rclat wbw wiops wclat) per series"),
+        set: |a, _| {
+            a.ssv = true;
+            Ok(())
+        },
+    },
+];
+
+pub fn main(cx: &Cx, args: &[OsString]) -> Result<ExitCode> {
+    let Some(p) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
     let [dir] = p.operands.as_slice() else {
         bail!("report: give one directory (see ioscope report --help)");
     };
     let dir = Path::new(dir);
-    let out = p.value("output").map_or(dir.to_path_buf(), PathBuf::from);
-    let w = write_dir(dir, &out, p.has("ssv"))?;
+    let out = p.output.as_deref().map_or(dir.to_path_buf(), PathBuf::from);
+    let w = write_dir(dir, &out, p.ssv)?;
     println!("{}", w.csv.display());
     for s in &w.svgs {
         println!("{}", s.display());
     }
     println!("{}", w.html.display());
     Ok(ExitCode::SUCCESS)
-}
-
-fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| path.display().to_string())
-}
-
-/// Read `dir` and write the report files into `out`.
-pub fn write_dir(dir: &Path, out: &Path, ssv: bool) -> Result<Written> {
-    let l = campaign::load(dir)?;
-    let rows = table::rows(&l);
-    let graphs = out.join("graphs");
-    std::fs::create_dir_all(&graphs).with_context(|| graphs.display().to_string())?;
-    let csv = out.join("results.csv");
-    write(&csv, &table::csv(&l, &rows))?;
-    let json = serde_json::to_string_pretty(&table::json(&l, &rows))?;
-    write(&out.join("results.json"), &(json + "\n"))?;
-    if ssv {
-        let d = out.join("ssv");
-        std::fs::create_dir_all(&d).with_context(|| d.display().to_string())?;
-        for (name, text) in table::ssv(&l) {
-            write(&d.join(name), &text)?;
-        }
-    }
-    let mut charts = Vec::new();
-    charts.extend(charts::steady_state(&l));
-    charts.extend(charts::line_charts(&l, &rows));
-    charts.extend(charts::heatmaps(&l, &rows));
-    let mut svgs = Vec::new();
-    let mut drawn = Vec::new();
-    for c in &charts {
-        let svg = c.figure.svg().with_context(|| c.file.clone())?;
-        let path = graphs.join(&c.file);
-        write(&path, &svg)?;
-        svgs.push(path);
-        drawn.push((c, svg));
-    }
-    let html = out.join("report.html");
-    write(&html, &page(&l, &rows, &drawn))?;
-    Ok(Written { html, csv, svgs })
-}
-
-/// The self-contained page: what ran where, steady state, best points, the charts, the
-/// table of every row, failures.
-fn page(l: &Loaded, rows: &[table::Row], charts: &[(&charts::Chart, String)]) -> String {
-    let title = match l.is_sweep {
-        true => "ioscope sweep report",
-        false => "ioscope report",
-    };
-    let mut p = Page::new(title);
-    p.meta("directory", l.dir.display().to_string());
-    if let Some(f) = &l.sweep_file {
-        p.meta("sweep file", f.path.display().to_string());
-        let names: Vec<&str> = f.sweeps.iter().map(|s| s.name.as_str()).collect();
-        p.meta("sweeps", names.join(", "));
-    }
-    let meta = l
-        .records
-        .iter()
-        .find_map(|r| r.result.as_ref().and_then(|x| x.meta.clone()));
-    if let Some(m) = &meta {
-        p.meta("kernel", m.kernel.clone().unwrap_or_default());
-        p.meta("host", m.hostname.clone().unwrap_or_default());
-        p.meta("cpu", m.cpu_model.clone().unwrap_or_default());
-        p.meta("ioscope", m.ioscope_version.clone().unwrap_or_default());
-    } else if let Some(v) = l
-        .records
-        .iter()
-        .find_map(|r| r.result.as_ref().and_then(|x| x.version.clone()))
-    {
-        p.meta("program", v);
-    }
-    if let Some(target) = target_text(l) {
-        p.meta("target", target);
-    }
-    let count = |f: fn(&Status) -> bool| l.records.iter().filter(|r| f(&r.status)).count();
-    p.meta(
-        "points",
-        format!(
-            "{} in all: {} done, {} failed, {} pruned, {} not run",
-            l.records.len(),
-            count(|s| *s == Status::Done),
-            count(|s| matches!(s, Status::Failed(_))),
-            count(|s| matches!(s, Status::Pruned(_))),
-            count(|s| *s == Status::Left)
-        ),
-    );
-    if !l.rounds.is_empty() {
-        steady_section(&mut p, l);
-    }
-    let best = charts::best_table(l, rows);
-    if !best.is_empty() {
-        p.heading("Best points");
-        p.table(
-            &[
-                "sweep",
-                "axis",
-                "line",
-                "best bandwidth",
-                "best IOPS",
-                "lowest mean clat",
-                "IOPS knee",
-            ],
-            &best,
-        );
-    }
-    p.heading("Graphs");
-    for (c, svg) in charts.iter().filter(|(c, _)| c.file != "steady-state.svg") {
-        p.svg(svg, &c.caption);
-    }
-    p.heading("Results");
-    let head = table::header(l);
-    let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let cells: Vec<Vec<String>> = rows.iter().map(|r| table::cells(l, r)).collect();
-    p.table(&head, &cells);
-    let problems: Vec<String> = l
-        .records
-        .iter()
-        .filter_map(|r| match &r.status {
-            Status::Failed(e) => Some(format!("failed: {}: {e}", r.id)),
-            Status::Pruned(e) => Some(format!("pruned: {}: {e}", r.id)),
-            _ => None,
-        })
-        .collect();
-    if !problems.is_empty() {
-        p.heading("Failed and pruned points");
-        p.pre(&problems.join("\n"));
-    }
-    if let Some((c, svg)) = charts.iter().find(|(c, _)| c.file == "steady-state.svg") {
-        p.heading("Steady-state convergence");
-        p.svg(svg, &c.caption);
-    }
-    p.render()
-}
-
-/// The target as the points' results recorded it.
-fn target_text(l: &Loaded) -> Option<String> {
-    let f = l.records.iter().find_map(|r| r.file.clone())?;
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(f).ok()?).ok()?;
-    let t = &v["ioscope"]["sweep"]["target"];
-    let s = |k: &str| t[k].as_str().map(str::to_string);
-    let mut parts = vec![s("kind")?];
-    parts.extend(s("disk").map(|d| format!("disk {d}")));
-    parts.extend(s("model").map(|m| format!("model {m}")));
-    parts.extend(s("serial").map(|x| format!("serial {x}")));
-    Some(format!("{} ({})", s("path")?, parts.join(", ")))
-}
-
-/// The rounds with the SNIA check of each window: the evidence of steady state.
-fn steady_section(p: &mut Page, l: &Loaded) {
-    p.heading("Steady state");
-    let values: Vec<f64> = l.rounds.iter().map(|r| r.value).collect();
-    let rows: Vec<Vec<String>> = l
-        .rounds
-        .iter()
-        .enumerate()
-        .map(|(i, r)| {
-            let c = ioscope_analysis::steady::snia_check(&values[..=i], &l.criteria);
-            let f = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
-            vec![
-                r.round.to_string(),
-                format!("{:.0}", r.value),
-                f(c.as_ref().map(|c| c.mean)),
-                f(c.as_ref().map(|c| c.range_pct())),
-                f(c.as_ref().map(|c| c.slope_pct())),
-                if r.steady { "yes" } else { "no" }.into(),
-            ]
-        })
-        .collect();
-    let verdict = match l.rounds.iter().find(|r| r.steady) {
-        Some(r) => format!("steady at round {}", r.round),
-        None => format!("not steady after {} round(s)", l.rounds.len()),
-    };
-    p.para(&format!(
-        "{verdict}; tracking value: {} per round; criteria: {} (window {} rounds, range <= {}% and slope excursion <= {}% of the window mean)",
-        l.steady_metric,
-        if l.steady_mode == "fio" { "fio's ss=" } else { "SNIA PTS" },
-        l.criteria.window,
-        l.criteria.range_pct,
-        l.criteria.slope_pct
-    ));
-    p.table(
-        &[
-            "round",
-            "value",
-            "window mean",
-            "range %",
-            "slope excursion %",
-            "steady",
-        ],
-        &rows,
-    );
 }

@@ -1,20 +1,21 @@
 //! `ioscope sweep plan|run|status|import`: parameter sweeps from a TOML sweep file,
 //! run through the runner as a library (crates/sweep), reported by `ioscope report`.
 
-mod import;
 mod progress;
 
-use crate::cluster::Hosts;
+use crate::command::{self, Context as Cx, Flag, Hosts};
 use anyhow::{anyhow, bail, Context, Result};
-use ioscope_options::flags::Parsed;
+use ioscope_options::flags::{flag, FlagDef, FlagValue};
 use ioscope_runner::RunOptions;
 use ioscope_sweep::campaign::{self, Status};
 use ioscope_sweep::execute::nominal_seconds;
 use ioscope_sweep::{Campaign, Settings, SweepFile};
 use progress::{duration_text, SweepProgress};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
+use FlagValue::{None as NoVal, Required as ReqVal};
 
 /// Flags and the verbs they go with.
 const VERB_FLAGS: &[(&str, &[&str])] = &[
@@ -26,10 +27,90 @@ const VERB_FLAGS: &[(&str, &[&str])] = &[
     ("json", &["plan", "status"]),
 ];
 
-pub fn main(args: &[String], hosts: &Hosts) -> Result<ExitCode> {
-    let Some(p) = crate::parse_flags("sweep", args)? else {
+/// `ioscope sweep`'s arguments.
+#[derive(Default)]
+pub struct Args {
+    output: Option<String>,
+    retry_failed: bool,
+    allow_destructive: bool,
+    emit: Option<String>,
+    check: bool,
+    json: bool,
+    operands: Vec<String>,
+    /// The flags given, for the check of which verb takes which.
+    given: Vec<&'static str>,
+}
+
+impl command::Args for Args {
+    fn flags() -> &'static [Flag<Args>] {
+        FLAGS
+    }
+
+    fn operand(&mut self, word: String) -> Result<(), String> {
+        self.operands.push(word);
+        Ok(())
+    }
+}
+
+const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: FlagDef {
+            aliases: &["o"],
+            ..flag("output", ReqVal, "DIR", "run: the run directory (results, journal, report); running again on it resumes; import: where the imported results go")
+        },
+        set: |a, v| {
+            a.output = Some(v.unwrap_or("").to_string());
+            a.given.push("output");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("retry-failed", NoVal, "", "run: run points that failed in an earlier run again (they are skipped otherwise)"),
+        set: |a, _| {
+            a.retry_failed = true;
+            a.given.push("retry-failed");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("allow-destructive", NoVal, "", "run: allow writes to devices the safety checks refuse, and purge=discard"),
+        set: |a, _| {
+            a.allow_destructive = true;
+            a.given.push("allow-destructive");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("emit", ReqVal, "DIR", "plan: write each point as a fio job file DIR/<point>.fio"),
+        set: |a, v| {
+            a.emit = Some(v.unwrap_or("").to_string());
+            a.given.push("emit");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("check", NoVal, "", "plan: check every point as a run would (options, unsupported values, limits); nothing runs, nothing is written"),
+        set: |a, _| {
+            a.check = true;
+            a.given.push("check");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("json", NoVal, "", "plan, status: print JSON instead of text"),
+        set: |a, _| {
+            a.json = true;
+            a.given.push("json");
+            Ok(())
+        },
+    },
+];
+
+pub fn main(cx: &Cx, args: &[OsString]) -> Result<ExitCode> {
+    let Some(p) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    let hosts = cx.hosts;
     let (verb, rest) = match p.operands.split_first() {
         Some((v, rest)) => (v.as_str(), rest),
         None => bail!("sweep: give a verb: plan, run, status or import (see ioscope sweep --help)"),
@@ -38,7 +119,7 @@ pub fn main(args: &[String], hosts: &Hosts) -> Result<ExitCode> {
         bail!("sweep: unknown verb '{verb}': plan, run, status or import");
     }
     for (flag, verbs) in VERB_FLAGS {
-        if p.has(flag) && !verbs.contains(&verb) {
+        if p.given.contains(flag) && !verbs.contains(&verb) {
             bail!(
                 "--{flag} goes with sweep {}, not sweep {verb}",
                 verbs.join(" or sweep ")
@@ -61,9 +142,30 @@ pub fn main(args: &[String], hosts: &Hosts) -> Result<ExitCode> {
     match verb {
         "plan" => plan(operand, &p, hosts),
         "run" => run(operand, &p, hosts),
-        "status" => status(operand, p.has("json")),
-        _ => import::main(operand, &p),
+        "status" => status(operand, p.json),
+        _ => import(operand, p.output.as_deref()),
     }
+}
+
+/// `sweep import TREE -o DIR`: a fio-tests tree re-read as sweep points, and its report.
+fn import(src: &Path, output: Option<&str>) -> Result<ExitCode> {
+    let out = PathBuf::from(
+        output.ok_or_else(|| anyhow!("sweep import: name the directory to write with -o DIR"))?,
+    );
+    let i = ioscope_sweep::import::import(src, &out)?;
+    for f in &i.failed {
+        eprintln!("ioscope sweep import: {f}");
+    }
+    println!(
+        "imported {} point(s) from {} into {} ({} failed in fio-tests and left out, {} never run)",
+        i.points,
+        src.display(),
+        out.display(),
+        i.failed.len(),
+        i.not_run
+    );
+    println!("report: {}", i.report.html.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 fn load(path: &Path) -> Result<Campaign> {
@@ -84,12 +186,12 @@ fn planned(c: &Campaign) -> Result<(f64, usize)> {
     Ok((secs, unknown))
 }
 
-fn plan(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
+fn plan(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
     let c = load(path)?;
-    if p.has("check") {
+    if p.check {
         c.check(&*hosts.exec(RunOptions::default()))?;
     }
-    if let Some(dir) = p.value("emit") {
+    if let Some(dir) = p.emit.as_deref() {
         std::fs::create_dir_all(dir).with_context(|| dir.to_string())?;
         for pt in &c.points {
             let f = Path::new(dir).join(format!("{}.fio", pt.id));
@@ -98,7 +200,7 @@ fn plan(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
     }
     let (secs, unknown) = planned(&c)?;
     let pre = precondition_text(&c.file);
-    if p.has("json") {
+    if p.json {
         let doc = serde_json::json!({
             "sweep_file": path.display().to_string(),
             "target": c.identity,
@@ -108,7 +210,7 @@ fn plan(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
             "precondition": pre,
             "ids": c.points.iter().map(|p| p.id.clone()).collect::<Vec<_>>(),
             "first": c.points.iter().take(3).map(|p| p.job_text()).collect::<Vec<_>>(),
-            "checked": p.has("check"),
+            "checked": p.check,
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
@@ -141,10 +243,10 @@ fn plan(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
     if let Some(t) = pre {
         println!("before the points: {t}");
     }
-    if p.has("check") {
+    if p.check {
         println!("check: every point passes the checks a run makes (nothing ran)");
     }
-    if let Some(dir) = p.value("emit") {
+    if let Some(dir) = p.emit.as_deref() {
         println!("job files: {} written to {dir}", c.points.len());
     }
     for pt in c.points.iter().take(3) {
@@ -194,16 +296,17 @@ fn precondition_text(f: &SweepFile) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
-fn run(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
+fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
     let dir = PathBuf::from(
-        p.value("output")
+        p.output
+            .as_deref()
             .ok_or_else(|| anyhow!("sweep run: name the run directory with -o DIR"))?,
     );
     let c = load(path)?;
-    crate::signals::install();
+    crate::term::signals::install();
     let settings = Settings {
-        allow_destructive: p.has("allow-destructive"),
-        retry_failed: p.has("retry-failed"),
+        allow_destructive: p.allow_destructive,
+        retry_failed: p.retry_failed,
     };
     eprintln!(
         "ioscope sweep: {} points on {} into {}",
@@ -227,7 +330,7 @@ fn run(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
     progress.finish();
     let summary = summary?;
     // The report covers what finished, interrupted or not.
-    let written = crate::report::write_dir(&dir, &dir, false);
+    let written = ioscope_sweep::report::write_dir(&dir, &dir, false);
     println!(
         "{} points: {} run, {} finished before, {} failed, {} pruned, {} not run",
         summary.total, summary.done, summary.skipped, summary.failed, summary.pruned, summary.left
@@ -240,7 +343,7 @@ fn run(path: &Path, p: &Parsed, hosts: &Hosts) -> Result<ExitCode> {
         eprintln!(
             "ioscope sweep: interrupted; finished points are saved: run the same command again to resume"
         );
-        return Ok(crate::signals::exit_code(false));
+        return Ok(crate::term::signals::exit_code(false));
     }
     Ok(if summary.failed > 0 {
         ExitCode::from(1)

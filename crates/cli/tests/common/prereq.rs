@@ -90,7 +90,12 @@ impl Prereq {
             Prereq::BlkioCgroup => {
                 "the cgroup v1 blkio controller, mounted (a kernel with CONFIG_BLK_CGROUP)".into()
             }
-            Prereq::Mpi => "Open MPI and libclang (apt-get install openmpi-bin libopenmpi-dev libclang-dev pkg-config)".into(),
+            Prereq::Mpi => format!(
+                "Open MPI (apt-get install openmpi-bin libopenmpi-dev libclang-dev pkg-config) and \
+                 ioscope built with it at {} (cargo build --features mpi -p ioscope --target-dir \
+                 target/mpi; .ci/run builds it)",
+                mpi_build().display()
+            ),
             Prereq::NetNs => "network namespaces: root, `ip` (apt-get install iproute2) and `unshare` (util-linux)".into(),
             Prereq::SharedExamples => format!(
                 "fio's example job files in {} (a copy of fio's examples/ directory)",
@@ -141,21 +146,14 @@ impl Prereq {
                 }
             }
             Prereq::Mpi => {
-                for p in ["mpirun", "mpicc"] {
-                    if !on_path(p) {
-                        return Err(format!("{p} is not on PATH"));
-                    }
+                if !on_path("mpirun") {
+                    return Err("mpirun is not on PATH".into());
                 }
-                let clang = Command::new("sh")
-                    .args(["-c", "ls /usr/lib/llvm-*/lib/libclang*.so* /usr/lib/*/libclang*.so* 2>/dev/null | head -1"])
-                    .output()
-                    .map(|o| !o.stdout.is_empty())
-                    .unwrap_or(false);
-                if clang {
-                    Ok(())
-                } else {
-                    Err("libclang is not installed".into())
+                let b = mpi_build();
+                if !b.is_file() {
+                    return Err(format!("{} is not built", b.display()));
                 }
+                Ok(())
             }
             Prereq::NetNs => netns_ok(),
             Prereq::SharedExamples => {
@@ -321,6 +319,17 @@ pub fn prereq_missing(test: &str, what: &str, found: &str, part: bool) {
         .append(true)
         .open(skip_log_path())
         .and_then(|mut f| f.write_all(line.as_bytes()));
+}
+
+/// ioscope built with `--features mpi`: `$IOSCOPE_MPI_BIN`, or where `.ci/run` builds
+/// it (`cargo build --features mpi -p ioscope --target-dir target/mpi`). Tests never
+/// build it themselves.
+pub fn mpi_build() -> PathBuf {
+    if let Some(p) = std::env::var_os("IOSCOPE_MPI_BIN") {
+        return PathBuf::from(p);
+    }
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().unwrap_or(tmp).join("mpi/debug/ioscope")
 }
 
 /// The test running: `binary::test`, from the test harness's thread name, or (on another

@@ -20,8 +20,6 @@ use crate::{
 };
 use setup::FixedBufs;
 
-const NAME: &str = "io_uring";
-
 /// Builds the read/write SQE for one target kind (raw fd or registered file index):
 /// the crate's target trait is private, so the code is expanded once per kind.
 macro_rules! rw_sqe {

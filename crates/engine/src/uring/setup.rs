@@ -4,11 +4,12 @@
 
 use std::io;
 
+/// The engine's name in messages.
+pub(super) const NAME: &str = "io_uring";
+
 use io_uring::{opcode, types, IoUring};
 
 use crate::{EngineConfig, EngineError, EngineOptions, FileInfo};
-
-use super::NAME;
 
 /// SQPOLL thread idle time before it sleeps, in milliseconds (fio's default).
 const SQPOLL_IDLE_MS: u32 = 2000;

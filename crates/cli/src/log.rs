@@ -1,20 +1,23 @@
 //! `ioscope log convert|summary|percentiles`: what fio ships as separate scripts, for
 //! ioscope's logs and fio's alike.
 
+use crate::command::{self, Context as Cx, Flag};
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_analysis::histlog::{self, HistRow};
 use ioscope_iolog::binary::{Reader, Rec};
 use ioscope_iolog::read as logs;
 use ioscope_iolog::text;
 use ioscope_iolog::LogKind;
-use ioscope_options::flags::Parsed;
+use ioscope_options::flags::{flag, FlagDef, FlagValue};
 use ioscope_stats::hist::Histogram;
 use ioscope_stats::LatStat;
 use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use FlagValue::{None as NoVal, Required as ReqVal};
 
 const VERB_FLAGS: &[(&str, &[&str])] = &[
     ("output", &["convert"]),
@@ -27,8 +30,111 @@ const VERB_FLAGS: &[(&str, &[&str])] = &[
     ("json", &["summary"]),
 ];
 
-pub fn main(args: &[String]) -> Result<ExitCode> {
-    let Some(p) = crate::parse_flags("log", args)? else {
+/// `ioscope log`'s arguments.
+#[derive(Default)]
+pub struct Args {
+    output: Option<String>,
+    interval: Option<String>,
+    percentiles: Option<String>,
+    divisor: Option<String>,
+    decimals: Option<String>,
+    directions: Option<String>,
+    noweight: bool,
+    json: bool,
+    operands: Vec<String>,
+    /// The flags given, for the check of which verb takes which.
+    given: Vec<&'static str>,
+}
+
+impl command::Args for Args {
+    fn flags() -> &'static [Flag<Args>] {
+        FLAGS
+    }
+
+    fn operand(&mut self, word: String) -> Result<(), String> {
+        self.operands.push(word);
+        Ok(())
+    }
+}
+
+const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: FlagDef {
+            aliases: &["o"],
+            ..flag("output", ReqVal, "DIR", "convert: write the text logs into DIR (default: the names the binary log records)")
+        },
+        set: |a, v| {
+            a.output = Some(v.unwrap_or("").to_string());
+            a.given.push("output");
+            Ok(())
+        },
+    },
+    Flag {
+        def: FlagDef {
+            aliases: &["i"],
+            ..flag("interval", ReqVal, "MS", "percentiles: width of each output interval in ms (default 1000)")
+        },
+        set: |a, v| {
+            a.interval = Some(v.unwrap_or("").to_string());
+            a.given.push("interval");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("percentiles", ReqVal, "LIST", "percentiles: the percentiles after the median, separated by ':' or ',' (default 90:95:99); summary: which to print (default 50:90:99:99.9:99.99)"),
+        set: |a, v| {
+            a.percentiles = Some(v.unwrap_or("").to_string());
+            a.given.push("percentiles");
+            Ok(())
+        },
+    },
+    Flag {
+        def: FlagDef {
+            aliases: &["d"],
+            ..flag("divisor", ReqVal, "N", "percentiles: divide the latencies by N (1000: us)")
+        },
+        set: |a, v| {
+            a.divisor = Some(v.unwrap_or("").to_string());
+            a.given.push("divisor");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("decimals", ReqVal, "N", "percentiles: decimal places (default 3)"),
+        set: |a, v| {
+            a.decimals = Some(v.unwrap_or("").to_string());
+            a.given.push("decimals");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("directions", ReqVal, "LETTERS", "percentiles: also per direction: any of r, w, t, m (m = all merged)"),
+        set: |a, v| {
+            a.directions = Some(v.unwrap_or("").to_string());
+            a.given.push("directions");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("noweight", NoVal, "", "percentiles: put each row whole into one interval instead of spreading it"),
+        set: |a, _| {
+            a.noweight = true;
+            a.given.push("noweight");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("json", NoVal, "", "summary: print JSON"),
+        set: |a, _| {
+            a.json = true;
+            a.given.push("json");
+            Ok(())
+        },
+    },
+];
+
+pub fn main(cx: &Cx, args: &[OsString]) -> Result<ExitCode> {
+    let Some(p) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
     let Some((verb, files)) = p.operands.split_first() else {
@@ -38,7 +144,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
         bail!("log: unknown verb '{verb}': convert, summary or percentiles");
     }
     for (flag, verbs) in VERB_FLAGS {
-        if p.has(flag) && !verbs.contains(&verb.as_str()) {
+        if p.given.contains(flag) && !verbs.contains(&verb.as_str()) {
             bail!(
                 "--{flag} goes with log {}, not log {verb}",
                 verbs.join(" or log ")
@@ -50,7 +156,7 @@ pub fn main(args: &[String]) -> Result<ExitCode> {
     }
     let files: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
     match verb.as_str() {
-        "convert" => convert(&files, p.value("output").map(Path::new)),
+        "convert" => convert(&files, p.output.as_deref().map(Path::new)),
         "summary" => summary(&files, &p),
         _ => percentiles(&files, &p),
     }
@@ -108,8 +214,8 @@ fn add(groups: &mut BTreeMap<Key, Group>, key: Key, v: u64) {
 }
 
 /// Counts, min, mean, max and percentiles per file, log, direction and priority.
-fn summary(files: &[PathBuf], p: &Parsed) -> Result<ExitCode> {
-    let pcts = pct_list(p.value("percentiles").unwrap_or("50:90:99:99.9:99.99"))?;
+fn summary(files: &[PathBuf], p: &Args) -> Result<ExitCode> {
+    let pcts = pct_list(p.percentiles.as_deref().unwrap_or("50:90:99:99.9:99.99"))?;
     let mut groups: BTreeMap<Key, Group> = BTreeMap::new();
     for f in files {
         let name = f.display().to_string();
@@ -153,7 +259,7 @@ fn summary(files: &[PathBuf], p: &Parsed) -> Result<ExitCode> {
         bail!("log summary: the logs hold no I/O");
     }
     let dirs = ["read", "write", "trim"];
-    if p.has("json") {
+    if p.json {
         let rows: Vec<serde_json::Value> = groups
             .iter()
             .map(|((f, kind, d, prio), g)| {
@@ -230,19 +336,19 @@ fn pct_list(s: &str) -> Result<Vec<f64>> {
 }
 
 /// fiologparser_hist.py's output from clat_hist logs.
-fn percentiles(files: &[PathBuf], p: &Parsed) -> Result<ExitCode> {
-    let num = |flag: &str, default: u64| -> Result<u64> {
-        match p.value(flag) {
+fn percentiles(files: &[PathBuf], p: &Args) -> Result<ExitCode> {
+    let num = |flag: &str, v: &Option<String>, default: u64| -> Result<u64> {
+        match v.as_deref() {
             None => Ok(default),
             Some(v) => v
                 .parse()
                 .map_err(|_| anyhow!("--{flag}={v}: a whole number")),
         }
     };
-    let interval = num("interval", 1000)?.max(1);
-    let divisor = num("divisor", 1)?.max(1);
-    let decimals = num("decimals", 3)? as usize;
-    let pct_text = p.value("percentiles").unwrap_or("90:95:99");
+    let interval = num("interval", &p.interval, 1000)?.max(1);
+    let divisor = num("divisor", &p.divisor, 1)?.max(1);
+    let decimals = num("decimals", &p.decimals, 3)? as usize;
+    let pct_text = p.percentiles.as_deref().unwrap_or("90:95:99");
     let pcts = pct_list(pct_text)?;
     let labels: Vec<String> = pct_text
         .split([':', ','])
@@ -271,9 +377,9 @@ fn percentiles(files: &[PathBuf], p: &Parsed) -> Result<ExitCode> {
     let o = histlog::Options {
         interval_ms: interval,
         percentiles: pcts,
-        noweight: p.has("noweight"),
+        noweight: p.noweight,
     };
-    let dirs: Vec<char> = match p.value("directions") {
+    let dirs: Vec<char> = match p.directions.as_deref() {
         Some(d) => {
             let mut v: Vec<char> = d.chars().collect();
             if let Some(c) = v.iter().find(|c| !"rwtm".contains(**c)) {

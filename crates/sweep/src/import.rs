@@ -9,13 +9,11 @@
 //! `.res`. Every point becomes `DIR/points/<id>.json` (fio's JSON shape) tagged with
 //! its sweep (the test), profile and axes, then the report is written.
 
-use anyhow::{anyhow, bail, Context, Result};
-use ioscope_options::flags::Parsed;
+use crate::error::{At, SweepError};
 use ioscope_options::jobfile;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 /// Options that can be axes of a fio-tests campaign, in column order.
 const AXES: &[&str] = &["iodepth", "numjobs", "bs", "iodepth_batch_submit"];
@@ -29,16 +27,25 @@ struct Point {
     source: PathBuf,
 }
 
-pub fn main(src: &Path, p: &Parsed) -> Result<ExitCode> {
-    let out = PathBuf::from(
-        p.value("output")
-            .ok_or_else(|| anyhow!("sweep import: name the directory to write with -o DIR"))?,
-    );
+/// What an import did.
+pub struct Imported {
+    /// Points imported.
+    pub points: usize,
+    /// Points that failed in fio-tests, each said why (left out).
+    pub failed: Vec<String>,
+    /// Points fio-tests never ran.
+    pub not_run: usize,
+    /// The report written.
+    pub report: crate::report::Written,
+}
+
+/// Import the fio-tests tree `src` into the run directory `out`, and write its report.
+pub fn import(src: &Path, out: &Path) -> Result<Imported, SweepError> {
     if !src.is_dir() {
-        bail!(
+        return Err(SweepError::Run(format!(
             "{}: not a directory (give a fio-tests tree, e.g. fio-tests/tests)",
             src.display()
-        );
+        )));
     }
     let mut res = Vec::new();
     collect(src, &mut res)?;
@@ -52,15 +59,15 @@ pub fn main(src: &Path, p: &Parsed) -> Result<ExitCode> {
         }
     }
     if points.is_empty() {
-        bail!(
+        return Err(SweepError::Run(format!(
             "{}: no fio-tests results (*.ini.res) that ran",
             src.display()
-        );
+        )));
     }
-    let dir = out.join(ioscope_sweep::execute::POINTS_DIR);
-    std::fs::create_dir_all(&dir).with_context(|| dir.display().to_string())?;
+    let dir = out.join(crate::execute::POINTS_DIR);
+    std::fs::create_dir_all(&dir).at(&dir)?;
     // Per sweep (test), the options that vary are its axes.
-    let mut failed = 0;
+    let mut failed = Vec::new();
     for pt in &points {
         let axes: Vec<(String, String)> = AXES
             .iter()
@@ -72,27 +79,13 @@ pub fn main(src: &Path, p: &Parsed) -> Result<ExitCode> {
                 )
             })
             .collect();
-        let mut id = format!("{}.{}", pt.sweep, pt.profile);
-        for (k, v) in &axes {
-            id.push_str(&format!(".{k}-{v}"));
-        }
-        let id: String = id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let id = crate::matrix::point_id(&pt.sweep, &pt.profile, &axes);
         let Some(mut doc) = pt.doc.clone() else {
-            failed += 1;
-            eprintln!(
-                "ioscope sweep import: {}: failed in fio-tests ({}): no result to import",
+            failed.push(format!(
+                "{}: failed in fio-tests ({}): no result to import",
                 pt.source.display(),
                 pt.failed.as_deref().unwrap_or("")
-            );
+            ));
             continue;
         };
         let axes_obj: serde_json::Map<String, Value> =
@@ -112,17 +105,15 @@ pub fn main(src: &Path, p: &Parsed) -> Result<ExitCode> {
         let f = dir.join(format!("{id}.json"));
         let mut text = String::new();
         ioscope_report::json::print_value(&doc, 0, &mut text);
-        std::fs::write(&f, text + "\n").with_context(|| f.display().to_string())?;
+        std::fs::write(&f, text + "\n").at(&f)?;
     }
-    let w = crate::report::write_dir(&out, &out, false)?;
-    println!(
-        "imported {} point(s) from {} into {} ({failed} failed in fio-tests and left out, {not_run} never run)",
-        points.len() - failed,
-        src.display(),
-        out.display()
-    );
-    println!("report: {}", w.html.display());
-    Ok(ExitCode::SUCCESS)
+    let report = crate::report::write_dir(out, out, false)?;
+    Ok(Imported {
+        points: points.len() - failed.len(),
+        failed,
+        not_run,
+        report,
+    })
 }
 
 fn varies(points: &[Point], sweep: &str, axis: &str) -> bool {
@@ -136,9 +127,9 @@ fn varies(points: &[Point], sweep: &str, axis: &str) -> bool {
     vals.len() > 1
 }
 
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    for e in std::fs::read_dir(dir).with_context(|| dir.display().to_string())? {
-        let p = e?.path();
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), SweepError> {
+    for e in std::fs::read_dir(dir).at(dir)? {
+        let p = e.at(dir)?.path();
         if p.is_dir() {
             collect(&p, out)?;
         } else if p.to_string_lossy().ends_with(".ini.res") {
@@ -149,8 +140,8 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 }
 
 /// One `.ini.res` and its siblings; `None` for a dry run (all zeros).
-fn point(root: &Path, res: &Path) -> Result<Option<Point>> {
-    let text = std::fs::read_to_string(res).with_context(|| res.display().to_string())?;
+fn point(root: &Path, res: &Path) -> Result<Option<Point>, SweepError> {
+    let text = std::fs::read_to_string(res).at(res)?;
     let cleaned: String = text.chars().filter(|c| !c.is_whitespace()).collect();
     let nums: Vec<f64> = cleaned.split(',').filter_map(|v| v.parse().ok()).collect();
     let ini = res.with_extension("");
@@ -193,8 +184,8 @@ fn point(root: &Path, res: &Path) -> Result<Option<Point>> {
 }
 
 /// The job file's options (later sections and lines win, as fio applies them).
-fn ini_values(ini: &Path) -> Result<BTreeMap<String, String>> {
-    let sections = jobfile::read_job_file(ini).with_context(|| ini.display().to_string())?;
+fn ini_values(ini: &Path) -> Result<BTreeMap<String, String>, SweepError> {
+    let sections = jobfile::read_job_file(ini).at(ini)?;
     let mut m = BTreeMap::new();
     for e in sections.iter().flat_map(|s| &s.entries) {
         m.insert(e.key.clone(), e.value.clone().unwrap_or_else(|| "1".into()));
@@ -248,25 +239,27 @@ fn profile(values: &BTreeMap<String, String>, dir: Option<String>) -> String {
 
 /// The result document: json+ if fio-tests kept it, else the terse line, else the six
 /// numbers of the `.res` file (bw KiB/s, IOPS, clat mean µs per direction).
-fn result(ini: &Path, nums: &[f64], sibling: &dyn Fn(&str) -> PathBuf) -> Result<Value> {
+fn result(
+    ini: &Path,
+    nums: &[f64],
+    sibling: &dyn Fn(&str) -> PathBuf,
+) -> Result<Value, SweepError> {
     let json_path = sibling("json");
     if let Ok(text) = std::fs::read_to_string(&json_path) {
         let start = text.find('{').unwrap_or(0);
-        return serde_json::from_str(&text[start..])
-            .with_context(|| json_path.display().to_string());
+        return serde_json::from_str(&text[start..]).at(&json_path);
     }
     let out = sibling("out");
     if let Ok(text) = std::fs::read_to_string(&out) {
         if let Some(line) = text.lines().find(|l| l.starts_with("3;")) {
-            return ioscope_results::terse::terse_v3_to_value(line)
-                .map_err(|e| anyhow!("{}: {e}", out.display()));
+            return ioscope_results::terse::terse_v3_to_value(line).at(&out);
         }
     }
     let [rbw, riops, rclat, wbw, wiops, wclat] = nums else {
-        bail!(
+        return Err(SweepError::Run(format!(
             "{}: a .res line has 6 numbers (read bw, IOPS, clat; write bw, IOPS, clat)",
             ini.display()
-        );
+        )));
     };
     let dir = |bw: f64, iops: f64, clat_us: f64| {
         json!({"bw_bytes": (bw * 1024.0) as u64, "bw": bw as u64, "iops": iops,

@@ -4,27 +4,17 @@
 //! from its own column — and, on bandwidth and IOPS charts, at its knee; failed points
 //! marked. Plus the QD × numjobs heatmap and the steady-state convergence chart.
 
-use super::table::Row;
+use super::table::{axis_number, Row};
+use crate::campaign::{Loaded, Status};
 use ioscope_analysis::steady::snia_check;
 use ioscope_analysis::sweep::{best_points, knee, SeriesPoint};
 use ioscope_plot::{rgb, Band, Figure, Heatmap, LineSeries, Lines, Panel, PointLabel, XScale};
-use ioscope_sweep::campaign::{Loaded, Status};
 
 /// One SVG file: its name in graphs/, a caption, the figure.
 pub struct Chart {
     pub file: String,
     pub caption: String,
     pub figure: Figure,
-}
-
-/// An axis value as a number: plain numbers, sizes (4k, 1m), percentages.
-pub fn axis_number(v: &str) -> Option<f64> {
-    let t = v.trim().trim_end_matches('%');
-    t.parse::<f64>().ok().or_else(|| {
-        ioscope_options::units::parse_size(t, 1024)
-            .ok()
-            .map(|n| n as f64)
-    })
 }
 
 /// Axes drawn with log2 x: powers of two are the natural steps of these.
@@ -323,7 +313,10 @@ pub fn line_charts(l: &Loaded, rows: &[Row]) -> Vec<Chart> {
                     format!("{sweep}-")
                 };
                 out.push(Chart {
-                    file: safe(&format!("{prefix}{}-vs-{axis}.svg", metric.slug())),
+                    file: crate::matrix::file_safe(&format!(
+                        "{prefix}{}-vs-{axis}.svg",
+                        metric.slug()
+                    )),
                     caption: format!(
                         "{} against {axis}; labels: best bw, best IOPS, best lat (lowest mean \
                          clat) of each line, each from its own column, and the knee (first \
@@ -420,7 +413,7 @@ pub fn heatmaps(l: &Loaded, rows: &[Row]) -> Vec<Chart> {
             format!("{sweep}-")
         };
         out.push(Chart {
-            file: safe(&format!("{prefix}heatmap-iodepth-numjobs.svg")),
+            file: crate::matrix::file_safe(&format!("{prefix}heatmap-iodepth-numjobs.svg")),
             caption: "IOPS for each iodepth and numjobs (grey: failed, pruned or not run)".into(),
             figure: Figure::new(panels),
         });
@@ -513,18 +506,6 @@ pub fn steady_state(l: &Loaded) -> Option<Chart> {
             bands,
         })]),
     })
-}
-
-fn safe(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
 }
 
 /// The best points as a table: per sweep, axis and line, where its best bandwidth,

@@ -1,9 +1,19 @@
 //! The results as rows: one per point and direction (a row of empty figures for a point
 //! that failed, was pruned or did not run), written as CSV, JSON and fio-tests' SSV.
 
+use crate::campaign::{Loaded, Record, Status};
 use ioscope_results::DIR_NAMES;
-use ioscope_sweep::campaign::{Loaded, Record, Status};
 use serde_json::{json, Value};
+
+/// An axis value as a number: plain numbers, sizes (4k, 1m), percentages.
+pub fn axis_number(v: &str) -> Option<f64> {
+    let t = v.trim().trim_end_matches('%');
+    t.parse::<f64>().ok().or_else(|| {
+        ioscope_options::units::parse_size(t, 1024)
+            .ok()
+            .map(|n| n as f64)
+    })
+}
 
 /// The figures of one direction of one point.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -224,20 +234,12 @@ pub fn ssv(l: &Loaded) -> Vec<(String, String)> {
             .collect();
         let mut name = vec![rec.sweep.clone(), rec.profile.clone()];
         name.extend(others);
-        let name: String = name
+        let joined = name
             .into_iter()
             .filter(|s| !s.is_empty())
             .collect::<Vec<_>>()
-            .join(".")
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || "._-".contains(c) {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+            .join(".");
+        let name = crate::matrix::file_safe(&joined);
         let d = |i: usize| {
             let x = &job.dirs[i];
             format!(
@@ -248,7 +250,7 @@ pub fn ssv(l: &Loaded) -> Vec<(String, String)> {
             )
         };
         let line = format!("{xv} {} {}", d(0), d(1));
-        let x = crate::report::charts::axis_number(&xv).unwrap_or(f64::NAN);
+        let x = axis_number(&xv).unwrap_or(f64::NAN);
         match series.iter_mut().find(|(n, _)| *n == name) {
             Some(s) => s.1.push((x, line)),
             None => series.push((name, vec![(x, line)])),

@@ -1,8 +1,9 @@
-//! Everything generated from the flag table ([`crate::flags::COMMANDS`]): `--help` text,
-//! the command-line reference `docs/cli.md`, and the bash completion script.
+//! Everything written about the commands, from the command table: `--help` text, the
+//! command-line reference docs/cli.md, and the bash completion script.
 
-use crate::flags::{CommandDef, FlagDef, FlagValue, Support, COMMANDS, FIO};
-use crate::table::OPTIONS;
+use crate::command::{Command, Completes, FIO};
+use ioscope_options::flags::{FlagDef, FlagValue, Support};
+use ioscope_options::OPTIONS;
 use std::fmt::Write;
 
 /// `--name`, `--name=VALUE` or `--name[=VALUE]`.
@@ -22,8 +23,8 @@ fn help_line(f: &FlagDef) -> String {
     }
 }
 
-fn flag_lines(s: &mut String, cmd: &CommandDef) {
-    for f in cmd.flags {
+fn flag_lines(s: &mut String, cmd: &Command) {
+    for f in (cmd.flags)() {
         let mut syn = flag_synopsis(f);
         for a in f.aliases {
             let _ = write!(syn, ", -{a}");
@@ -37,10 +38,17 @@ fn flag_lines(s: &mut String, cmd: &CommandDef) {
     }
 }
 
+fn fio_face(commands: &[Command]) -> &Command {
+    commands
+        .iter()
+        .find(|c| c.name == FIO)
+        .unwrap_or(&commands[0])
+}
+
 /// `ioscope --help`: every subcommand in one line, then the fio face's flags.
-pub fn main_help() -> String {
+pub fn main_help(commands: &[Command]) -> String {
     let mut s = String::new();
-    for (i, c) in COMMANDS.iter().enumerate() {
+    for (i, c) in commands.iter().enumerate() {
         let _ = writeln!(
             s,
             "{} {}",
@@ -49,13 +57,14 @@ pub fn main_help() -> String {
         );
     }
     s.push_str("\nSubcommands:\n");
-    for c in COMMANDS {
+    for c in commands {
         let name = if c.name == FIO { "(none)" } else { c.name };
         let _ = writeln!(s, "  {name:<12} {}", c.about);
     }
-    let fio = &COMMANDS[0];
+    let fio = fio_face(commands);
     let _ = writeln!(s, "\n{}\n\nProgram flags:", wrap(fio.details, 88));
     flag_lines(&mut s, fio);
+    examples(&mut s, fio);
     s.push_str(
         "\nJob options: ioscope --cmdhelp[=OPTION]; engines: ioscope --enghelp[=ENGINE]\n\
          Subcommand flags: ioscope SUBCOMMAND --help (or ioscope help SUBCOMMAND)\n",
@@ -63,10 +72,20 @@ pub fn main_help() -> String {
     s
 }
 
+fn examples(s: &mut String, cmd: &Command) {
+    if cmd.examples.is_empty() {
+        return;
+    }
+    s.push_str("\nExamples:\n");
+    for e in cmd.examples {
+        let _ = writeln!(s, "  {e}");
+    }
+}
+
 /// `ioscope SUBCOMMAND --help` (the fio face's is [`main_help`]).
-pub fn command_help(cmd: &CommandDef) -> String {
+pub fn command_help(commands: &[Command], cmd: &Command) -> String {
     if cmd.name == FIO {
-        return main_help();
+        return main_help(commands);
     }
     let mut s = String::new();
     let _ = writeln!(s, "usage: {}\n\n{}", cmd.usage, cmd.about);
@@ -75,6 +94,7 @@ pub fn command_help(cmd: &CommandDef) -> String {
     }
     let _ = writeln!(s, "\nOperands: {}\n\nFlags:", cmd.operands);
     flag_lines(&mut s, cmd);
+    examples(&mut s, cmd);
     s
 }
 
@@ -104,14 +124,15 @@ fn status_md(s: Support) -> String {
     }
 }
 
-/// The command-line reference (docs/cli.md), generated from the flag table.
-pub fn markdown_reference() -> String {
+/// The command-line reference (docs/cli.md), generated from the command table.
+pub fn markdown_reference(commands: &[Command]) -> String {
     let mut s = String::new();
     s.push_str("# ioscope command-line reference\n\n");
-    s.push_str("Generated from the flag table (`crates/options/src/flags.rs`) by\n");
     s.push_str(
-        "`UPDATE_DOCS=1 cargo test -p ioscope --test flags`; a test fails when it is stale.\n",
+        "Generated from the command table (`crates/cli/src/commands.rs`; each subcommand's\n",
     );
+    s.push_str("flags are declared beside its code) by\n");
+    s.push_str("`UPDATE_DOCS=1 cargo test -p ioscope --test tests flags::`; a test fails when it is stale.\n");
     s.push_str("fio's job options are in [options.md](options.md).\n\n");
     s.push_str(
         "Flags are written `--flag`, `--flag=VALUE` or, when the value is required, \
@@ -121,39 +142,50 @@ pub fn markdown_reference() -> String {
          silently ignored.\n\n",
     );
     s.push_str("| subcommand | what it does |\n|---|---|\n");
-    for c in COMMANDS {
+    for c in commands {
         let _ = writeln!(s, "| `{}` | {} |", c.invocation(), esc(c.about));
     }
     s.push('\n');
-    for c in COMMANDS {
-        let _ = writeln!(s, "## `{}`\n", c.invocation());
-        let _ = writeln!(s, "    {}\n", c.usage);
-        let _ = writeln!(s, "{}\n", c.about);
-        if !c.details.is_empty() {
-            let _ = writeln!(s, "{}\n", c.details);
+    for c in commands {
+        command_md(&mut s, c);
+    }
+    s
+}
+
+fn command_md(s: &mut String, c: &Command) {
+    let _ = writeln!(s, "## `{}`\n", c.invocation());
+    let _ = writeln!(s, "    {}\n", c.usage);
+    let _ = writeln!(s, "{}\n", c.about);
+    if !c.details.is_empty() {
+        let _ = writeln!(s, "{}\n", c.details);
+    }
+    let _ = writeln!(s, "Operands: {}.\n", c.operands);
+    s.push_str("| flag | value | status | description |\n|---|---|---|---|\n");
+    for f in (c.flags)() {
+        let mut name = format!("`--{}`", f.name);
+        for a in f.aliases {
+            let _ = write!(name, ", `-{a}`");
         }
-        let _ = writeln!(s, "Operands: {}.\n", c.operands);
-        s.push_str("| flag | value | status | description |\n|---|---|---|---|\n");
-        for f in c.flags {
-            let mut name = format!("`--{}`", f.name);
-            for a in f.aliases {
-                let _ = write!(name, ", `-{a}`");
-            }
-            let value = match f.value {
-                FlagValue::None => String::new(),
-                FlagValue::Required => format!("`{}` (required)", f.value_name),
-                FlagValue::Optional => format!("`{}` (optional, `=` only)", f.value_name),
-            };
-            let _ = writeln!(
-                s,
-                "| {name} | {value} | {} | {} |",
-                esc(&status_md(f.support)),
-                esc(f.help)
-            );
+        let value = match f.value {
+            FlagValue::None => String::new(),
+            FlagValue::Required => format!("`{}` (required)", f.value_name),
+            FlagValue::Optional => format!("`{}` (optional, `=` only)", f.value_name),
+        };
+        let _ = writeln!(
+            s,
+            "| {name} | {value} | {} | {} |",
+            esc(&status_md(f.support)),
+            esc(f.help)
+        );
+    }
+    s.push('\n');
+    if !c.examples.is_empty() {
+        s.push_str("Examples:\n\n");
+        for e in c.examples {
+            let _ = writeln!(s, "    {e}");
         }
         s.push('\n');
     }
-    s
 }
 
 fn esc(s: &str) -> String {
@@ -162,8 +194,8 @@ fn esc(s: &str) -> String {
 
 /// Completion words for a command's flags: `--name=` when a value is required,
 /// `--name` otherwise.
-fn flag_words(cmd: &CommandDef) -> String {
-    cmd.flags
+fn flag_words(cmd: &Command) -> String {
+    (cmd.flags)()
         .iter()
         .map(|f| match f.value {
             FlagValue::Required => format!("--{}=", f.name),
@@ -173,25 +205,31 @@ fn flag_words(cmd: &CommandDef) -> String {
         .join(" ")
 }
 
+/// What a command's operands complete to, as bash's `compgen` arguments.
+fn operand_words(c: &Command, subcommands: &[&str]) -> String {
+    match c.completes {
+        Completes::Files => "COMPREPLY=($(compgen -f -- \"$cur\"))".to_string(),
+        Completes::Dirs => "COMPREPLY=($(compgen -d -- \"$cur\"))".to_string(),
+        Completes::Words(w) => format!("COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"))", w.join(" ")),
+        Completes::Verbs(w) => format!(
+            "if [[ $COMP_CWORD -eq 2 ]]; then COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); \
+             else COMPREPLY=($(compgen -f -- \"$cur\")); fi",
+            w.join(" ")
+        ),
+        Completes::Commands => format!(
+            "COMPREPLY=($(compgen -W \"fio {}\" -- \"$cur\"))",
+            subcommands.join(" ")
+        ),
+    }
+}
+
 /// `ioscope completions bash`: subcommands, each subcommand's flags, and (for the fio
 /// face) fio's job options as `--name=`.
-pub fn bash_completion() -> String {
-    let subcommands: Vec<&str> = COMMANDS
-        .iter()
-        .filter(|c| c.name != FIO)
-        .map(|c| c.name)
-        .collect();
+pub fn bash_completion(commands: &[Command]) -> String {
+    let subs: Vec<&Command> = commands.iter().filter(|c| c.name != FIO).collect();
+    let names: Vec<&str> = subs.iter().map(|c| c.name).collect();
     let mut cases = String::new();
-    for c in COMMANDS.iter().filter(|c| c.name != FIO) {
-        let operands = match c.name {
-            "quick" => "COMPREPLY=($(compgen -d -- \"$cur\"))".to_string(),
-            "completions" => "COMPREPLY=($(compgen -W \"bash\" -- \"$cur\"))".to_string(),
-            "help" => format!(
-                "COMPREPLY=($(compgen -W \"fio {}\" -- \"$cur\"))",
-                subcommands.join(" ")
-            ),
-            _ => "COMPREPLY=($(compgen -f -- \"$cur\"))".to_string(),
-        };
+    for c in &subs {
         let _ = write!(
             cases,
             "        {name})\n            if [[ $cur == -* ]]; then\n                \
@@ -199,6 +237,7 @@ pub fn bash_completion() -> String {
              {operands}\n            fi\n            ;;\n",
             name = c.name,
             flags = flag_words(c),
+            operands = operand_words(c, &names),
         );
     }
     let job_options: Vec<String> = OPTIONS
@@ -207,7 +246,7 @@ pub fn bash_completion() -> String {
         .map(|n| format!("--{n}="))
         .collect();
     format!(
-        r#"# bash completion for ioscope, generated from its flag table.
+        r#"# bash completion for ioscope, generated from its command table.
 # Load with: source <(ioscope completions bash)
 
 _ioscope_fio_flags="{fio_flags}"
@@ -247,10 +286,10 @@ _ioscope() {{
 }}
 complete -F _ioscope ioscope
 "#,
-        fio_flags = flag_words(&COMMANDS[0]),
+        fio_flags = flag_words(fio_face(commands)),
         job_options = job_options.join(" "),
         fio = FIO,
-        alts = subcommands.join("|"),
-        subs = subcommands.join(" "),
+        alts = names.join("|"),
+        subs = names.join(" "),
     )
 }

@@ -1,0 +1,420 @@
+//! The fio face's program flags (`--output`, `--parse-only`, …), typed: [`FioArgs`]
+//! holds every one with its default, and [`FLAGS`] declares how each is written and
+//! what it sets. The argv layer (`ioscope_options::cli`) tells them from fio's job
+//! options, which interleave with them.
+
+use crate::command::{Args, Flag};
+use crate::term::status::Eta;
+use ioscope_iolog::LogFormat;
+use ioscope_options::flags::{flag, not_yet, FlagDef, FlagValue, Support};
+use ioscope_report::OutputFormat;
+use std::path::PathBuf;
+use std::time::Duration;
+use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
+use Support::NoEffect;
+
+/// A command line of the fio face: its jobs and its flags.
+pub struct Invocation {
+    /// Job options (global and per `--name`) and job files.
+    pub cli: ioscope_options::cli::Cli,
+    pub args: FioArgs,
+}
+
+/// The fio face's flags as given (defaults where not).
+#[derive(Debug)]
+pub struct FioArgs {
+    pub output: Option<PathBuf>,
+    pub output_format: Option<Vec<OutputFormat>>,
+    pub minimal: bool,
+    pub append_terse: bool,
+    pub terse_version: u32,
+    /// --bandwidth-log's name (agg when given without one).
+    pub bandwidth_log: Option<String>,
+    pub gather_logs: bool,
+    /// --compat: read values as fio does (None: from IOSCOPE_COMPAT or the program's name).
+    pub compat: Option<bool>,
+    pub parse_only: bool,
+    pub dump_jobs: bool,
+    pub showcmd: bool,
+    pub debug: bool,
+    /// --cmdhelp[=OPTION], --enghelp[=ENGINE].
+    pub cmdhelp: Option<Option<String>>,
+    pub enghelp: Option<Option<String>>,
+    pub version: bool,
+    pub help: bool,
+    pub readonly: bool,
+    pub max_jobs: Option<u32>,
+    pub warnings_fatal: bool,
+    /// --section, each time it is given.
+    pub sections: Vec<String>,
+    pub eta: Eta,
+    pub log_format: LogFormat,
+    pub eta_newline: Option<Duration>,
+    pub eta_interval: Option<Duration>,
+    pub status_interval: Option<Duration>,
+    pub allow_destructive: bool,
+    pub inflate_log: Option<PathBuf>,
+    pub merge_blktrace_only: bool,
+}
+
+impl Default for FioArgs {
+    fn default() -> FioArgs {
+        FioArgs {
+            output: None,
+            output_format: None,
+            minimal: false,
+            append_terse: false,
+            terse_version: 3,
+            bandwidth_log: None,
+            gather_logs: false,
+            compat: None,
+            parse_only: false,
+            dump_jobs: false,
+            showcmd: false,
+            debug: false,
+            cmdhelp: None,
+            enghelp: None,
+            version: false,
+            help: false,
+            readonly: false,
+            max_jobs: None,
+            warnings_fatal: false,
+            sections: Vec::new(),
+            eta: Eta::Auto,
+            log_format: LogFormat::Text,
+            eta_newline: None,
+            eta_interval: None,
+            status_interval: None,
+            allow_destructive: false,
+            inflate_log: None,
+            merge_blktrace_only: false,
+        }
+    }
+}
+
+impl Args for FioArgs {
+    fn flags() -> &'static [Flag<FioArgs>] {
+        FLAGS
+    }
+
+    /// The fio face's operands (job files) are read by the argv layer.
+    fn operand(&mut self, _word: String) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+impl FioArgs {
+    /// The flags the argv layer collected, in order, into their typed values.
+    pub fn from_flags<'f>(
+        flags: impl Iterator<Item = (&'f str, Option<&'f str>)>,
+    ) -> Result<FioArgs, String> {
+        let mut a = FioArgs::default();
+        for (name, value) in flags {
+            if ioscope_options::flags::HELP.matches(name) {
+                a.help = true;
+                continue;
+            }
+            if let Some(f) = FLAGS.iter().find(|f| f.def.matches(name)) {
+                (f.set)(&mut a, value)?;
+            }
+        }
+        Ok(a)
+    }
+}
+
+/// `--compat=MODE` or `IOSCOPE_COMPAT=MODE` (`from` names which).
+pub fn compat(from: &str, v: &str) -> Result<bool, String> {
+    match v {
+        "fio" => Ok(true),
+        "none" => Ok(false),
+        o => Err(format!(
+            "{from}={o}: the modes are 'fio' (read values as fio 3.33 does) and 'none'"
+        )),
+    }
+}
+
+/// A time in seconds unless a unit is given.
+fn seconds(name: &str, v: Option<&str>) -> Result<Duration, String> {
+    ioscope_options::units::parse_time_us(v.unwrap_or(""), 1_000_000)
+        .map(Duration::from_micros)
+        .map_err(|e| format!("--{name}: {e}"))
+}
+
+/// fio's program flags.
+pub const FLAGS: &[Flag<FioArgs>] = &[
+    Flag {
+        def: flag("output", ReqVal, "FILE", "Write the report to this file"),
+        set: |a, v| {
+            a.output = v.map(PathBuf::from);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("output-format", ReqVal, "FORMAT", "normal, terse, json or json+ (comma-separated for several)"),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            let f = ioscope_report::parse_formats(v).map_err(|e| format!("--output-format: {e}"))?;
+            a.output_format = Some(f);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("minimal", NoVal, "", "Terse output (same as --output-format=terse)"),
+        set: |a, _| {
+            a.minimal = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("append-terse", NoVal, "", "Print terse output after the selected format"),
+        set: |a, _| {
+            a.append_terse = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("terse-version", ReqVal, "N", "Terse format version: 2, 3 (default), 4 or 5"),
+        set: |a, v| match v.unwrap_or("").parse() {
+            Ok(n @ 2..=5) => {
+                a.terse_version = n;
+                Ok(())
+            }
+            _ => Err(format!("--terse-version={}: must be 2, 3, 4 or 5", v.unwrap_or(""))),
+        },
+    },
+    Flag {
+        def: flag("bandwidth-log", OptVal, "NAME", "Write aggregate bandwidth logs of all jobs, NAME-read_bw.log, NAME-write_bw.log and \
+         NAME-trim_bw.log (KiB/s every 500 ms, fio's format; NAME defaults to agg as in fio)"),
+        set: |a, v| {
+            a.bandwidth_log = Some(v.filter(|n| !n.is_empty()).unwrap_or("agg").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("gather-logs", NoVal, "", "Under mpirun: after the report, copy every rank's per-I/O logs (PREFIX.<host>.<rank>_*) \
+         to rank 0, under the same paths"),
+        set: |a, _| {
+            a.gather_logs = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("compat", ReqVal, "MODE", "fio: read values as fio 3.33 does (4q = 4, a range splits at its first - or :); also IOSCOPE_COMPAT=fio, or run as `fio`"),
+        set: |a, v| {
+            a.compat = Some(compat("--compat", v.unwrap_or(""))?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("parse-only", NoVal, "", "Parse and validate the options, then exit"),
+        set: |a, _| {
+            a.parse_only = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("dump-jobs", NoVal, "", "Print the resolved job specifications as JSON and exit (ioscope)"),
+        set: |a, _| {
+            a.dump_jobs = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("showcmd", NoVal, "", "Print the job files as a command line and exit"),
+        set: |a, _| {
+            a.showcmd = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("debug", ReqVal, "TYPE", "Debug output; ioscope knows only 'parse' (print resolved options), other fio types are refused"),
+        set: |a, v| {
+            let d = v.unwrap_or("");
+            if d.split(',').any(|x| x != "parse") {
+                return Err(format!("--debug={d}: ioscope supports only --debug=parse"));
+            }
+            a.debug = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("cmdhelp", OptVal, "OPTION", "Help on a job option, or all options"),
+        set: |a, v| {
+            a.cmdhelp = Some(v.map(str::to_string));
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("enghelp", OptVal, "ENGINE", "List engines, or the options of one engine"),
+        set: |a, v| {
+            a.enghelp = Some(v.map(str::to_string));
+            Ok(())
+        },
+    },
+    Flag {
+        def: FlagDef {
+            aliases: &["v", "V"],
+            ..flag("version", NoVal, "", "Print the version and exit")
+        },
+        set: |a, _| {
+            a.version = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("readonly", NoVal, "", "Refuse any job that writes (checked before anything is opened)"),
+        set: |a, _| {
+            a.readonly = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("max-jobs", ReqVal, "N", "Refuse to run more than N jobs (numjobs clones included)"),
+        set: |a, v| {
+            let v = v.unwrap_or("");
+            let n = v.parse().map_err(|_| format!("--max-jobs={v} is not a number"))?;
+            a.max_jobs = Some(n);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("warnings-fatal", NoVal, "", "Treat parser warnings (and flags without effect) as errors"),
+        set: |a, _| {
+            a.warnings_fatal = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("section", ReqVal, "NAME", "Run only this job-file section (may be repeated)"),
+        set: |a, v| {
+            a.sections.extend(v.map(str::to_string));
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("eta", ReqVal, "WHEN", "Live status line: auto, always or never"),
+        set: |a, v| {
+            a.eta = match v.unwrap_or("") {
+                "auto" => Eta::Auto,
+                "always" => Eta::Always,
+                "never" => Eta::Never,
+                v => return Err(format!("--eta={v}: use auto, always or never")),
+            };
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("log-format", ReqVal, "FORMAT", "Per-I/O logs as fio's text logs (text, the default), ioscope's binary log PREFIX_io.N.bin (binary; `ioscope log convert` makes the text later), or both"),
+        set: |a, v| {
+            a.log_format = match v.unwrap_or("") {
+                "text" => LogFormat::Text,
+                "binary" => LogFormat::Binary,
+                "both" => LogFormat::Both,
+                v => return Err(format!("--log-format={v}: text, binary or both")),
+            };
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("eta-newline", ReqVal, "TIME", "Start a new status line every TIME (seconds unless a unit is given)"),
+        set: |a, v| {
+            a.eta_newline = Some(seconds("eta-newline", v)?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("eta-interval", ReqVal, "TIME", "Status line refresh interval (default 1s, at least 250ms; seconds unless a unit is given)"),
+        set: |a, v| {
+            let i = seconds("eta-interval", v)?;
+            if i < crate::term::status::MIN_INTERVAL {
+                return Err(format!("--eta-interval: {i:?} is too short (at least 250ms)"));
+            }
+            a.eta_interval = Some(i);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("status-interval", ReqVal, "TIME", "Print a full interim report every TIME (seconds unless a unit is given)"),
+        set: |a, v| {
+            a.status_interval = Some(seconds("status-interval", v)?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("allow-destructive", NoVal, "", "Allow writes to block devices that are mounted or carry data signatures (ioscope)"),
+        set: |a, _| {
+            a.allow_destructive = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("inflate-log", ReqVal, "FILE", "Write the text of a compressed log (NAME.log.fz, ioscope's or fio's) to stdout"),
+        set: |a, v| {
+            a.inflate_log = v.map(PathBuf::from);
+            Ok(())
+        },
+    },
+    Flag {
+        def: not_yet("cpuclock-test", NoVal, "", "Test the CPU clock", "ioscope calibrates and checks its TSC clock itself at the start of every run"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("crctest", OptVal, "TYPE", "Measure the speed of checksum functions", "ioscope has no verify checksums yet"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: flag("merge-blktrace-only", NoVal, "", "Write the jobs' merge_blktrace_file and exit without I/O"),
+        set: |a, _| {
+            a.merge_blktrace_only = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: not_yet("server", OptVal, "ARGS", "Run as a fio backend server", "fio's client/server mode is not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("client", ReqVal, "HOST", "Send jobs to a fio backend server", "fio's client/server mode is not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("daemonize", ReqVal, "PIDFILE", "Run the fio server in the background", "fio's client/server mode is not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("remote-config", ReqVal, "FILE", "Have the fio server load this job file", "fio's client/server mode is not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("idle-prof", ReqVal, "MODE", "Report CPU idleness (system, percpu or calibrate)", "idleness profiling is not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("trigger-file", ReqVal, "FILE", "Run the trigger command when FILE exists", "triggers are not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("trigger-timeout", ReqVal, "TIME", "Run the trigger command at this time", "triggers are not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("trigger", ReqVal, "CMD", "Local trigger command", "triggers are not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("trigger-remote", ReqVal, "CMD", "Remote trigger command", "triggers are not implemented"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: not_yet("aux-path", ReqVal, "DIR", "Directory for fio's state files (verify state, …)", "ioscope writes no auxiliary state files (no verify state yet)"),
+        set: |_, _| Ok(()),
+    },
+    Flag {
+        def: FlagDef {
+            support: NoEffect("ioscope runs jobs as threads of one process and allocates from the ordinary heap; \
+             there is no shared pool to size"),
+            ..flag("alloc-size", ReqVal, "KB", "Size of fio's shared-memory pool")
+        },
+        set: |_, _| Ok(()),
+    },
+];

@@ -1,0 +1,84 @@
+//! ioscope, the program: a command table over the library crates. `main.rs` calls
+//! [`main`]; everything a command does lives in its module here or, for what is not
+//! about the command line, in the library crates.
+//!
+//! ```text
+//! commands   THE command table and dispatch (argv → subcommand or the fio face)
+//! fio/       the fio face: its flags, jobs, reporting, a run on this host
+//! cluster/   the fio face and the workflows on every rank of an MPI job
+//! quick peak fairness/ compare/ sweep/ report/ plot log   the subcommands
+//! args doc   parsing a subcommand's words; help, docs/cli.md, completions
+//! command    what a command is (its table entry, typed arguments, flags)
+//! term/      the status line, signals, report files
+//! ```
+
+mod args;
+mod cluster;
+pub mod command;
+mod commands;
+mod compare;
+mod doc;
+mod fairness;
+mod fio;
+mod log;
+mod peak;
+mod plot;
+mod quick;
+mod report;
+mod sweep;
+mod term;
+
+pub use command::{Command, Completes, Ranks};
+pub use commands::COMMANDS;
+
+use std::process::ExitCode;
+
+/// Run `ioscope` with this process's arguments.
+pub fn main() -> ExitCode {
+    quiet_on_closed_pipe();
+    // argv as the OS gives it: job files may have any name (the fio face sorts them out).
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    match commands::dispatch(&args) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ioscope: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The command line reference (docs/cli.md) and the bash completion script, as the
+/// command table makes them (for the tests that keep docs/cli.md current).
+pub mod docs {
+    pub fn cli_reference() -> String {
+        crate::doc::markdown_reference(crate::commands::COMMANDS)
+    }
+
+    pub fn bash_completion() -> String {
+        crate::doc::bash_completion(crate::commands::COMMANDS)
+    }
+}
+
+/// Parse `words` as every command would (the fio face and each subcommand), running
+/// nothing: the fuzzer's way in. Never panics.
+#[doc(hidden)]
+pub fn parse_all(words: &[std::ffi::OsString]) {
+    for cmd in COMMANDS {
+        let cx = command::Context {
+            commands: COMMANDS,
+            this: cmd,
+            hosts: &command::Local,
+        };
+        let _ = (cmd.parse)(&cx, words);
+    }
+}
+
+/// `ioscope --dump-jobs | head` ends quietly, as fio and every Unix filter do, instead of
+/// panicking on the closed pipe (Rust ignores SIGPIPE). Not under an MPI launch: there
+/// the launcher's pipe may close mid-report and the rank must go on to save its results.
+fn quiet_on_closed_pipe() {
+    if ioscope_cluster::launch::detect().is_none() {
+        // SAFETY: restoring the default disposition of a signal has no preconditions.
+        unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    }
+}

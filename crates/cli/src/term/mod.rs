@@ -1,0 +1,17 @@
+//! The terminal and the process: the status line, signals, and report files named by
+//! flags.
+
+pub mod signals;
+pub mod status;
+
+use anyhow::Result;
+
+/// A report file named by a flag (`--svg`, `--html`), created now: before any run, so
+/// that a bad path fails at once rather than after the I/O.
+pub fn out_file(path: Option<&str>) -> Result<Option<(String, std::fs::File)>> {
+    path.map(|p| {
+        let f = std::fs::File::create(p).map_err(|e| anyhow::anyhow!("{p}: {e}"))?;
+        Ok((p.to_string(), f))
+    })
+    .transpose()
+}

@@ -1,0 +1,35 @@
+//! Every end-to-end test of the `ioscope` binary, in one test binary (as ripgrep's
+//! `tests/tests.rs`): a failure in one module never keeps the others from running.
+//! Each module tests one area; `common` holds the helpers and the prerequisite checks
+//! (visible skips locally, failures under `CI=true`).
+
+#[macro_use]
+mod common;
+
+mod bad_input;
+mod compare;
+mod devices;
+mod fairness;
+mod faults;
+mod fio_compare;
+mod fio_parse;
+mod flags;
+mod golden;
+mod job_options;
+mod logs;
+mod logtools;
+mod metadata;
+mod mpi;
+mod peak;
+mod percentiles;
+mod plot;
+mod profiles;
+mod quick;
+mod replay;
+mod robustness;
+mod runs;
+mod safety;
+mod seeds;
+mod sweep;
+mod verify;
+mod zones;
