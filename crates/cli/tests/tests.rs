@@ -6,6 +6,7 @@
 #[macro_use]
 mod common;
 
+mod architecture;
 mod bad_input;
 mod compare;
 mod devices;

@@ -7,7 +7,7 @@
 //! one job file. The other ranks only serve: they wait, asleep, for rank 0's next
 //! command, and end when rank 0 says the workflow is over.
 
-use super::{measure, per_rank_logs};
+use super::measure::{measure, per_rank_logs};
 use ioscope_cluster::{Rank, Transport};
 use ioscope_options::jobfile::Keywords;
 use ioscope_options::spec::{self, SetSource};

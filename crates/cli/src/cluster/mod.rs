@@ -5,6 +5,9 @@
 //! in `ioscope_cluster`; this is the command line's side of it.
 
 pub mod exec;
+mod measure;
+
+use measure::{measure, per_rank_logs};
 
 use crate::command::Hosts;
 use crate::fio::args::Invocation;
@@ -13,11 +16,10 @@ use crate::fio::report::{headers, with_act_table, Reporting};
 use crate::term::signals;
 use anyhow::{bail, Result};
 use ioscope_cluster::launch::{self, Launch};
-use ioscope_cluster::{gather, ClusterObserver, Rank, Transport};
+use ioscope_cluster::{gather, Rank, Transport};
 use ioscope_options::JobSet;
 use ioscope_report::OutputFormat;
-use ioscope_runner::{JobProgress, Observer, Runner};
-use ioscope_stats::hosts::HostRun;
+use ioscope_runner::{Observer, Runner};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -184,31 +186,6 @@ fn ready(c: &Invocation, t: &dyn Transport) -> Result<Ready> {
     })
 }
 
-/// Logs are written per rank: `PREFIX.<host>.<rank>` (the job name when no prefix).
-/// Returns the prefixes.
-pub(crate) fn per_rank_logs(set: &mut JobSet, t: &dyn Transport) -> Vec<PathBuf> {
-    let suffix = format!(".{}.{}", t.host(), t.rank());
-    let mut prefixes = Vec::new();
-    for j in &mut set.jobs {
-        let name = j.name.clone();
-        ioscope_iolog::kind::for_each_prefix_mut(&mut j.opts, |p| {
-            let base = if p.is_empty() {
-                name.clone()
-            } else {
-                p.clone()
-            };
-            *p = format!("{base}{suffix}");
-            if !prefixes
-                .iter()
-                .any(|q: &PathBuf| q.as_os_str() == p.as_str())
-            {
-                prefixes.push(PathBuf::from(p.as_str()));
-            }
-        });
-    }
-    prefixes
-}
-
 /// The files the run wrote under these log prefixes: `PREFIX_*` beside each.
 fn log_files(prefixes: &[PathBuf]) -> Vec<PathBuf> {
     let mut files = Vec::new();
@@ -339,35 +316,6 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
     Ok((signals::exit_value(cluster.failed()), complete))
 }
 
-/// The run itself, once the ranks agreed: each phase's I/O starts on every rank
-/// together; rank 0 (whose observer is `status`) gets every rank's results merged and
-/// whether all reported; the other ranks get None.
-fn measure(
-    rank: &mut Rank,
-    runner: &Runner,
-    plan: &ioscope_runner::Plan,
-    status: Option<&mut dyn Observer>,
-) -> Option<(ioscope_stats::hosts::ClusterResult, bool)> {
-    let result = {
-        let mut quiet = RankMessages;
-        let inner: &mut dyn Observer = match status {
-            Some(s) => s,
-            None => &mut quiet,
-        };
-        let mut obs = ClusterObserver::new(rank, inner);
-        runner.run(plan, &mut obs)
-    };
-    rank.finish_gates(plan.phases.len());
-    let mine = match result {
-        Ok(mut r) => {
-            signals::mark(&mut r);
-            host_run(rank, Some(r), None)
-        }
-        Err(e) => host_run(rank, None, Some(e.to_string())),
-    };
-    rank.collect(mine, &ioscope_runner::STOP)
-}
-
 /// Ctrl-C (SIGINT) or SIGTERM on mpirun aborts the job: Open MPI sends every rank
 /// SIGTERM, SIGKILL a second later, and stops relaying the ranks' output, so only what
 /// fits in the pipe (about 16 KiB) of a report on stdout reaches the user. The complete
@@ -401,19 +349,6 @@ fn rescue(rep: &Reporting, text: &str) {
     }
 }
 
-fn host_run(
-    rank: &Rank,
-    result: Option<ioscope_stats::RunResult>,
-    error: Option<String>,
-) -> HostRun {
-    HostRun {
-        rank: rank.rank(),
-        host: rank.host().to_string(),
-        result,
-        error,
-    }
-}
-
 /// "Ranks: 3 on 2 hosts (ioh1: 0,1; ioh2: 2)", after fio's header lines.
 fn ranks_line(rank: &Rank) -> String {
     let mut hosts: Vec<(String, Vec<usize>)> = Vec::new();
@@ -437,15 +372,4 @@ fn ranks_line(rank: &Rank) -> String {
         if hosts.len() == 1 { "" } else { "s" },
         list.join("; ")
     )
-}
-
-/// Ranks > 0: their messages and warnings go to stderr (mpirun forwards it), with
-/// the rank's prefix that [`ClusterObserver`] adds; no status line of their own.
-struct RankMessages;
-
-impl Observer for RankMessages {
-    fn message(&mut self, line: &str) {
-        eprintln!("{line}");
-    }
-    fn progress(&mut self, _jobs: &[JobProgress]) {}
 }

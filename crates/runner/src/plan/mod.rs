@@ -9,13 +9,13 @@ pub(crate) mod resolve;
 mod validate;
 pub(crate) mod verify;
 
-pub(crate) use access::Access;
+pub(crate) use access::{access, Access};
 pub(crate) use names::split_names;
 pub(crate) use resolve::Resolved;
 
 use crate::env::RunOptions;
 use crate::error::RunError;
-use ioscope_options::{JobOptions, JobSet, JobSpec};
+use ioscope_options::{JobSet, JobSpec};
 
 /// One job clone, ready to be prepared.
 #[derive(Clone, Debug)]
@@ -72,17 +72,6 @@ impl<'a> Plan<'a> {
     /// Number of job clones (threads) in the run.
     pub fn total_jobs(&self) -> u32 {
         self.clones().count() as u32
-    }
-}
-
-/// Which kinds of I/O a job does.
-pub fn access(o: &JobOptions) -> Access {
-    Access {
-        reads: o.rw.mode.reads(),
-        // falloc changes the file's allocation whatever the direction (a read is a
-        // fallocate that keeps the size), so its files open for writing, as in fio.
-        writes: o.rw.mode.writes() || o.ioengine == "falloc",
-        trims: o.rw.mode.trims(),
     }
 }
 

@@ -1,7 +1,7 @@
 //! Every derived fact of a job clone, settled once by the plan: the later stages read
 //! a [`Resolved`] and never derive these again.
 
-use super::{access, Access};
+use super::access::{access, Access};
 use crate::error::RunError;
 use crate::sys::mem::mem_available;
 use ioscope_iolog::set::LogSet;

@@ -2,7 +2,8 @@
 //! values not implemented yet, --readonly, wait_for, files and directories, cgroups,
 //! NUMA, CPU lists, verify settings and log options.
 
-use super::{access, split_names};
+use super::access::access;
+use super::names::split_names;
 use crate::env::RunOptions;
 use crate::error::RunError;
 use ioscope_options::{engines, JobOptions, JobSet, JobSpec};
