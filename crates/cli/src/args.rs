@@ -2,7 +2,7 @@
 //! `--name value` (required values) or an alias (`-h`); `--` ends the flags; every
 //! other word is an operand. `--help` prints the subcommand's help instead.
 
-use crate::command::{Args, Context};
+use crate::command::{Args, Command, Completes, Context, Flag};
 use anyhow::{anyhow, bail, Result};
 use ioscope_options::flags::{check_support, split_flag, take_value, FlagDef};
 use ioscope_options::suggest::closest;
@@ -61,6 +61,7 @@ pub fn parse<A: Args>(cx: &Context, args: &[OsString]) -> Result<Option<A>> {
         print!("{}", crate::doc::command_help(cx.commands, cmd));
         return Ok(None);
     }
+    check_verbs(cmd, flags, &given, operands.first())?;
     let mut a = A::default();
     for (k, v) in given {
         (flags[k].set)(&mut a, v.as_deref()).map_err(|e| anyhow!(e))?;
@@ -70,6 +71,35 @@ pub fn parse<A: Args>(cx: &Context, args: &[OsString]) -> Result<Option<A>> {
     }
     a.check().map_err(|e| anyhow!(e))?;
     Ok(Some(a))
+}
+
+/// A command with verbs: every flag given goes with the verb (an unknown or missing
+/// verb is the command's to report).
+fn check_verbs<A>(
+    cmd: &Command,
+    flags: &[Flag<A>],
+    given: &[(usize, Option<String>)],
+    first: Option<&String>,
+) -> Result<()> {
+    let Completes::Verbs(verbs) = cmd.completes else {
+        return Ok(());
+    };
+    let Some(verb) = first.filter(|v| verbs.contains(&v.as_str())) else {
+        return Ok(());
+    };
+    for (k, _) in given {
+        let f = &flags[*k];
+        if !f.verbs.is_empty() && !f.verbs.contains(&verb.as_str()) {
+            let with = f.verbs.join(&format!(" or {} ", cmd.name));
+            bail!(
+                "--{} goes with {} {with}, not {} {verb}",
+                f.def.name,
+                cmd.name,
+                cmd.name
+            );
+        }
+    }
+    Ok(())
 }
 
 /// A subcommand's arguments as text; one that is not UTF-8 is named in the error.

@@ -17,6 +17,9 @@ use std::process::ExitCode;
 /// One flag of a subcommand: how it is written, and what it sets in `A`.
 pub struct Flag<A: 'static> {
     pub def: FlagDef,
+    /// For a command with verbs (`sweep run`, `log convert`): the verbs the flag goes
+    /// with (empty: every verb).
+    pub verbs: &'static [&'static str],
     /// Store the flag's value (None for a flag without one); an error says why the
     /// value is not one.
     pub set: fn(&mut A, Option<&str>) -> Result<(), String>,

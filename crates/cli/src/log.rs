@@ -19,17 +19,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use FlagValue::{None as NoVal, Required as ReqVal};
 
-const VERB_FLAGS: &[(&str, &[&str])] = &[
-    ("output", &["convert"]),
-    ("interval", &["percentiles"]),
-    ("divisor", &["percentiles"]),
-    ("decimals", &["percentiles"]),
-    ("directions", &["percentiles"]),
-    ("noweight", &["percentiles"]),
-    ("percentiles", &["percentiles", "summary"]),
-    ("json", &["summary"]),
-];
-
 /// `ioscope log`'s arguments.
 #[derive(Default)]
 pub struct Args {
@@ -41,9 +30,8 @@ pub struct Args {
     directions: Option<String>,
     noweight: bool,
     json: bool,
+    force: bool,
     operands: Vec<String>,
-    /// The flags given, for the check of which verb takes which.
-    given: Vec<&'static str>,
 }
 
 impl command::Args for Args {
@@ -61,11 +49,11 @@ const FLAGS: &[Flag<Args>] = &[
     Flag {
         def: FlagDef {
             aliases: &["o"],
-            ..flag("output", ReqVal, "DIR", "convert: write the text logs into DIR (default: the names the binary log records)")
+            ..flag("output", ReqVal, "DIR", "convert: write the text logs into DIR (default: beside the binary log, under the names it records)")
         },
+        verbs: &["convert"],
         set: |a, v| {
             a.output = Some(v.unwrap_or("").to_string());
-            a.given.push("output");
             Ok(())
         },
     },
@@ -74,17 +62,17 @@ const FLAGS: &[Flag<Args>] = &[
             aliases: &["i"],
             ..flag("interval", ReqVal, "MS", "percentiles: width of each output interval in ms (default 1000)")
         },
+        verbs: &["percentiles"],
         set: |a, v| {
             a.interval = Some(v.unwrap_or("").to_string());
-            a.given.push("interval");
             Ok(())
         },
     },
     Flag {
         def: flag("percentiles", ReqVal, "LIST", "percentiles: the percentiles after the median, separated by ':' or ',' (default 90:95:99); summary: which to print (default 50:90:99:99.9:99.99)"),
+        verbs: &["percentiles", "summary"],
         set: |a, v| {
             a.percentiles = Some(v.unwrap_or("").to_string());
-            a.given.push("percentiles");
             Ok(())
         },
     },
@@ -93,41 +81,49 @@ const FLAGS: &[Flag<Args>] = &[
             aliases: &["d"],
             ..flag("divisor", ReqVal, "N", "percentiles: divide the latencies by N (1000: us)")
         },
+        verbs: &["percentiles"],
         set: |a, v| {
             a.divisor = Some(v.unwrap_or("").to_string());
-            a.given.push("divisor");
             Ok(())
         },
     },
     Flag {
         def: flag("decimals", ReqVal, "N", "percentiles: decimal places (default 3)"),
+        verbs: &["percentiles"],
         set: |a, v| {
             a.decimals = Some(v.unwrap_or("").to_string());
-            a.given.push("decimals");
             Ok(())
         },
     },
     Flag {
         def: flag("directions", ReqVal, "LETTERS", "percentiles: also per direction: any of r, w, t, m (m = all merged)"),
+        verbs: &["percentiles"],
         set: |a, v| {
             a.directions = Some(v.unwrap_or("").to_string());
-            a.given.push("directions");
             Ok(())
         },
     },
     Flag {
         def: flag("noweight", NoVal, "", "percentiles: put each row whole into one interval instead of spreading it"),
+        verbs: &["percentiles"],
         set: |a, _| {
             a.noweight = true;
-            a.given.push("noweight");
             Ok(())
         },
     },
     Flag {
         def: flag("json", NoVal, "", "summary: print JSON"),
+        verbs: &["summary"],
         set: |a, _| {
             a.json = true;
-            a.given.push("json");
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("force", NoVal, "", "convert: replace text logs that exist (default: refuse)"),
+        verbs: &["convert"],
+        set: |a, _| {
+            a.force = true;
             Ok(())
         },
     },
@@ -143,44 +139,38 @@ pub fn main(cx: &Cx, args: &[OsString]) -> Result<ExitCode> {
     if !["convert", "summary", "percentiles"].contains(&verb.as_str()) {
         bail!("log: unknown verb '{verb}': convert, summary or percentiles");
     }
-    for (flag, verbs) in VERB_FLAGS {
-        if p.given.contains(flag) && !verbs.contains(&verb.as_str()) {
-            bail!(
-                "--{flag} goes with log {}, not log {verb}",
-                verbs.join(" or log ")
-            );
-        }
-    }
     if files.is_empty() {
         bail!("log {verb}: give the log files");
     }
     let files: Vec<PathBuf> = files.iter().map(PathBuf::from).collect();
     match verb.as_str() {
-        "convert" => convert(&files, p.output.as_deref().map(Path::new)),
+        "convert" => convert(&files, p.output.as_deref().map(Path::new), p.force),
         "summary" => summary(&files, &p),
         _ => percentiles(&files, &p),
     }
 }
 
-/// Binary logs to the text logs their run would have written.
-fn convert(files: &[PathBuf], dir: Option<&Path>) -> Result<ExitCode> {
+/// Binary logs to the text logs their run would have written: each into `-o DIR` or
+/// beside its binary log, under the name its header records (never elsewhere, never
+/// over an existing file unless `--force`), written to new temporary files and renamed
+/// into place once all of a log's text is written.
+fn convert(files: &[PathBuf], dir: Option<&Path>, force: bool) -> Result<ExitCode> {
     for f in files {
         let reader = Reader::open(f).map_err(|e| anyhow!(e))?;
+        let beside = f.parent().filter(|d| !d.as_os_str().is_empty());
+        let into = dir.or(beside).unwrap_or(Path::new("."));
+        let mut temps: Vec<(PathBuf, PathBuf)> = Vec::new();
         let mut outs: Vec<Option<BufWriter<File>>> = Vec::new();
         for log in reader.meta.logs.clone() {
-            let out = match log {
-                Some(p) => {
-                    let p = match dir {
-                        Some(d) => d.join(p.file_name().unwrap_or(p.as_os_str())),
-                        None => p,
-                    };
-                    let file = File::create(&p).with_context(|| p.display().to_string())?;
-                    println!("{}", p.display());
-                    Some(BufWriter::with_capacity(1 << 20, file))
-                }
-                None => None,
+            let Some(p) = log else {
+                outs.push(None);
+                continue;
             };
-            outs.push(out);
+            let dest = destination(f, into, &p, force)?;
+            let (tmp, file) = crate::term::files::create_temp(&dest)
+                .with_context(|| format!("{}: cannot create a file beside it", dest.display()))?;
+            temps.push((tmp, dest));
+            outs.push(Some(BufWriter::with_capacity(1 << 20, file)));
         }
         let mut last = std::time::Instant::now();
         let mut progress = |done: u64, total: u64| {
@@ -190,9 +180,37 @@ fn convert(files: &[PathBuf], dir: Option<&Path>) -> Result<ExitCode> {
             }
         };
         drop(reader);
-        text::convert(f, outs, &mut progress).with_context(|| f.display().to_string())?;
+        if let Err(e) = text::convert(f, outs, &mut progress) {
+            for (tmp, _) in &temps {
+                let _ = std::fs::remove_file(tmp);
+            }
+            return Err(anyhow!(e)).with_context(|| f.display().to_string());
+        }
+        for (tmp, dest) in temps {
+            std::fs::rename(&tmp, &dest).with_context(|| dest.display().to_string())?;
+            println!("{}", dest.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a text log recorded as `recorded` goes: its file name, in `into`.
+fn destination(bin: &Path, into: &Path, recorded: &Path, force: bool) -> Result<PathBuf> {
+    let Some(name) = recorded.file_name().filter(|n| *n != ".." && *n != ".") else {
+        bail!(
+            "{}: its header names the log '{}', which is not a file name",
+            bin.display(),
+            recorded.display()
+        );
+    };
+    let dest = into.join(name);
+    if !force && std::fs::symlink_metadata(&dest).is_ok() {
+        bail!(
+            "{}: exists; give --force to replace it (or -o DIR to write elsewhere)",
+            dest.display()
+        );
+    }
+    Ok(dest)
 }
 
 /// One group of latencies: a file's log kind, direction and priority.

@@ -99,6 +99,7 @@ const FLAGS: &[Flag<Args>] = &[
             "NAME",
             "I/O engine: io_uring (default), libaio or pvsync2",
         ),
+        verbs: &[],
         set: |a, v| {
             a.engine = v.unwrap_or("").to_string();
             Ok(())
@@ -111,6 +112,7 @@ const FLAGS: &[Flag<Args>] = &[
             "N",
             "I/Os in flight per thread (default 128)",
         ),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             let n = v
@@ -122,6 +124,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("batch", ReqVal, "N", "Submit batch (default 32)"),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             let n = v
@@ -133,6 +136,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("complete", ReqVal, "N", "Reap batch (default = --batch)"),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             let n = v
@@ -144,6 +148,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("bs", ReqVal, "SIZE", "Block size (default 4k)"),
+        verbs: &[],
         set: |a, v| {
             a.bs = v.unwrap_or("").to_string();
             Ok(())
@@ -156,6 +161,7 @@ const FLAGS: &[Flag<Args>] = &[
             "N",
             "Threads, each on every file (default 1)",
         ),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             let n = v
@@ -167,6 +173,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("seq", NoVal, "", "Sequential instead of random I/O"),
+        verbs: &[],
         set: |a, _| {
             a.seq = true;
             Ok(())
@@ -179,6 +186,7 @@ const FLAGS: &[Flag<Args>] = &[
             "",
             "Writes instead of reads (refused on devices with data, as always)",
         ),
+        verbs: &[],
         set: |a, _| {
             a.write = true;
             Ok(())
@@ -186,6 +194,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("polled", NoVal, "", "Polled I/O (IOPOLL / RWF_HIPRI)"),
+        verbs: &[],
         set: |a, _| {
             a.polled = true;
             Ok(())
@@ -193,6 +202,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("fixedbufs", NoVal, "", "io_uring: register the I/O buffers"),
+        verbs: &[],
         set: |a, _| {
             a.fixedbufs = true;
             Ok(())
@@ -200,6 +210,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("registerfiles", NoVal, "", "io_uring: register the files"),
+        verbs: &[],
         set: |a, _| {
             a.registerfiles = true;
             Ok(())
@@ -212,6 +223,7 @@ const FLAGS: &[Flag<Args>] = &[
             "CPU",
             "io_uring: kernel submission thread (pinned to CPU if given)",
         ),
+        verbs: &[],
         set: |a, v| {
             a.sqpoll = Some(match v {
                 None => None,
@@ -225,6 +237,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("buffered", NoVal, "", "Buffered I/O (default O_DIRECT)"),
+        verbs: &[],
         set: |a, _| {
             a.buffered = true;
             Ok(())
@@ -237,6 +250,7 @@ const FLAGS: &[Flag<Args>] = &[
             "",
             "IORING_OP_NOP: no file I/O, the kernel submission path alone",
         ),
+        verbs: &[],
         set: |a, _| {
             a.nop = true;
             Ok(())
@@ -249,6 +263,7 @@ const FLAGS: &[Flag<Args>] = &[
             "TIME",
             "Run time (default 10s, seconds unless a unit is given)",
         ),
+        verbs: &[],
         set: |a, v| {
             a.runtime = v.unwrap_or("").to_string();
             Ok(())
@@ -261,6 +276,7 @@ const FLAGS: &[Flag<Args>] = &[
             "",
             "No latency tracking (no timestamps, no percentiles)",
         ),
+        verbs: &[],
         set: |a, _| {
             a.lat = false;
             Ok(())
@@ -273,6 +289,7 @@ const FLAGS: &[Flag<Args>] = &[
             "",
             "Print the result as one JSON document on stdout",
         ),
+        verbs: &[],
         set: |a, _| {
             a.json = true;
             Ok(())

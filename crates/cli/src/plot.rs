@@ -50,6 +50,7 @@ const FLAGS: &[Flag<Args>] = &[
             aliases: &["o"],
             ..flag("output", ReqVal, "FILE.svg", "Write the graphs to this SVG file (required)")
         },
+        verbs: &[],
         set: |a, v| {
             a.output = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -57,6 +58,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("html", ReqVal, "FILE", "Also write a self-contained HTML page with the graphs"),
+        verbs: &[],
         set: |a, v| {
             a.html = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -64,6 +66,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("window", ReqVal, "TIME", "Average per-I/O log entries over windows this long (default: the run cut into 300 windows)"),
+        verbs: &[],
         set: |a, v| {
             a.window = Some(v.unwrap_or("").to_string());
             Ok(())

@@ -97,6 +97,7 @@ const FLAGS: &[Flag<Args>] = &[
             "SIZE",
             "Size of the temporary test file (default 1g, at least 16m)",
         ),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             a.size =
@@ -114,6 +115,7 @@ const FLAGS: &[Flag<Args>] = &[
             "TIME",
             "Run time of each of the six tests (default 5s, seconds unless a unit is given)",
         ),
+        verbs: &[],
         set: |a, v| {
             let us = ioscope_options::units::parse_time_us(v.unwrap_or(""), 1_000_000)
                 .map_err(|e| format!("--runtime: {e}"))?;
@@ -128,6 +130,7 @@ const FLAGS: &[Flag<Args>] = &[
             "",
             "Print the results as one JSON document on stdout",
         ),
+        verbs: &[],
         set: |a, _| {
             a.json = true;
             Ok(())

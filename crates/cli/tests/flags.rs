@@ -125,6 +125,7 @@ const COVERED: &[(&str, &str)] = &[
     ("log", "directions"),
     ("log", "noweight"),
     ("log", "json"),
+    ("log", "force"), // logtools.rs log_convert_writes_only_where_it_is_told
     ("log", "help"),
     // completions, help
     ("completions", "help"),

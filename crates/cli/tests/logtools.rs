@@ -119,6 +119,82 @@ fn binary_logs_convert_to_the_same_text() {
     assert!(r.code == 1 && r.stderr.contains("x.bin"), "{}", r.stderr);
 }
 
+/// `log convert` writes only beside its binary log (or under -o), whatever names the
+/// log's header records — an absolute path or `../` is taken for its file name alone —
+/// never over a file that exists unless --force, and never empties a good text log
+/// when the binary log is cut short.
+#[test]
+fn log_convert_writes_only_where_it_is_told() {
+    let d = tmpdir();
+    let far = d.path().join("far");
+    std::fs::create_dir(&far).unwrap();
+    // The header records absolute paths under far/.
+    let prefix = format!("--write_lat_log={}/L", far.display());
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=j",
+            "--ioengine=null",
+            "--size=1m",
+            "--log-format=binary",
+            &prefix,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let here = d.path().join("here");
+    std::fs::create_dir(&here).unwrap();
+    std::fs::rename(far.join("L_io.1.bin"), here.join("L_io.1.bin")).unwrap();
+    let r = run_in(&here, &["log", "convert", "L_io.1.bin"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        lines(&here.join("L_clat.1.log")),
+        256,
+        "beside the binary log"
+    );
+    assert!(
+        !far.join("L_clat.1.log").exists(),
+        "never where the header points"
+    );
+    // An existing text log is refused, kept byte for byte, and replaced with --force.
+    std::fs::write(here.join("L_lat.1.log"), "keep me\n").unwrap();
+    let r = run_in(&here, &["log", "convert", "L_io.1.bin"]);
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("L_lat.1.log: exists; give --force"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        std::fs::read(here.join("L_lat.1.log")).unwrap(),
+        b"keep me\n"
+    );
+    let r = run_in(&here, &["log", "convert", "--force", "L_io.1.bin"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(lines(&here.join("L_lat.1.log")), 256);
+    // A binary log cut short: the conversion fails, the text logs stay whole, and no
+    // temporary file is left behind.
+    let bin = std::fs::read(here.join("L_io.1.bin")).unwrap();
+    std::fs::write(here.join("L_io.1.bin"), &bin[..bin.len() - 5]).unwrap();
+    let before = std::fs::read(here.join("L_clat.1.log")).unwrap();
+    let r = run_in(&here, &["log", "convert", "--force", "L_io.1.bin"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(std::fs::read(here.join("L_clat.1.log")).unwrap(), before);
+    let leftovers: Vec<_> = std::fs::read_dir(&here)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    // --force goes with convert alone.
+    let r = run_in(&here, &["log", "summary", "--force", "L_clat.1.log"]);
+    assert!(
+        r.stderr
+            .contains("--force goes with log convert, not log summary"),
+        "{}",
+        r.stderr
+    );
+}
+
 /// summary: per direction and priority, the count and percentiles of a cmdprio run's
 /// clat log (seed 000's table by hand), from text and from binary logs alike.
 #[test]

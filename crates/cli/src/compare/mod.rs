@@ -45,6 +45,7 @@ impl command::Args for Args {
 const FLAGS: &[Flag<Args>] = &[
     Flag {
         def: flag("json", NoVal, "", "Print the rows as a JSON array (job, direction, metric, a, b, delta_pct, CI, p_value, verdict, n_a, n_b)"),
+        verbs: &[],
         set: |a, _| {
             a.json = true;
             Ok(())
@@ -52,6 +53,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("markdown", NoVal, "", "Print the table as GitHub markdown (for a patch mail)"),
+        verbs: &[],
         set: |a, _| {
             a.markdown = true;
             Ok(())
@@ -59,6 +61,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("svg", ReqVal, "FILE", "Also write the chart (change of B against A per metric, 95% whiskers) as SVG to FILE"),
+        verbs: &[],
         set: |a, v| {
             a.svg = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -66,6 +69,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("html", ReqVal, "FILE", "Also write a self-contained HTML report (differences, table, chart) to FILE"),
+        verbs: &[],
         set: |a, v| {
             a.html = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -73,6 +77,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("run", NoVal, "", "Run the job files A.fio and B.fio interleaved (A B A B ...) and compare the results"),
+        verbs: &[],
         set: |a, _| {
             a.run = true;
             Ok(())
@@ -80,6 +85,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("vary", ReqVal, "OPT=A,B", "Run one job file twice, with job option OPT set to A and to B in every job (e.g. ioscheduler=none,mq-deadline); implies --run"),
+        verbs: &[],
         set: |a, v| {
             a.vary = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -87,6 +93,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("repeat", ReqVal, "N", "--run: runs of each job file (default 5; at least 4 can show a significant change)"),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             let n = v
@@ -103,6 +110,7 @@ const FLAGS: &[Flag<Args>] = &[
             aliases: &["o"],
             ..flag("output", ReqVal, "DIR", "--run: keep the results as DIR/a-1.json, DIR/b-1.json, ... (default: a new temporary directory)")
         },
+        verbs: &[],
         set: |a, v| {
             a.output = Some(v.unwrap_or("").to_string());
             Ok(())

@@ -58,6 +58,7 @@ impl command::Args for Args {
 const FLAGS: &[Flag<Args>] = &[
     Flag {
         def: flag("model", ReqVal, "MODEL", "Weights: cfq (180-20*prio, default), bfq ((8-prio)*10), equal, io.weight or cgroup (each job's cgroup_weight, 100 when unset; the default of --scenario=cgroup-weights), or w1,w2,... one per job"),
+        verbs: &[],
         set: |a, v| {
             a.model = Some(Model::parse(v.unwrap_or("")).map_err(|e| format!("--model: {e}"))?);
             Ok(())
@@ -65,6 +66,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("dir", ReqVal, "DIR", "Bytes that count: read, write or all (default all: read+write+trim)"),
+        verbs: &[],
         set: |a, v| {
             a.dir = match v.unwrap_or("") {
                 "all" => Dir::All,
@@ -77,6 +79,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("json", NoVal, "", "Print the table and figures as one JSON document on stdout"),
+        verbs: &[],
         set: |a, _| {
             a.json = true;
             Ok(())
@@ -84,6 +87,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("scenario", ReqVal, "NAME", "Run 8 random readers on TARGET instead of reading a result: prio-ladder (be 0..7), equal (all be 4) or cgroup-weights (a blkio cgroup each, weights 800..100; cgroup v1, root)"),
+        verbs: &[],
         set: |a, v| {
             a.scenario = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -91,6 +95,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("svg", ReqVal, "FILE", "Also write the charts (ideal and transferred per job; shares and Jain's index per window) as SVG to FILE"),
+        verbs: &[],
         set: |a, v| {
             a.svg = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -98,6 +103,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("html", ReqVal, "FILE", "Also write a self-contained HTML report (tables and charts) to FILE"),
+        verbs: &[],
         set: |a, v| {
             a.html = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -105,6 +111,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("size", ReqVal, "SIZE", "--scenario: size of the region read (default: the file's size; 1g for a new file)"),
+        verbs: &[],
         set: |a, v| {
             a.size = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -112,6 +119,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("runtime", ReqVal, "TIME", "--scenario: run time (default 10s, seconds unless a unit is given)"),
+        verbs: &[],
         set: |a, v| {
             a.runtime = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -119,6 +127,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("ioscheduler", ReqVal, "NAME", "--scenario: switch the device to this I/O scheduler for the run (restored afterwards)"),
+        verbs: &[],
         set: |a, v| {
             a.ioscheduler = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -126,6 +135,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("bw-log", ReqVal, "PREFIX", "Fairness over time from bandwidth logs PREFIX_bw.N.log (N = job number; write_bw_log's format); with --scenario: keep the run's logs under PREFIX"),
+        verbs: &[],
         set: |a, v| {
             a.bw_log = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -133,6 +143,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("window", ReqVal, "TIME", "--bw-log, --scenario: window length for fairness over time (default 1s, seconds unless a unit is given)"),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             let us = ioscope_options::units::parse_time_us(v, 1_000_000)

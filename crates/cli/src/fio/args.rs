@@ -144,6 +144,7 @@ fn seconds(name: &str, v: Option<&str>) -> Result<Duration, String> {
 pub const FLAGS: &[Flag<FioArgs>] = &[
     Flag {
         def: flag("output", ReqVal, "FILE", "Write the report to this file"),
+        verbs: &[],
         set: |a, v| {
             a.output = v.map(PathBuf::from);
             Ok(())
@@ -151,6 +152,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("output-format", ReqVal, "FORMAT", "normal, terse, json or json+ (comma-separated for several)"),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             let f = ioscope_report::parse_formats(v).map_err(|e| format!("--output-format: {e}"))?;
@@ -160,6 +162,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("minimal", NoVal, "", "Terse output (same as --output-format=terse)"),
+        verbs: &[],
         set: |a, _| {
             a.minimal = true;
             Ok(())
@@ -167,6 +170,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("append-terse", NoVal, "", "Print terse output after the selected format"),
+        verbs: &[],
         set: |a, _| {
             a.append_terse = true;
             Ok(())
@@ -174,6 +178,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("terse-version", ReqVal, "N", "Terse format version: 2, 3 (default), 4 or 5"),
+        verbs: &[],
         set: |a, v| match v.unwrap_or("").parse() {
             Ok(n @ 2..=5) => {
                 a.terse_version = n;
@@ -185,6 +190,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     Flag {
         def: flag("bandwidth-log", OptVal, "NAME", "Write aggregate bandwidth logs of all jobs, NAME-read_bw.log, NAME-write_bw.log and \
          NAME-trim_bw.log (KiB/s every 500 ms, fio's format; NAME defaults to agg as in fio)"),
+        verbs: &[],
         set: |a, v| {
             a.bandwidth_log = Some(v.filter(|n| !n.is_empty()).unwrap_or("agg").to_string());
             Ok(())
@@ -193,6 +199,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     Flag {
         def: flag("gather-logs", NoVal, "", "Under mpirun: after the report, copy every rank's per-I/O logs (PREFIX.<host>.<rank>_*) \
          to rank 0, under the same paths"),
+        verbs: &[],
         set: |a, _| {
             a.gather_logs = true;
             Ok(())
@@ -200,6 +207,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("compat", ReqVal, "MODE", "fio: read values as fio 3.33 does (4q = 4, a range splits at its first - or :); also IOSCOPE_COMPAT=fio, or run as `fio`"),
+        verbs: &[],
         set: |a, v| {
             a.compat = Some(compat("--compat", v.unwrap_or(""))?);
             Ok(())
@@ -207,6 +215,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("parse-only", NoVal, "", "Parse and validate the options, then exit"),
+        verbs: &[],
         set: |a, _| {
             a.parse_only = true;
             Ok(())
@@ -214,6 +223,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("dump-jobs", NoVal, "", "Print the resolved job specifications as JSON and exit (ioscope)"),
+        verbs: &[],
         set: |a, _| {
             a.dump_jobs = true;
             Ok(())
@@ -221,6 +231,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("showcmd", NoVal, "", "Print the job files as a command line and exit"),
+        verbs: &[],
         set: |a, _| {
             a.showcmd = true;
             Ok(())
@@ -228,6 +239,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("debug", ReqVal, "TYPE", "Debug output; ioscope knows only 'parse' (print resolved options), other fio types are refused"),
+        verbs: &[],
         set: |a, v| {
             let d = v.unwrap_or("");
             if d.split(',').any(|x| x != "parse") {
@@ -239,6 +251,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("cmdhelp", OptVal, "OPTION", "Help on a job option, or all options"),
+        verbs: &[],
         set: |a, v| {
             a.cmdhelp = Some(v.map(str::to_string));
             Ok(())
@@ -246,6 +259,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("enghelp", OptVal, "ENGINE", "List engines, or the options of one engine"),
+        verbs: &[],
         set: |a, v| {
             a.enghelp = Some(v.map(str::to_string));
             Ok(())
@@ -256,6 +270,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
             aliases: &["v", "V"],
             ..flag("version", NoVal, "", "Print the version and exit")
         },
+        verbs: &[],
         set: |a, _| {
             a.version = true;
             Ok(())
@@ -263,6 +278,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("readonly", NoVal, "", "Refuse any job that writes (checked before anything is opened)"),
+        verbs: &[],
         set: |a, _| {
             a.readonly = true;
             Ok(())
@@ -270,6 +286,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("max-jobs", ReqVal, "N", "Refuse to run more than N jobs (numjobs clones included)"),
+        verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
             let n = v.parse().map_err(|_| format!("--max-jobs={v} is not a number"))?;
@@ -279,6 +296,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("warnings-fatal", NoVal, "", "Treat parser warnings (and flags without effect) as errors"),
+        verbs: &[],
         set: |a, _| {
             a.warnings_fatal = true;
             Ok(())
@@ -286,6 +304,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("section", ReqVal, "NAME", "Run only this job-file section (may be repeated)"),
+        verbs: &[],
         set: |a, v| {
             a.sections.extend(v.map(str::to_string));
             Ok(())
@@ -293,6 +312,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("eta", ReqVal, "WHEN", "Live status line: auto, always or never"),
+        verbs: &[],
         set: |a, v| {
             a.eta = match v.unwrap_or("") {
                 "auto" => Eta::Auto,
@@ -305,6 +325,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("log-format", ReqVal, "FORMAT", "Per-I/O logs as fio's text logs (text, the default), ioscope's binary log PREFIX_io.N.bin (binary; `ioscope log convert` makes the text later), or both"),
+        verbs: &[],
         set: |a, v| {
             a.log_format = match v.unwrap_or("") {
                 "text" => LogFormat::Text,
@@ -317,6 +338,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("eta-newline", ReqVal, "TIME", "Start a new status line every TIME (seconds unless a unit is given)"),
+        verbs: &[],
         set: |a, v| {
             a.eta_newline = Some(seconds("eta-newline", v)?);
             Ok(())
@@ -324,6 +346,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("eta-interval", ReqVal, "TIME", "Status line refresh interval (default 1s, at least 250ms; seconds unless a unit is given)"),
+        verbs: &[],
         set: |a, v| {
             let i = seconds("eta-interval", v)?;
             if i < crate::term::status::MIN_INTERVAL {
@@ -335,6 +358,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("status-interval", ReqVal, "TIME", "Print a full interim report every TIME (seconds unless a unit is given)"),
+        verbs: &[],
         set: |a, v| {
             a.status_interval = Some(seconds("status-interval", v)?);
             Ok(())
@@ -342,6 +366,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("allow-destructive", NoVal, "", "Allow writes to block devices that are mounted or carry data signatures (ioscope)"),
+        verbs: &[],
         set: |a, _| {
             a.allow_destructive = true;
             Ok(())
@@ -349,6 +374,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: flag("inflate-log", ReqVal, "FILE", "Write the text of a compressed log (NAME.log.fz, ioscope's or fio's) to stdout"),
+        verbs: &[],
         set: |a, v| {
             a.inflate_log = v.map(PathBuf::from);
             Ok(())
@@ -356,14 +382,17 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: not_yet("cpuclock-test", NoVal, "", "Test the CPU clock", "ioscope calibrates and checks its TSC clock itself at the start of every run"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("crctest", OptVal, "TYPE", "Measure the speed of checksum functions", "ioscope has no verify checksums yet"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: flag("merge-blktrace-only", NoVal, "", "Write the jobs' merge_blktrace_file and exit without I/O"),
+        verbs: &[],
         set: |a, _| {
             a.merge_blktrace_only = true;
             Ok(())
@@ -371,42 +400,52 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     },
     Flag {
         def: not_yet("server", OptVal, "ARGS", "Run as a fio backend server", "fio's client/server mode is not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("client", ReqVal, "HOST", "Send jobs to a fio backend server", "fio's client/server mode is not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("daemonize", ReqVal, "PIDFILE", "Run the fio server in the background", "fio's client/server mode is not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("remote-config", ReqVal, "FILE", "Have the fio server load this job file", "fio's client/server mode is not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("idle-prof", ReqVal, "MODE", "Report CPU idleness (system, percpu or calibrate)", "idleness profiling is not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("trigger-file", ReqVal, "FILE", "Run the trigger command when FILE exists", "triggers are not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("trigger-timeout", ReqVal, "TIME", "Run the trigger command at this time", "triggers are not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("trigger", ReqVal, "CMD", "Local trigger command", "triggers are not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("trigger-remote", ReqVal, "CMD", "Remote trigger command", "triggers are not implemented"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
         def: not_yet("aux-path", ReqVal, "DIR", "Directory for fio's state files (verify state, …)", "ioscope writes no auxiliary state files (no verify state yet)"),
+        verbs: &[],
         set: |_, _| Ok(()),
     },
     Flag {
@@ -415,6 +454,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
              there is no shared pool to size"),
             ..flag("alloc-size", ReqVal, "KB", "Size of fio's shared-memory pool")
         },
+        verbs: &[],
         set: |_, _| Ok(()),
     },
 ];

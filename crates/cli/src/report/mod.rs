@@ -36,6 +36,7 @@ const FLAGS: &[Flag<Args>] = &[
             aliases: &["o"],
             ..flag("output", ReqVal, "DIR", "Write the report files here (default: the results directory itself)")
         },
+        verbs: &[],
         set: |a, v| {
             a.output = Some(v.unwrap_or("").to_string());
             Ok(())
@@ -43,6 +44,7 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag("ssv", NoVal, "", "Also write fio-tests' space-separated columns (x rbw riops rclat wbw wiops wclat) per series"),
+        verbs: &[],
         set: |a, _| {
             a.ssv = true;
             Ok(())

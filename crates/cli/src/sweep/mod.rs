@@ -18,14 +18,6 @@ use std::time::Duration;
 use FlagValue::{None as NoVal, Required as ReqVal};
 
 /// Flags and the verbs they go with.
-const VERB_FLAGS: &[(&str, &[&str])] = &[
-    ("output", &["run", "import"]),
-    ("retry-failed", &["run"]),
-    ("allow-destructive", &["run"]),
-    ("emit", &["plan"]),
-    ("check", &["plan"]),
-    ("json", &["plan", "status"]),
-];
 
 /// `ioscope sweep`'s arguments.
 #[derive(Default)]
@@ -37,8 +29,6 @@ pub struct Args {
     check: bool,
     json: bool,
     operands: Vec<String>,
-    /// The flags given, for the check of which verb takes which.
-    given: Vec<&'static str>,
 }
 
 impl command::Args for Args {
@@ -58,49 +48,49 @@ const FLAGS: &[Flag<Args>] = &[
             aliases: &["o"],
             ..flag("output", ReqVal, "DIR", "run: the run directory (results, journal, report); running again on it resumes; import: where the imported results go")
         },
+        verbs: &["run", "import"],
         set: |a, v| {
             a.output = Some(v.unwrap_or("").to_string());
-            a.given.push("output");
             Ok(())
         },
     },
     Flag {
         def: flag("retry-failed", NoVal, "", "run: run points that failed in an earlier run again (they are skipped otherwise)"),
+        verbs: &["run"],
         set: |a, _| {
             a.retry_failed = true;
-            a.given.push("retry-failed");
             Ok(())
         },
     },
     Flag {
         def: flag("allow-destructive", NoVal, "", "run: allow writes to devices the safety checks refuse, and purge=discard"),
+        verbs: &["run"],
         set: |a, _| {
             a.allow_destructive = true;
-            a.given.push("allow-destructive");
             Ok(())
         },
     },
     Flag {
         def: flag("emit", ReqVal, "DIR", "plan: write each point as a fio job file DIR/<point>.fio"),
+        verbs: &["plan"],
         set: |a, v| {
             a.emit = Some(v.unwrap_or("").to_string());
-            a.given.push("emit");
             Ok(())
         },
     },
     Flag {
         def: flag("check", NoVal, "", "plan: check every point as a run would (options, unsupported values, limits); nothing runs, nothing is written"),
+        verbs: &["plan"],
         set: |a, _| {
             a.check = true;
-            a.given.push("check");
             Ok(())
         },
     },
     Flag {
         def: flag("json", NoVal, "", "plan, status: print JSON instead of text"),
+        verbs: &["plan", "status"],
         set: |a, _| {
             a.json = true;
-            a.given.push("json");
             Ok(())
         },
     },
@@ -117,14 +107,6 @@ pub fn main(cx: &Cx, args: &[OsString]) -> Result<ExitCode> {
     };
     if !["plan", "run", "status", "import"].contains(&verb) {
         bail!("sweep: unknown verb '{verb}': plan, run, status or import");
-    }
-    for (flag, verbs) in VERB_FLAGS {
-        if p.given.contains(flag) && !verbs.contains(&verb) {
-            bail!(
-                "--{flag} goes with sweep {}, not sweep {verb}",
-                verbs.join(" or sweep ")
-            );
-        }
     }
     let [operand] = rest else {
         bail!(
