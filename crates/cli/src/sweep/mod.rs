@@ -17,8 +17,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 use FlagValue::{None as NoVal, Required as ReqVal};
 
-/// Flags and the verbs they go with.
-
 /// `ioscope sweep`'s arguments.
 #[derive(Default)]
 pub struct Args {
