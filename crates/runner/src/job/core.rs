@@ -2,19 +2,18 @@
 //! and reap, and every call into the engine. The rest of the loop is
 //! [`State`], compiled once.
 
-use super::inputs::JobRun;
+use super::inputs::{JobRun, Outcome};
 use super::state::State;
 use super::verify::Next;
 use crate::clock::Ticks;
 use crate::record::{STATE_RAMP, STATE_RUNNING};
 use crate::sys::usage::thread_usage;
 use ioscope_engine::{Completion, Engine, EngineUser, Queued, UNIT_FILE_OP};
-use ioscope_stats::JobResult;
 use std::sync::atomic::Ordering::Relaxed;
 
 impl EngineUser for JobRun<'_> {
-    type Output = JobResult;
-    fn run<E: Engine>(self, engine: E) -> JobResult {
+    type Output = Outcome;
+    fn run<E: Engine>(self, engine: E) -> Outcome {
         Loop::new(self, engine).run()
     }
 }
@@ -41,7 +40,7 @@ impl<'a, E: Engine> Loop<'a, E> {
         Loop { eng, s }
     }
 
-    pub fn run(mut self) -> JobResult {
+    pub fn run(mut self) -> Outcome {
         self.s.times.usage_start = thread_usage();
         self.s.times.started = self.s.clock.now();
         let state = if self.s.rec.in_ramp() {

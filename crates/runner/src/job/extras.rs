@@ -109,7 +109,13 @@ impl State<'_> {
             Step::Done => self.stop_issuing = true,
             Step::Fail => {
                 let target = q.target_ns();
-                let (lat, ddir, offset, len, file) = last.unwrap_or_default();
+                let crate::record::SlowIo {
+                    lat,
+                    ddir,
+                    offset,
+                    len,
+                    file,
+                } = last.unwrap_or_default();
                 let path = self
                     .ctx
                     .files

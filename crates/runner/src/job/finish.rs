@@ -3,6 +3,7 @@
 //! the interim snapshots the monitor asks for while the job runs.
 
 use super::errors::strerror;
+use super::inputs::Outcome;
 use super::state::{Failure, State};
 use crate::clock::Ticks;
 use crate::sys::usage::{thread_usage, Usage};
@@ -11,8 +12,8 @@ use std::os::fd::AsRawFd;
 
 impl State<'_> {
     /// The loop is over (everything drained): close what the job wrote and make its
-    /// results.
-    pub fn finish(mut self) -> JobResult {
+    /// results; its logs go with them, to be closed by the phase.
+    pub fn finish(mut self) -> Outcome {
         let end = self.clock.now();
         self.close_iolog();
         // end_fsync and fsync_on_close both sync every file when the job ends.
@@ -23,7 +24,9 @@ impl State<'_> {
             }
         }
         let usage = thread_usage().since(&self.times.usage_start);
-        self.results(end, usage)
+        let logs = self.rec.take_logs();
+        let result = self.results(end, usage);
+        Outcome { result, logs }
     }
 
     /// write_iolog: the recorded I/O flushed to its file.
@@ -51,7 +54,6 @@ impl State<'_> {
             .any(|n| n.load(std::sync::atomic::Ordering::Relaxed) > 0);
         let runtime_ms = (ns / 1_000_000).max(u64::from(ns > 0 && did_io));
         self.take_monitor_failure();
-        self.ctx.logs = self.rec.take_logs();
         self.save_verify_state();
         let verify = self.verify.as_ref().map(|v| ioscope_stats::VerifyCounts {
             blocks: v.counts.blocks,

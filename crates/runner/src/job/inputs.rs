@@ -1,4 +1,4 @@
-//! What the job loop runs with; given an engine (by [`EngineUser::run`]) it runs the
+//! What the job loop runs with, and what it gives back; given an engine (by [`EngineUser::run`]) it runs the
 //! job to its end (see `core.rs`).
 
 use super::cmdprio::CmdPrio;
@@ -19,4 +19,11 @@ pub struct JobRun<'a> {
     pub verify: Option<Verifier>,
     /// flow: the job's place in its flow group (joined before the common start).
     pub flow: Option<Flow>,
+}
+
+/// What a job's loop gives back: its results and its logs, still to be closed (after
+/// every job of the phase has ended).
+pub struct Outcome {
+    pub result: ioscope_stats::JobResult,
+    pub logs: Option<crate::record::log::JobLogs>,
 }

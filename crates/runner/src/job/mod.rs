@@ -36,4 +36,4 @@ mod state;
 mod units;
 pub(crate) mod verify;
 
-pub(crate) use inputs::JobRun;
+pub(crate) use inputs::{JobRun, Outcome};

@@ -172,7 +172,8 @@ fn collect(
     for m in r.shared.take_messages() {
         obs.warning(&m);
     }
-    let (mut res, tid, logs) = joined?;
+    let out = joined?;
+    let (mut res, tid, logs) = (out.result, out.tid, out.logs);
     if let Some(cmd) = &r.postrun {
         if let Err(e) = exec_hook(&r.meta.name, "postrun", cmd) {
             obs.warning(&format!("warning: {e}"));

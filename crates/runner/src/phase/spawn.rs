@@ -5,7 +5,7 @@ use crate::env::EngineSource;
 use crate::error::RunError;
 use crate::job::cmdprio::CmdPrio;
 use crate::job::verify::Verifier;
-use crate::job::JobRun;
+use crate::job::{JobRun, Outcome};
 use crate::plan::info::engine_options;
 use crate::record::log::JobLogs;
 use crate::record::STATE_DONE;
@@ -18,8 +18,24 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-/// A job thread's result, thread id and logs to close.
-pub(crate) type ThreadOut = (JobResult, u32, Option<JobLogs>);
+/// What a job's thread gives back.
+pub(crate) struct ThreadOut {
+    pub result: JobResult,
+    /// The thread's id (fio's job pid).
+    pub tid: u32,
+    /// Its logs, to be closed once the phase's I/O is over.
+    pub logs: Option<JobLogs>,
+}
+
+/// What a job's thread sets up before the common start.
+struct Prepared {
+    workload: Workload,
+    buffers: Buffers,
+    cmdprio: Option<CmdPrio>,
+    verify: Option<Verifier>,
+    /// lockmem: held until the job's I/O is over.
+    locked: Option<crate::sys::memlock::LockedMem>,
+}
 
 /// Body of a job thread: set up the thread, buffers and engine, wait for the common
 /// start, then run. Setup errors are returned only after the start barrier, so the
@@ -39,9 +55,8 @@ pub(crate) fn job_thread(
     let join = || crate::job::flow::Flow::join(ctx.opts.flow_id, ctx.opts.flow);
     let mut flow = if delayed { None } else { join() };
     start.wait();
-    // lockmem: held until the job's I/O is over.
-    let (workload, buffers, cmdprio, verify, _locked) = match setup {
-        Ok(s) => s,
+    let p = match setup {
+        Ok(p) => p,
         Err(e) => {
             ctx.shared.state.store(STATE_DONE, Relaxed);
             return Err(e);
@@ -50,27 +65,38 @@ pub(crate) fn job_thread(
     if ctx.opts.create_only {
         // Files are laid out; no I/O.
         ctx.shared.state.store(STATE_DONE, Relaxed);
-        return Ok((JobResult::default(), tid, ctx.logs.take()));
+        let logs = ctx.logs.take();
+        return Ok(ThreadOut {
+            result: JobResult::default(),
+            tid,
+            logs,
+        });
     }
     wait_to_start(&ctx);
     if delayed {
         flow = join();
     }
-    let result = run_engine(&mut ctx, workload, buffers, cmdprio, verify, flow, &engine);
+    let _locked = p.locked;
+    let run = JobRun {
+        ctx: &mut ctx,
+        workload: p.workload,
+        buffers: p.buffers,
+        cmdprio: p.cmdprio,
+        verify: p.verify,
+        flow,
+    };
+    let outcome = run_engine(run, &engine);
     ctx.shared.state.store(STATE_DONE, Relaxed);
-    Ok((result?, tid, ctx.logs.take()))
+    let outcome = outcome?;
+    Ok(ThreadOut {
+        result: outcome.result,
+        tid,
+        logs: outcome.logs,
+    })
 }
 
-type Setup = (
-    Workload,
-    Buffers,
-    Option<CmdPrio>,
-    Option<Verifier>,
-    Option<crate::sys::memlock::LockedMem>,
-);
-
 /// Thread settings (ioprio, nice, CPUs), the workload, buffers and cmdprio.
-fn set_up(ctx: &mut JobCtx) -> Result<Setup, RunError> {
+fn set_up(ctx: &mut JobCtx) -> Result<Prepared, RunError> {
     let trace = ctx.trace.take();
     let o = &ctx.opts;
     if let Some(cg) = &ctx.cgroup {
@@ -112,7 +138,13 @@ fn set_up(ctx: &mut JobCtx) -> Result<Setup, RunError> {
     let verify = verifier(ctx, &workload)?;
     let say = |m: String| ctx.shared.say(m);
     let locked = crate::sys::memlock::LockedMem::new(&o.name, o.lockmem, &say)?;
-    Ok((workload, buffers, cmdprio, verify, locked))
+    Ok(Prepared {
+        workload,
+        buffers,
+        cmdprio,
+        verify,
+        locked,
+    })
 }
 
 /// The job's verifier, when it verifies; its history is sized for the writes planned.
@@ -167,18 +199,10 @@ fn wait_to_start(ctx: &JobCtx) {
 }
 
 /// Set up the engine (real, or scripted for tests) and run the job loop with it.
-fn run_engine(
-    ctx: &mut JobCtx,
-    workload: Workload,
-    buffers: Buffers,
-    cmdprio: Option<CmdPrio>,
-    verify: Option<Verifier>,
-    flow: Option<crate::job::flow::Flow>,
-    engine: &EngineSource,
-) -> Result<JobResult, RunError> {
-    let o = ctx.opts.clone();
-    let file_infos: Vec<ioscope_engine::FileInfo> = ctx
-        .files
+fn run_engine(run: JobRun, engine: &EngineSource) -> Result<Outcome, RunError> {
+    let o = run.ctx.opts.clone();
+    let files = &run.ctx.files;
+    let file_infos: Vec<ioscope_engine::FileInfo> = files
         .iter()
         .map(|f| ioscope_engine::FileInfo {
             fd: std::os::fd::AsRawFd::as_raw_fd(&f.file),
@@ -186,24 +210,16 @@ fn run_engine(
             is_block: f.is_block,
         })
         .collect();
-    let paths: Vec<std::path::PathBuf> = ctx.files.iter().map(|f| f.path.clone()).collect();
+    let paths: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let cfg = EngineConfig {
         depth: o.iodepth.max(1),
         files: &file_infos,
         paths: &paths,
-        buffers: buffers.region(),
-        unit_buf_len: buffers.slot,
-        opts: engine_options(&o, ctx.nop),
+        buffers: run.buffers.region(),
+        unit_buf_len: run.buffers.slot,
+        opts: engine_options(&o, run.ctx.nop),
     };
-    let clock = ctx.clock;
-    let run = JobRun {
-        ctx,
-        workload,
-        buffers,
-        cmdprio,
-        verify,
-        flow,
-    };
+    let clock = run.ctx.clock;
     Ok(match engine {
         EngineSource::Real if o.io_submit_mode == ioscope_options::SubmitMode::Offload => {
             ioscope_engine::with_offload(&o.ioengine, &cfg, run)?

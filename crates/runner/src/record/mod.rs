@@ -14,8 +14,16 @@ use crate::clock::{Clock, Ticks};
 use ioscope_engine::{Ddir, IoUnit};
 use log::JobLogs;
 
-/// An I/O over latency_target: (total latency ns, direction, offset, length, file).
-pub type SlowIo = (u64, Ddir, u64, u32, u32);
+/// The last I/O over latency_target, for fio's failure message.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SlowIo {
+    /// Total latency, ns.
+    pub lat: u64,
+    pub ddir: Ddir,
+    pub offset: u64,
+    pub len: u32,
+    pub file: u32,
+}
 use ioscope_options::JobOptions;
 use ioscope_stats::{DirStats, Histogram, JobResult, LatTrack, PrioStat, SyncStats};
 use std::sync::atomic::Ordering::Relaxed;
@@ -500,7 +508,13 @@ impl Recorder {
 #[cold]
 fn note_over(count: &mut u64, last: &mut Option<SlowIo>, lat: u64, u: &IoUnit) {
     *count += 1;
-    *last = Some((lat, u.ddir, u.offset, u.len, u.file));
+    *last = Some(SlowIo {
+        lat,
+        ddir: u.ddir,
+        offset: u.offset,
+        len: u.len,
+        file: u.file,
+    });
 }
 
 #[cfg(test)]
