@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = spec::build(&[], &[], &[secs], &[], &kw);
         }
         let words: Vec<String> = text.split_whitespace().map(String::from).collect();
-        if let Ok(c) = cli::parse_args(&words) {
+        if let Ok(c) = cli::parse_args(&words, &ioscope::fio_flags()) {
             let _ = spec::build(&c.global, &c.jobs, &[], &[], &kw);
         }
     }

@@ -73,6 +73,13 @@ pub fn parse_all(words: &[std::ffi::OsString]) {
     }
 }
 
+/// The fio face's flags, as its parser takes them (the fuzzer's way into job options
+/// given on the command line).
+#[doc(hidden)]
+pub fn fio_flags() -> Vec<&'static ioscope_options::flags::FlagDef> {
+    command::defs::<fio::args::FioArgs>()
+}
+
 /// `ioscope --dump-jobs | head` ends quietly, as fio and every Unix filter do, instead of
 /// panicking on the closed pipe (Rust ignores SIGPIPE). Not under an MPI launch: there
 /// the launcher's pipe may close mid-report and the rank must go on to save its results.

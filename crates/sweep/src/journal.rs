@@ -170,16 +170,24 @@ pub struct Journal {
 }
 
 impl Journal {
+    /// Open (or make) the journal of `dir` for appending. A last line cut short by a
+    /// crash or a full disk is cut off first (or, when it is a whole entry that lost
+    /// only its newline, ended), so the next entry starts on a line of its own.
     pub fn open(dir: &Path) -> Result<Journal, SweepError> {
+        use std::os::unix::fs::OpenOptionsExt;
         let path = dir.join(FILE);
-        let file = std::fs::OpenOptions::new()
+        let io = |e: std::io::Error| SweepError::Io {
+            path: path.clone(),
+            msg: e.to_string(),
+        };
+        let mut file = std::fs::OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(&path)
-            .map_err(|e| SweepError::Io {
-                path: path.clone(),
-                msg: e.to_string(),
-            })?;
+            .map_err(io)?;
+        mend_tail(&mut file).map_err(io)?;
         Ok(Journal { path, file })
     }
 
@@ -187,14 +195,49 @@ impl Journal {
     pub fn write(&mut self, ev: &Event) -> Result<(), SweepError> {
         let mut line = serde_json::to_string(ev).map_err(|e| SweepError::Run(e.to_string()))?;
         line.push('\n');
-        self.file
+        let before = self.file.metadata().map(|m| m.len());
+        let done = self
+            .file
             .write_all(line.as_bytes())
-            .and_then(|()| self.file.sync_data())
-            .map_err(|e| SweepError::Io {
-                path: self.path.clone(),
-                msg: e.to_string(),
-            })
+            .and_then(|()| self.file.sync_data());
+        if done.is_err() {
+            // A full disk wrote part of the line: take it back now (the next open
+            // would cut it off anyway).
+            if let Ok(len) = before {
+                let _ = self.file.set_len(len);
+            }
+        }
+        done.map_err(|e| SweepError::Io {
+            path: self.path.clone(),
+            msg: e.to_string(),
+        })
     }
+}
+
+/// A journal whose last line has no newline: the torn entry is cut off, or a whole one
+/// is ended with its newline.
+fn mend_tail(file: &mut std::fs::File) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(());
+    }
+    // Entries are short: the tail to mend is within the last 64 KiB.
+    let from = len.saturating_sub(64 << 10);
+    let mut tail = Vec::new();
+    file.seek(SeekFrom::Start(from))?;
+    file.take(len - from).read_to_end(&mut tail)?;
+    if tail.last() == Some(&b'\n') {
+        return Ok(());
+    }
+    let start = tail.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let last = &tail[start..];
+    if serde_json::from_slice::<Event>(last).is_ok() {
+        file.write_all(b"\n")?;
+    } else {
+        file.set_len(from + start as u64)?;
+    }
+    file.sync_data()
 }
 
 #[cfg(test)]
@@ -246,6 +289,17 @@ mod tests {
             .write_all(b"{\"event\":\"fin")
             .unwrap();
         let st = load(d.path()).unwrap();
+        // The next run cuts the torn entry off before it appends.
+        let mut j = Journal::open(d.path()).unwrap();
+        j.write(&Event::Start {
+            t: 6,
+            key: "c".into(),
+            id: "p-c".into(),
+        })
+        .unwrap();
+        let again = load(d.path()).unwrap();
+        assert_eq!(again.points["c"], PointState::Running);
+        assert_eq!(again.events.len(), 6);
         assert_eq!(
             st.points["a"],
             PointState::Finished {
@@ -256,6 +310,11 @@ mod tests {
         assert_eq!(st.points["b"], PointState::Running);
         assert_eq!(st.seconds, [2.5]);
         assert_eq!(st.events.len(), 5);
+        // A whole entry that lost only its newline is kept and ended.
+        let text = std::fs::read_to_string(d.path().join(FILE)).unwrap();
+        std::fs::write(d.path().join(FILE), text.trim_end_matches('\n')).unwrap();
+        Journal::open(d.path()).unwrap();
+        assert_eq!(load(d.path()).unwrap().events.len(), 6);
         // A bad line that is not the last is an error with its line number.
         std::fs::write(d.path().join(FILE), "nonsense\n{}\n").unwrap();
         let e = load(d.path()).unwrap_err().to_string();

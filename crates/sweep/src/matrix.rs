@@ -91,8 +91,34 @@ impl Point {
     }
 }
 
+/// At most this many points in one sweep file: `iodepth = "1..4096"` by `numjobs =
+/// "1..4096"` is a typo, not sixteen million runs (nor the memory to plan them).
+pub const MAX_POINTS: u64 = 20_000;
+
+/// How many points the file makes, before making them.
+pub fn count(f: &SweepFile) -> u64 {
+    f.sweeps
+        .iter()
+        .map(|s| {
+            let axes = s
+                .axes
+                .iter()
+                .fold(1u64, |n, a| n.saturating_mul(a.values.len() as u64));
+            axes.saturating_mul(s.profiles.len().max(1) as u64)
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
 /// Every point of the file, in run order; `identity` is the target's (see identity.rs).
 pub fn expand(f: &SweepFile, identity: &str) -> Result<Vec<Point>, SweepError> {
+    let n = count(f);
+    if n > MAX_POINTS {
+        return Err(SweepError::Run(format!(
+            "{}: {n} points, more than the {MAX_POINTS} a sweep file may make (check the \
+             axes' ranges)",
+            f.path.display()
+        )));
+    }
     let template = match &f.template {
         Some(p) => Some(std::fs::read_to_string(p).map_err(|e| SweepError::Io {
             path: p.clone(),
