@@ -123,7 +123,10 @@ mod tests {
         write_atomically(&out, b"{}").unwrap();
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         assert_eq!(std::fs::read(&out).unwrap(), b"{}");
-        assert!(!std::fs::symlink_metadata(&out).unwrap().file_type().is_symlink());
+        assert!(!std::fs::symlink_metadata(&out)
+            .unwrap()
+            .file_type()
+            .is_symlink());
         // create_new refuses a link and an existing file alike.
         std::os::unix::fs::symlink(&victim, d.path().join("l")).unwrap();
         assert!(create_new(&d.path().join("l")).is_err());

@@ -62,6 +62,10 @@ impl Prereq {
         name: "mkfs.ext4",
         package: "e2fsprogs",
     };
+    pub const BLKID: Prereq = Prereq::Program {
+        name: "blkid",
+        package: "util-linux",
+    };
     pub const MOUNT: Prereq = Prereq::Program {
         name: "mount",
         package: "mount",

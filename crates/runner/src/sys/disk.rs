@@ -2,7 +2,20 @@
 //! for the whole disks behind the job files (partitions resolve to their disk).
 
 use ioscope_stats::DiskUtil;
+use std::os::fd::AsRawFd;
 use std::time::Instant;
+
+/// Size in bytes of the block device open as `f` (BLKGETSIZE64).
+pub(crate) fn block_size(f: &std::fs::File) -> std::io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: the ioctl writes one u64 to `size`.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(size)
+}
 
 /// Kernel name of the whole disk holding device (major, minor).
 pub fn whole_disk(dev: (u32, u32)) -> Option<String> {

@@ -11,5 +11,6 @@ pub(crate) mod meta;
 pub(crate) mod numa;
 pub(crate) mod prio;
 pub(crate) mod safety;
+pub(crate) mod signatures;
 pub(crate) mod thread;
 pub(crate) mod usage;

@@ -1,10 +1,15 @@
 //! Never destroy data by surprise: before writing to a block device, refuse if it (or
-//! a partition on it) is mounted, used by another device (dm, md, LVM), or carries a
-//! filesystem, partition table, LVM, RAID or swap signature.
+//! a partition on it) is mounted, used as swap or by another device (dm, md, LVM), in
+//! use anywhere (an exclusive open fails: mounted in another mount namespace, held by
+//! another process), or carries a signature (see [`super::signatures`], then blkid's
+//! own probe when blkid is installed). The exclusive open is kept for the run, so
+//! nobody mounts or claims the device while ioscope writes to it.
 
+use super::signatures::find_signature;
 use std::fs::File;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
+use std::sync::{Arc, Mutex, Weak};
 
 /// (major, minor) of a block device.
 pub fn dev_numbers(rdev: u64) -> (u32, u32) {
@@ -73,68 +78,85 @@ fn holders(name: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Known on-disk signatures: (offset, magic, what).
-const SIGNATURES: &[(u64, &[u8], &str)] = &[
-    (1080, &[0x53, 0xEF], "an ext2/3/4 filesystem"),
-    (0, b"XFSB", "an XFS filesystem"),
-    (0x10040, b"_BHRfS_M", "a btrfs filesystem"),
-    (512, b"EFI PART", "a GPT partition table"),
-    (512, b"LABELONE", "an LVM physical volume"),
-    (536, b"LVM2 001", "an LVM physical volume"),
-    (4096, &[0xFC, 0x4E, 0x2B, 0xA9], "an MD RAID member (v1.2)"),
-    (0, &[0xFC, 0x4E, 0x2B, 0xA9], "an MD RAID member (v1.1)"),
-    (4086, b"SWAPSPACE2", "a swap area"),
-    (4086, b"SWAP-SPACE", "a swap area"),
-    (3, b"NTFS    ", "an NTFS filesystem"),
-    (0x36, b"FAT", "a FAT filesystem"),
-    (0x52, b"FAT32", "a FAT32 filesystem"),
-    (0x8001, b"CD001", "an ISO 9660 filesystem"),
-    (0, b"hsqs", "a squashfs filesystem"),
-    (0x400, &[0x10, 0x20, 0xF5, 0xF2], "an F2FS filesystem"),
-    (0x10000 + 0x40, b"ReIsEr", "a ReiserFS filesystem"),
-    (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
-    (
-        0x1018,
-        &[
-            0xc6, 0x85, 0x73, 0xf6, 0x4e, 0x1a, 0x45, 0xca, 0x82, 0x65, 0xf5, 0x7f, 0x48, 0xba,
-            0x6d, 0x81,
-        ],
-        "a bcache device",
-    ),
-];
+/// An exclusive open of a block device, held while any job writes to it: the kernel
+/// refuses mounts and other exclusive opens meanwhile.
+pub type Claim = Arc<File>;
 
-/// The first signature found in the device's first 128 KiB, if any.
-pub fn find_signature(file: &File) -> Option<&'static str> {
-    let mut buf = vec![0u8; 128 * 1024];
-    let mut got = 0;
-    while got < buf.len() {
-        match file.read_at(&mut buf[got..], got as u64) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n,
-        }
-    }
-    let buf = &buf[..got];
-    for (off, magic, what) in SIGNATURES {
-        let o = *off as usize;
-        if buf.len() >= o + magic.len() && &buf[o..o + magic.len()] == *magic {
-            return Some(what);
-        }
-    }
-    // MBR: boot signature plus at least one plausible partition entry.
-    if buf.len() >= 512 && buf[510] == 0x55 && buf[511] == 0xAA {
-        let entries = &buf[446..510];
-        if entries
-            .chunks(16)
-            .any(|e| e[4] != 0 && (e[0] == 0 || e[0] == 0x80))
-        {
-            return Some("a DOS/MBR partition table");
-        }
-    }
-    None
-}
+/// Claims of this process, by device number: jobs writing one device share its claim
+/// (a second exclusive open by this process would fail as well).
+static CLAIMS: Mutex<Vec<(u64, Weak<File>)>> = Mutex::new(Vec::new());
 
 /// Why writing to this block device would destroy data, or None if it looks unused.
 pub fn write_hazard(path: &Path, rdev: u64) -> Option<String> {
+    claim(path, rdev).err()
+}
+
+/// The device's claim for writing, or why writing would destroy data.
+pub fn claim(path: &Path, rdev: u64) -> Result<Claim, String> {
+    let mut claims = CLAIMS.lock().unwrap_or_else(|p| p.into_inner());
+    claims.retain(|(_, w)| w.strong_count() > 0);
+    let held = claims.iter().find(|(d, _)| *d == rdev);
+    if let Some(c) = held.and_then(|(_, w)| w.upgrade()) {
+        return Ok(c);
+    }
+    if let Some(why) = in_use(path, rdev) {
+        return Err(why);
+    }
+    let file = open_exclusive(path)?;
+    let size = super::disk::block_size(&file).unwrap_or(0);
+    if let Some(what) = find_signature(&file, size) {
+        return Err(format!("{} carries {what}", path.display()));
+    }
+    if let Some(what) = blkid_finds(path) {
+        return Err(format!("{} carries {what} (blkid)", path.display()));
+    }
+    let c = Arc::new(file);
+    claims.push((rdev, Arc::downgrade(&c)));
+    Ok(c)
+}
+
+/// Open read-only with O_EXCL: for a block device the kernel refuses it (EBUSY) while
+/// the device is mounted in any mount namespace or claimed by md, dm or another
+/// exclusive opener.
+fn open_exclusive(path: &Path) -> Result<File, String> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::EBUSY) => format!(
+                "{} is in use: mounted (perhaps in another mount namespace, such as a \
+                 container's) or held by another process (its exclusive open failed: {e})",
+                path.display()
+            ),
+            _ => format!("{}: cannot open: {e}", path.display()),
+        })
+}
+
+/// What blkid's low-level probe names on the device (a signature the table in
+/// signatures.rs lacks), when blkid is installed.
+fn blkid_finds(path: &Path) -> Option<String> {
+    let blkid = ["/usr/sbin/blkid", "/sbin/blkid", "/usr/bin/blkid"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())?;
+    let out = std::process::Command::new(blkid)
+        .args(["-p", "-o", "export", "--"])
+        .arg(path)
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once('=')?;
+        matches!(k, "TYPE" | "PTTYPE").then(|| format!("a {v} signature"))
+    })
+}
+
+/// Mounted (in this mount namespace), swap, held by another device or partitioned:
+/// why the device is in use, or None.
+fn in_use(path: &Path, rdev: u64) -> Option<String> {
     let (ma, mi) = dev_numbers(rdev);
     let name = kernel_name(ma, mi).unwrap_or_else(|| path.display().to_string());
     let mut names = vec![name.clone()];
@@ -144,8 +166,7 @@ pub fn write_hazard(path: &Path, rdev: u64) -> Option<String> {
         .filter_map(|n| dev_of(n))
         .chain([(ma, mi)])
         .collect();
-    let mounted = mounts_of(&devs);
-    if let Some(m) = mounted.first() {
+    if let Some(m) = mounts_of(&devs).first() {
         return Some(format!(
             "{} (/dev/{name}) is mounted on {m}",
             path.display()
@@ -171,25 +192,5 @@ pub fn write_hazard(path: &Path, rdev: u64) -> Option<String> {
             names[1..].join(", ")
         ));
     }
-    let file = File::open(path).ok()?;
-    find_signature(&file).map(|what| format!("{} carries {what}", path.display()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::io::Write;
-
-    #[test]
-    fn detects_signatures() {
-        let mut f = tempfile::NamedTempFile::new().unwrap();
-        let mut data = vec![0u8; 8192];
-        data[1080] = 0x53;
-        data[1081] = 0xEF;
-        f.write_all(&data).unwrap();
-        assert_eq!(find_signature(f.as_file()), Some("an ext2/3/4 filesystem"));
-        let mut g = tempfile::NamedTempFile::new().unwrap();
-        g.write_all(&vec![0u8; 8192]).unwrap();
-        assert_eq!(find_signature(g.as_file()), None);
-    }
+    None
 }

@@ -18,4 +18,7 @@ pub struct JobFile {
     pub dev: (u32, u32),
     /// lockfile: the lock the jobs sharing this file take turns with.
     pub lock: Option<std::sync::Arc<super::lock::FileLock>>,
+    /// The exclusive open of the block device it writes, held while the job has the
+    /// file (never used for I/O: only kept).
+    pub claim: Option<crate::sys::safety::Claim>,
 }

@@ -70,7 +70,9 @@ pub fn prepare(
         .into_iter()
         .map(|f| {
             let layout = f.layout.then_some(stop);
-            open_one(o, &f.path, f.ex, f.region, layout, access)
+            let mut file = open_one(o, &f.path, f.ex, f.region, layout, access)?;
+            file.claim = f.claim;
+            Ok(file)
         })
         .collect()
 }
@@ -110,6 +112,8 @@ struct FilePlan {
     ex: Option<region::Existing>,
     region: (u64, u64, u64),
     layout: bool,
+    /// The exclusive open of a block device it writes, held for the job.
+    claim: Option<safety::Claim>,
 }
 
 impl FilePlan {
@@ -130,7 +134,7 @@ struct FileLayout<'a> {
 
 impl FileLayout<'_> {
     fn plan(&self, o: &JobOptions, p: &Path) -> Result<FilePlan, RunError> {
-        let ex = probe(p);
+        let ex = probe(p)?;
         let (mut start, mut len, mut target) = match self.trace {
             Some(t) => (0, t.ends[self.index], t.ends[self.index]),
             None => region(o, self.files, self.clone, ex.as_ref().map(|e| e.size), p)?,
@@ -150,9 +154,10 @@ impl FileLayout<'_> {
             len = have + fs_free(dir_of(p)).unwrap_or(0) / self.files;
             target = start + len;
         }
-        if let Some(e) = ex.as_ref().filter(|e| e.is_block) {
-            self.check_device(o, p, e, (start, len, target))?;
-        }
+        let claim = match ex.as_ref().filter(|e| e.is_block) {
+            Some(e) => self.check_device(o, p, e, (start, len, target))?,
+            None => None,
+        };
         let layout = !o.create_on_open
             && !fill
             && ex.as_ref().map_or(true, |e| !e.is_block && e.size < target);
@@ -161,26 +166,28 @@ impl FileLayout<'_> {
             ex,
             region: (start, len, target),
             layout,
+            claim,
         })
     }
 
     /// A device is written only when it is safe (or the user said so), and the
-    /// region fits in it.
+    /// region fits in it; a checked device is claimed for the job (see safety.rs).
     fn check_device(
         &self,
         o: &JobOptions,
         p: &Path,
         e: &region::Existing,
         (start, len, target): (u64, u64, u64),
-    ) -> Result<(), RunError> {
+    ) -> Result<Option<safety::Claim>, RunError> {
         let writes = self.access.writes || self.access.trims;
+        let mut claim = None;
         if writes && !(self.allow_destructive || o.allow_mounted_write) {
-            if let Some(why) = safety::write_hazard(p, e.rdev) {
-                return Err(RunError::Refused(format!(
+            claim = Some(safety::claim(p, e.rdev).map_err(|why| {
+                RunError::Refused(format!(
                     "refusing to write to {}: {why}. Set allow_mounted_write=1 or pass --allow-destructive to write anyway",
                     p.display()
-                )));
-            }
+                ))
+            })?);
         }
         if target.max(start + len) > e.size {
             return Err(RunError::Setup(format!(
@@ -189,7 +196,7 @@ impl FileLayout<'_> {
                 e.size
             )));
         }
-        Ok(())
+        Ok(claim)
     }
 }
 
@@ -210,6 +217,7 @@ fn no_files(o: &JobOptions, paths: &[PathBuf], clone: u32) -> Result<Vec<JobFile
                 len,
                 dev: (0, 0),
                 lock: lock::for_path(o.lockfile, p),
+                claim: None,
             })
         })
         .collect()

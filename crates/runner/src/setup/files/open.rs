@@ -4,7 +4,7 @@
 use super::file::JobFile;
 use super::layout::{create_parent_dirs, fadvise, invalidate, lay_out, pre_read};
 use super::lock;
-use super::region::{block_size, Existing};
+use super::region::Existing;
 use crate::error::RunError;
 use crate::plan::Access;
 use crate::sys::safety;
@@ -81,7 +81,7 @@ pub(super) fn open_one(
         .metadata()
         .map_err(|e| RunError::Setup(format!("{}: {e}", path.display())))?;
     let real_size = if is_block {
-        block_size(&file).unwrap_or(0)
+        crate::sys::disk::block_size(&file).unwrap_or(0)
     } else {
         md.len()
     };
@@ -103,6 +103,7 @@ pub(super) fn open_one(
         len,
         dev: safety::dev_numbers(devnum),
         lock: lock::for_path(o.lockfile, path),
+        claim: None,
     })
 }
 

@@ -5,21 +5,8 @@ use crate::error::RunError;
 use ioscope_options::JobOptions;
 use ioscope_options::SizePct;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
-
-/// Size of a block device (BLKGETSIZE64).
-pub(super) fn block_size(f: &File) -> std::io::Result<u64> {
-    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
-    let mut size: u64 = 0;
-    // SAFETY: the ioctl writes one u64 to `size`.
-    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size) };
-    if r < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(size)
-}
 
 pub(super) struct Existing {
     pub is_block: bool,
@@ -27,22 +14,25 @@ pub(super) struct Existing {
     pub rdev: u64,
 }
 
-pub(super) fn probe(path: &Path) -> Option<Existing> {
-    let md = std::fs::metadata(path).ok()?;
+/// What is at `path` now: nothing, a file, or a block device and its size (a device
+/// that cannot be opened is an error that says why, not a size of 0).
+pub(super) fn probe(path: &Path) -> Result<Option<Existing>, RunError> {
+    let Ok(md) = std::fs::metadata(path) else {
+        return Ok(None);
+    };
     let is_block = md.file_type().is_block_device();
     let size = if is_block {
         File::open(path)
-            .ok()
-            .and_then(|f| block_size(&f).ok())
-            .unwrap_or(0)
+            .and_then(|f| crate::sys::disk::block_size(&f))
+            .map_err(|e| RunError::Setup(format!("{}: cannot open: {e}", path.display())))?
     } else {
         md.len()
     };
-    Some(Existing {
+    Ok(Some(Existing {
         is_block,
         size,
         rdev: md.rdev(),
-    })
+    }))
 }
 
 /// Per-file region for one clone given the file's current size: (start, len, the size
