@@ -1301,3 +1301,67 @@ fn windowed_bw_iops_rows_are_rates() {
         }
     }
 }
+
+/// 32 jobs logging every I/O in a 256 MiB memory cgroup (a container): their log
+/// buffers shrink to fit the cgroup's limit instead of the host's MemAvailable, so the
+/// run completes (it was OOM-killed, leaving no output) and every I/O is logged.
+#[test]
+fn logs_of_many_jobs_fit_in_a_memory_cgroup() {
+    require!(Prereq::MemCgroup);
+    let cg = MemCgroup::new(256 << 20).expect("memory cgroup");
+    let d = tmpdir();
+    let r = cg.run_in(
+        d.path(),
+        &[
+            "--name=m",
+            "--ioengine=null",
+            "--size=1g",
+            "--numjobs=32",
+            "--write_lat_log=lat",
+            "--rate_iops=2000",
+            "--runtime=1",
+            "--time_based",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "exit {}: {}", r.code, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).expect("JSON");
+    let jobs = v["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 32);
+    for (i, j) in jobs.iter().enumerate() {
+        let ios = j["read"]["total_ios"].as_u64().unwrap();
+        let logged = lines(&d.path().join(format!("lat_lat.{}.log", i + 1))).len() as u64;
+        assert!(
+            ios > 0 && logged == ios,
+            "job {}: {ios} I/Os, {logged} logged",
+            i + 1
+        );
+    }
+}
+
+/// Jobs whose buffers alone exceed the cgroup's limit are refused before the first I/O,
+/// naming the cgroup, not OOM-killed halfway.
+#[test]
+fn jobs_beyond_a_memory_cgroup_are_refused_naming_it() {
+    require!(Prereq::MemCgroup);
+    let cg = MemCgroup::new(128 << 20).expect("memory cgroup");
+    let d = tmpdir();
+    let r = cg.run_in(
+        d.path(),
+        &[
+            "--name=m",
+            "--ioengine=null",
+            "--size=1g",
+            "--bs=16m",
+            "--iodepth=8",
+            "--numjobs=2",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("MiB are available (the memory cgroup")
+            && r.stderr.contains(&cg.dir.display().to_string()),
+        "{}",
+        r.stderr
+    );
+}

@@ -43,6 +43,8 @@ pub enum Prereq {
     Fuse,
     /// The cgroup v1 blkio controller (fio's cgroup and cgroup_weight options).
     BlkioCgroup,
+    /// Root and a memory controller (cgroup v1 or v2) a limited group can be made in.
+    MemCgroup,
     /// fio's fiologparser_hist.py (Debian's fio package, gzipped) and the pandas it
     /// imports, for /usr/bin/python3.
     FioLogParserHist,
@@ -94,6 +96,11 @@ impl Prereq {
             Prereq::BlkioCgroup => {
                 "the cgroup v1 blkio controller, mounted (a kernel with CONFIG_BLK_CGROUP)".into()
             }
+            Prereq::MemCgroup => {
+                "root and a cgroup memory controller (v1, or v2 with +memory in the root's \
+                 cgroup.subtree_control)"
+                    .into()
+            }
             Prereq::Mpi => format!(
                 "Open MPI (apt-get install openmpi-bin libopenmpi-dev libclang-dev pkg-config) and \
                  ioscope built with it at {} (cargo build --features mpi -p ioscope --target-dir \
@@ -134,6 +141,10 @@ impl Prereq {
             Prereq::IoprioRt => ioprio_rt_ok(),
             Prereq::Fuse => fuse_ok(),
             Prereq::BlkioCgroup => blkio_mount().map(|_| ()),
+            Prereq::MemCgroup => {
+                Prereq::Root.check()?;
+                crate::common::MemCgroup::new(64 << 20).map(|_| ())
+            }
             Prereq::FioLogParserHist => {
                 if !Path::new(FIOLOGPARSER_HIST).is_file() {
                     return Err(format!("{FIOLOGPARSER_HIST} is missing"));

@@ -44,8 +44,10 @@ impl<'a> Plan<'a> {
     /// Validate `set` and plan it.
     pub fn new(set: &'a JobSet, ro: &RunOptions) -> Result<Plan<'a>, RunError> {
         validate::validate(set, ro)?;
-        let phases = phases(set)?;
-        resolve::check_memory(phases.iter().flatten().map(|p| &p.job))?;
+        let mut phases = phases(set)?;
+        for phase in &mut phases {
+            resolve::fit_memory(phase.iter_mut().map(|p| &mut p.job))?;
+        }
         Ok(Plan { set, phases })
     }
 

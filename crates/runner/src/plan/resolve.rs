@@ -3,7 +3,9 @@
 
 use super::access::{access, Access};
 use crate::error::RunError;
-use crate::sys::mem::mem_available;
+use crate::record::log::{CHUNKS, CHUNK_RECORDS, MIN_CHUNK_RECORDS};
+use crate::sys::mem;
+use ioscope_iolog::binary::RECORD_SIZE;
 use ioscope_iolog::set::LogSet;
 use ioscope_options::{engines, JobOptions, JobSpec};
 
@@ -22,6 +24,9 @@ pub struct Resolved {
     pub logs: LogSet,
     /// Bytes it needs before its first I/O.
     pub memory: u64,
+    /// Records per chunk of its per-I/O log stream (0: it captures none); fewer than
+    /// the default when many logging jobs share little memory (see [`fit_memory`]).
+    pub log_records: usize,
     /// How its blocks are verified, when it verifies.
     pub verify: Option<ioscope_verify::Spec>,
 }
@@ -57,7 +62,8 @@ pub fn resolve(
     }
     let sync = engines::is_sync(&o.ioengine, o.iodepth);
     let logs = LogSet::of(&o, number, sync);
-    let memory = job_memory(&o, a, &logs);
+    let log_records = if logs.captures() { CHUNK_RECORDS } else { 0 };
+    let memory = job_memory(&o, a) + log_bytes(log_records);
     let verify = super::verify::spec_of(&o, number as u16)
         .map_err(|m| RunError::Setup(format!("job '{}': {m}", spec.name)))?;
     Ok(Resolved {
@@ -66,13 +72,30 @@ pub fn resolve(
         sync,
         logs,
         memory,
+        log_records,
         verify,
     })
 }
 
-/// Memory one job clone needs before its first I/O: I/O buffers, pre-faulted latency
-/// histograms and log chunks.
-pub fn job_memory(o: &JobOptions, a: Access, logs: &LogSet) -> u64 {
+impl Resolved {
+    /// Use `records` per log chunk (the plan's choice, kept when setup resolves a
+    /// replayed trace again).
+    pub fn set_log_records(&mut self, records: usize) {
+        if self.log_records > 0 && records > 0 {
+            self.memory = self.memory - log_bytes(self.log_records) + log_bytes(records);
+            self.log_records = records;
+        }
+    }
+}
+
+/// Bytes of a per-I/O log stream of `records` per chunk.
+fn log_bytes(records: usize) -> u64 {
+    (CHUNKS * records * RECORD_SIZE) as u64
+}
+
+/// Memory one job clone needs before its first I/O, logs aside: I/O buffers and
+/// pre-faulted latency histograms.
+pub fn job_memory(o: &JobOptions, a: Access) -> u64 {
     const HIST: u64 = (ioscope_stats::hist::BUCKETS * 8) as u64;
     let max_bs = (0..3)
         .map(|d| {
@@ -89,29 +112,44 @@ pub fn job_memory(o: &JobOptions, a: Access, logs: &LogSet) -> u64 {
     let dirs = [a.reads, a.writes, a.trims].iter().filter(|&&u| u).count() as u64;
     let tracks = [o.clat_percentiles, o.lat_percentiles, o.slat_percentiles];
     let per_dir = tracks.iter().filter(|&&t| t).count() as u64;
-    let log_bytes = if logs.captures() {
-        (crate::record::log::CHUNKS
-            * crate::record::log::CHUNK_RECORDS
-            * ioscope_iolog::binary::RECORD_SIZE) as u64
-    } else {
-        0
-    };
     let sync_hist = u64::from(o.fsync > 0 || o.fdatasync > 0);
-    buffers + (dirs * per_dir + sync_hist) * HIST + log_bytes
+    buffers + (dirs * per_dir + sync_hist) * HIST
 }
 
-/// Refuse job clones that need more memory together than the machine has available.
-pub fn check_memory<'r>(jobs: impl Iterator<Item = &'r Resolved>) -> Result<(), RunError> {
-    let need: u64 = jobs.map(|j| j.memory).fold(0, u64::saturating_add);
-    let Some(avail) = mem_available() else {
+/// Fit the clones of one phase into the memory this process may use (MemAvailable, or
+/// a memory cgroup's headroom when tighter): per-I/O log streams take at most half of
+/// what the buffers leave, with smaller chunks when many jobs log (never fewer than
+/// [`MIN_CHUNK_RECORDS`]: a log is never dropped, its job waits for the writer
+/// instead); a phase that still does not fit is refused, naming what limits it.
+pub fn fit_memory<'r>(jobs: impl Iterator<Item = &'r mut Resolved>) -> Result<(), RunError> {
+    let Some(avail) = mem::available() else {
         return Ok(());
     };
-    if need > avail {
+    fit_into(&mut jobs.collect::<Vec<_>>(), &avail)
+}
+
+pub(crate) fn fit_into(jobs: &mut [&mut Resolved], avail: &mem::Available) -> Result<(), RunError> {
+    let total = |jobs: &[&mut Resolved]| jobs.iter().map(|j| j.memory).fold(0, u64::saturating_add);
+    let loggers = jobs.iter().filter(|j| j.log_records > 0).count() as u64;
+    if total(jobs) > avail.bytes / 2 && loggers > 0 {
+        let logs: u64 = jobs.iter().map(|j| log_bytes(j.log_records)).sum();
+        let rest = total(jobs) - logs;
+        let budget = avail.bytes.saturating_sub(rest) / 2 / loggers;
+        let per_chunk = (budget / (CHUNKS * RECORD_SIZE) as u64) as usize;
+        let records = per_chunk.clamp(MIN_CHUNK_RECORDS, CHUNK_RECORDS);
+        for j in jobs.iter_mut() {
+            let r = j.log_records.min(records);
+            j.set_log_records(r);
+        }
+    }
+    let need = total(jobs);
+    if need > avail.bytes {
         return Err(RunError::Setup(format!(
-            "the jobs need {} MiB of memory before their first I/O (buffers × iodepth × numjobs, \
-             latency histograms, log buffers) but only {} MiB are available",
+            "the jobs need {} MiB of memory before their first I/O (buffers × iodepth × \
+             numjobs, latency histograms, log buffers) but only {} MiB are available ({})",
             need >> 20,
-            avail >> 20
+            avail.bytes >> 20,
+            avail.by
         )));
     }
     Ok(())

@@ -13,7 +13,7 @@ use crate::env::Env;
 use crate::error::RunError;
 use crate::observe::Observer;
 use crate::plan::info::job_info;
-use crate::plan::resolve::{check_memory, resolve, TraceFacts};
+use crate::plan::resolve::{fit_memory, resolve, TraceFacts};
 use crate::plan::{Planned, Resolved};
 use crate::record::log::JobLogs;
 use crate::record::Shared;
@@ -56,8 +56,15 @@ pub(crate) fn prepare_job(
     }
     let paths: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let info = job_info(p.spec, job.sync, &paths);
-    let logs = JobLogs::open(o, &job.logs, p.number, env.clock, env.opts.log_format)
-        .map_err(|e| RunError::Setup(format!("job '{}': cannot open log: {e}", o.name)))?;
+    let logs = JobLogs::open(
+        o,
+        &job.logs,
+        job.log_records,
+        p.number,
+        env.clock,
+        env.opts.log_format,
+    )
+    .map_err(|e| RunError::Setup(format!("job '{}': cannot open log: {e}", o.name)))?;
     let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
     warn_if_no_room(o, &files, &info, obs);
     let seed = seed_for(o, p.number);
@@ -122,9 +129,10 @@ fn with_trace(
         depth: t.depth,
         dirs: t.dirs(),
     };
-    let job = resolve(p.spec, p.number, Some(facts))?;
+    let mut job = resolve(p.spec, p.number, Some(facts))?;
+    job.set_log_records(p.job.log_records);
     if job.memory > p.job.memory {
-        check_memory(std::iter::once(&job))?;
+        fit_memory(std::iter::once(&mut job))?;
     }
     Ok((job, Some(t)))
 }

@@ -47,6 +47,42 @@ fn plan_refuses_jobs_that_do_not_fit_in_memory() {
     assert_eq!(m, 32 * 4096 + ioscope_stats::hist::BUCKETS as u64 * 8);
 }
 
+/// 200 jobs logging every I/O in a 2 GiB cgroup: the log chunks shrink so the phase
+/// fits (the default 20 MiB each would need 4 GiB); what cannot fit is refused naming
+/// what limits it.
+#[test]
+fn log_buffers_shrink_to_fit_a_memory_cgroup() {
+    use crate::plan::resolve::{fit_into, resolve};
+    use crate::sys::mem::Available;
+    let set = jobs("[a]\nnumjobs=200\nsize=1m\nwrite_lat_log=lat\n");
+    let mut clones: Vec<_> = (1..=200)
+        .map(|n| resolve(&set.jobs[0], n, None).unwrap())
+        .collect();
+    let full = clones[0].memory;
+    assert_eq!(clones[0].log_records, crate::record::log::CHUNK_RECORDS);
+    let cgroup = Available {
+        bytes: 2 << 30,
+        by: "the memory cgroup /pod (limit 2048 MiB, 0 MiB in use)".into(),
+    };
+    fit_into(&mut clones.iter_mut().collect::<Vec<_>>(), &cgroup).unwrap();
+    let total: u64 = clones.iter().map(|c| c.memory).sum();
+    // The logs take at most half of what the buffers leave.
+    assert!(200 * full > 2 << 30 && total <= 3 << 29, "{total}");
+    let r = clones[0].log_records;
+    assert!(r < crate::record::log::CHUNK_RECORDS && r >= 4096, "{r}");
+    let tiny = Available {
+        bytes: 64 << 20,
+        ..cgroup
+    };
+    let e = fit_into(&mut clones.iter_mut().collect::<Vec<_>>(), &tiny)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("only 64 MiB are available (the memory cgroup /pod"),
+        "{e}"
+    );
+}
+
 #[test]
 fn plan_refuses_values_not_implemented_yet() {
     for (job, what) in [

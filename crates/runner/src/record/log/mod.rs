@@ -8,7 +8,8 @@
 //! job's binary log. Nothing is ever dropped: if the writer cannot keep up (the
 //! disk under the log is slower than the I/O being measured), the job waits for a
 //! chunk between two I/Os — never inside one — and the waits are reported. Memory is
-//! CHUNKS × CHUNK_RECORDS × 40 bytes = 20 MiB per job, whatever the run length.
+//! CHUNKS × CHUNK_RECORDS × 40 bytes = 20 MiB per job, whatever the run length (less
+//! when many logging jobs share little memory: the plan settles the chunk size).
 //!
 //! After the I/O ends, the records are turned into fio's text logs in one streaming
 //! pass (`ioscope_iolog::text::convert`); with `--log-format=binary` the binary log is kept instead
@@ -37,7 +38,7 @@ use stream::{Stream, Writer};
 use windows::{HistRows, Out, Sample, Windows};
 
 pub(crate) use closed::Closed;
-pub(crate) use stream::{CHUNKS, CHUNK_RECORDS};
+pub(crate) use stream::{CHUNKS, CHUNK_RECORDS, MIN_CHUNK_RECORDS};
 
 /// All logs of one job.
 pub struct JobLogs {
@@ -181,10 +182,12 @@ fn unix_epoch_ms(o: &JobOptions) -> std::io::Result<u64> {
 }
 
 impl JobLogs {
-    /// Open the logs the plan settled for a job (before any I/O); None if it has none.
+    /// Open the logs the plan settled for a job (before any I/O), its record stream in
+    /// chunks of `records`; None if it has none.
     pub fn open(
         o: &JobOptions,
         set: &LogSet,
+        records: usize,
         number: u32,
         clock: &'static Clock,
         format: LogFormat,
@@ -212,7 +215,7 @@ impl JobLogs {
         };
         let per_io = !set.windows;
         Ok(Some(JobLogs {
-            stream: Stream::start(writer)?,
+            stream: Stream::start(writer, records)?,
             mask: set.mask,
             fast: per_io && set.mask != 0 && hist.is_none(),
             windows: set.windows.then(|| Windows::new(o, set.mask)),

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 /// Records per chunk (2.5 MiB) and chunks per job.
 pub const CHUNK_RECORDS: usize = 65_536;
 pub const CHUNKS: usize = 8;
+/// The fewest records per chunk the plan chooses when memory is short (160 KiB).
+pub const MIN_CHUNK_RECORDS: usize = 4_096;
 
 type Chunk = Box<[Rec]>;
 
@@ -26,8 +28,8 @@ enum Msg {
     Epoch(Ticks),
 }
 
-fn new_chunk() -> Chunk {
-    let mut c = vec![Rec::default(); CHUNK_RECORDS].into_boxed_slice();
+fn new_chunk(records: usize) -> Chunk {
+    let mut c = vec![Rec::default(); records.max(1)].into_boxed_slice();
     // Touch every page now so appends never page-fault on the I/O path.
     for i in (0..c.len()).step_by(4096 / binary::RECORD_SIZE) {
         // SAFETY: in bounds; volatile so the write is not elided.
@@ -61,21 +63,21 @@ pub(super) struct Stream {
 }
 
 impl Stream {
-    pub fn start(w: Writer) -> std::io::Result<Stream> {
+    pub fn start(w: Writer, records: usize) -> std::io::Result<Stream> {
         let (to_writer, rx) = sync_channel::<Msg>(CHUNKS + 256);
         let (back, from_writer) = sync_channel::<Chunk>(CHUNKS);
         let with_records = w.spill.is_some();
         if with_records {
             for _ in 1..CHUNKS {
                 // The channel has room for every chunk: this cannot block.
-                let _ = back.send(new_chunk());
+                let _ = back.send(new_chunk(records));
             }
         }
         let writer = std::thread::Builder::new()
             .name("ioscope-log".into())
             .spawn(move || write_loop(w, rx, back))?;
         Ok(Stream {
-            chunk: with_records.then(new_chunk),
+            chunk: with_records.then(|| new_chunk(records)),
             len: 0,
             to_writer,
             from_writer,
@@ -88,11 +90,11 @@ impl Stream {
     #[inline(always)]
     pub fn push(&mut self, r: Rec) {
         if let Some(c) = &mut self.chunk {
-            // SAFETY: len < CHUNK_RECORDS == c.len(): hand_off takes the chunk away the
-            // moment len reaches its end.
+            // SAFETY: len < c.len(): hand_off takes the chunk away the moment len
+            // reaches its end.
             unsafe { *c.get_unchecked_mut(self.len) = r };
             self.len += 1;
-            if self.len == CHUNK_RECORDS {
+            if self.len == c.len() {
                 self.hand_off();
             }
         }
@@ -107,7 +109,7 @@ impl Stream {
         if self.to_writer.send(Msg::Records(c, n)).is_err() {
             // The writer is gone (it failed): keep recording into a fresh chunk; the
             // error is reported when the logs close.
-            self.chunk = Some(new_chunk());
+            self.chunk = Some(new_chunk(n));
             return;
         }
         self.chunk = match self.from_writer.try_recv() {
@@ -117,7 +119,7 @@ impl Stream {
                 let c = self.from_writer.recv().ok();
                 self.stalls += 1;
                 self.stall += t.elapsed();
-                c.or_else(|| Some(new_chunk()))
+                c.or_else(|| Some(new_chunk(n)))
             }
         };
     }
