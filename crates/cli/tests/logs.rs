@@ -1310,7 +1310,8 @@ fn logs_of_many_jobs_fit_in_a_memory_cgroup() {
     require!(Prereq::MemCgroup);
     let cg = MemCgroup::new(256 << 20).expect("memory cgroup");
     let d = tmpdir();
-    let r = cg.run_in(
+    let r = run_in_cgroup(
+        &cg,
         d.path(),
         &[
             "--name=m",
@@ -1346,7 +1347,8 @@ fn jobs_beyond_a_memory_cgroup_are_refused_naming_it() {
     require!(Prereq::MemCgroup);
     let cg = MemCgroup::new(128 << 20).expect("memory cgroup");
     let d = tmpdir();
-    let r = cg.run_in(
+    let r = run_in_cgroup(
+        &cg,
         d.path(),
         &[
             "--name=m",

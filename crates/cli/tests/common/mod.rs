@@ -333,71 +333,12 @@ pub const BT_QUEUE_DISCARD: u32 = 0x2012_0001;
 pub const BT_QUEUE_FLUSH: u32 = 0x0014_0001;
 pub const BT_DONE_READ: u32 = 0x0081_0008;
 
-/// A memory cgroup with a limit (v1's memory.limit_in_bytes or v2's memory.max), made
-/// at the root of the memory hierarchy and removed on drop.
-pub struct MemCgroup {
-    pub dir: PathBuf,
-}
-
-impl MemCgroup {
-    pub fn new(limit: u64) -> Result<MemCgroup, String> {
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("ioscope-test-{}-{n}", std::process::id());
-        let mounts = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
-        let mount = |v1: bool| {
-            mounts.lines().find_map(|l| {
-                let (left, right) = l.split_once(" - ")?;
-                let r: Vec<&str> = right.split(' ').collect();
-                let hit = match v1 {
-                    true => r[0] == "cgroup" && r.get(2)?.split(',').any(|o| o == "memory"),
-                    false => r[0] == "cgroup2",
-                };
-                hit.then(|| PathBuf::from(left.split(' ').nth(4).unwrap_or("/")))
-            })
-        };
-        let (root, file) = match (mount(true), mount(false)) {
-            (Some(v1), _) => (v1, "memory.limit_in_bytes"),
-            (None, Some(v2)) => {
-                let ctl =
-                    std::fs::read_to_string(v2.join("cgroup.subtree_control")).unwrap_or_default();
-                if !ctl.split_whitespace().any(|c| c == "memory") {
-                    return Err(format!(
-                        "{}: memory is not in cgroup.subtree_control",
-                        v2.display()
-                    ));
-                }
-                (v2, "memory.max")
-            }
-            (None, None) => return Err("no memory cgroup hierarchy is mounted".into()),
-        };
-        let dir = root.join(name);
-        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        let cg = MemCgroup { dir };
-        std::fs::write(cg.dir.join(file), limit.to_string())
-            .map_err(|e| format!("{}: {e}", cg.dir.join(file).display()))?;
-        Ok(cg)
-    }
-
-    /// Run ioscope inside the group.
-    pub fn run_in(&self, dir: &Path, args: &[&str]) -> Run {
-        let procs = self.dir.join("cgroup.procs");
-        let script = format!("echo $$ > {} && exec \"$@\"", procs.display());
-        let bin = bin().display().to_string();
-        let mut all = vec!["-c", &script, "sh", &bin];
-        all.extend_from_slice(args);
-        run_tool(Path::new("sh"), dir, &all, &[])
-    }
-}
-
-impl Drop for MemCgroup {
-    fn drop(&mut self) {
-        // The group's processes have exited; a moment for the kernel to let it go.
-        for _ in 0..50 {
-            if std::fs::remove_dir(&self.dir).is_ok() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-    }
+/// Run ioscope inside memory cgroup `cg`.
+pub fn run_in_cgroup(cg: &MemCgroup, dir: &Path, args: &[&str]) -> Run {
+    let procs = cg.dir.join("cgroup.procs");
+    let script = format!("echo $$ > {} && exec \"$@\"", procs.display());
+    let bin = bin().display().to_string();
+    let mut all = vec!["-c", &script, "sh", &bin];
+    all.extend_from_slice(args);
+    run_tool(Path::new("sh"), dir, &all, &[])
 }

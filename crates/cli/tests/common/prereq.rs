@@ -143,7 +143,7 @@ impl Prereq {
             Prereq::BlkioCgroup => blkio_mount().map(|_| ()),
             Prereq::MemCgroup => {
                 Prereq::Root.check()?;
-                crate::common::MemCgroup::new(64 << 20).map(|_| ())
+                MemCgroup::new(64 << 20).map(|_| ())
             }
             Prereq::FioLogParserHist => {
                 if !Path::new(FIOLOGPARSER_HIST).is_file() {
@@ -390,4 +390,63 @@ macro_rules! skip {
         prereq_missing(&test_name!(), &format!($($fmt)+), "", false);
         return;
     }};
+}
+
+/// A memory cgroup with a limit (v1's memory.limit_in_bytes or v2's memory.max), made
+/// at the root of the memory hierarchy and removed on drop.
+pub struct MemCgroup {
+    pub dir: PathBuf,
+}
+
+impl MemCgroup {
+    pub fn new(limit: u64) -> Result<MemCgroup, String> {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("ioscope-test-{}-{n}", std::process::id());
+        let mounts = std::fs::read_to_string("/proc/self/mountinfo").map_err(|e| e.to_string())?;
+        let mount = |v1: bool| {
+            mounts.lines().find_map(|l| {
+                let (left, right) = l.split_once(" - ")?;
+                let r: Vec<&str> = right.split(' ').collect();
+                let hit = match v1 {
+                    true => r[0] == "cgroup" && r.get(2)?.split(',').any(|o| o == "memory"),
+                    false => r[0] == "cgroup2",
+                };
+                hit.then(|| PathBuf::from(left.split(' ').nth(4).unwrap_or("/")))
+            })
+        };
+        let (root, file) = match (mount(true), mount(false)) {
+            (Some(v1), _) => (v1, "memory.limit_in_bytes"),
+            (None, Some(v2)) => {
+                let ctl =
+                    std::fs::read_to_string(v2.join("cgroup.subtree_control")).unwrap_or_default();
+                if !ctl.split_whitespace().any(|c| c == "memory") {
+                    return Err(format!(
+                        "{}: memory is not in cgroup.subtree_control",
+                        v2.display()
+                    ));
+                }
+                (v2, "memory.max")
+            }
+            (None, None) => return Err("no memory cgroup hierarchy is mounted".into()),
+        };
+        let dir = root.join(name);
+        std::fs::create_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let cg = MemCgroup { dir };
+        std::fs::write(cg.dir.join(file), limit.to_string())
+            .map_err(|e| format!("{}: {e}", cg.dir.join(file).display()))?;
+        Ok(cg)
+    }
+}
+
+impl Drop for MemCgroup {
+    fn drop(&mut self) {
+        // The group's processes have exited; a moment for the kernel to let it go.
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
 }
