@@ -245,3 +245,106 @@ fn a_flood_of_errors_is_cut_at_twenty() {
     );
     assert!(r.stderr.contains("and 5 more errors"), "{}", r.stderr);
 }
+
+/// Ten job files, each including the next eight times: 8^9 reads before the include
+/// depth limit would stop them (the run hung). The includes are counted over the
+/// whole job file and cut at 1024, naming the line.
+#[test]
+fn an_include_graph_that_fans_out_is_cut_short() {
+    let d = tmpdir();
+    for i in 0..10 {
+        let body = match i {
+            9 => "[j]\nbs=4k\n".to_string(),
+            _ => format!("include f{}.fio\n", i + 1).repeat(8),
+        };
+        fs::write(d.path().join(format!("f{i}.fio")), body).unwrap();
+    }
+    fails_with(
+        &["--parse-only", "f0.fio"],
+        d.path(),
+        &["more than 1024 includes in all"],
+    );
+}
+
+/// /dev/zero as a job file, an include, a sweep file or a template: read up to a
+/// limit and refused, not read until memory runs out.
+#[test]
+fn dev_zero_is_no_job_file_include_sweep_or_template() {
+    let d = tmpdir();
+    let limit = "longer than 64 MiB";
+    fails_with(
+        &["--parse-only", "/dev/zero"],
+        d.path(),
+        &["/dev/zero", limit],
+    );
+    fs::write(d.path().join("j.fio"), "[j]\ninclude /dev/zero\n").unwrap();
+    fails_with(&["--parse-only", "j.fio"], d.path(), &["j.fio:2", limit]);
+    fails_with(
+        &["sweep", "plan", "/dev/zero"],
+        d.path(),
+        &["/dev/zero", limit],
+    );
+    let sweep = "[target]\nfilename = \"/tmp/x\"\nsize = \"1m\"\n[template]\n\
+                 file = \"/dev/zero\"\n[[sweep]]\nname = \"t\"\naxes = { iodepth = [1] }\n";
+    fs::write(d.path().join("s.toml"), sweep).unwrap();
+    fails_with(&["sweep", "plan", "s.toml"], d.path(), &["s.toml:5", limit]);
+}
+
+/// A verify state file whose completion count (with a valid checksum) is more than
+/// its record holds: refused naming the count, not a capacity-overflow panic (2^64−1)
+/// or a 16 TB allocation (2^40).
+#[test]
+fn a_crafted_verify_state_file_is_refused() {
+    use ioscope_verify::state::State;
+    let d = tmpdir();
+    let f = d.path().join("data");
+    fs::write(&f, vec![0u8; 1 << 20]).unwrap();
+    let good = State {
+        numberio: 4,
+        index: 0,
+        name: "v".into(),
+        depth: 1,
+        files: 1,
+        completions: vec![(0, 0)],
+    }
+    .encode();
+    for count in [u64::MAX, 1 << 40] {
+        let mut rec = good[24..].to_vec();
+        rec[..8].copy_from_slice(&count.to_le_bytes());
+        let mut crafted = good[..24].to_vec();
+        let crc = u64::from(ioscope_verify::fio_crc32c(&rec));
+        crafted[16..24].copy_from_slice(&crc.to_le_bytes());
+        crafted.extend(rec);
+        fs::write(d.path().join("local-v-0-verify.state"), crafted).unwrap();
+        let r = run_in(
+            d.path(),
+            &[
+                "--name=v",
+                &format!("--filename={}", f.display()),
+                "--size=1m",
+                "--rw=read",
+                "--verify=crc32c",
+                "--verify_state_load=1",
+            ],
+        );
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        let want = format!("lists {count} completions but its record holds 1");
+        assert!(r.stderr.contains(&want), "{}", r.stderr);
+    }
+}
+
+/// `rounds = 1e20` in [steady_state]: refused naming the line (it panicked converting
+/// the planned time to a Duration).
+#[test]
+fn steady_state_rounds_are_counted_and_bounded() {
+    let d = tmpdir();
+    let sweep = "[target]\nfilename = \"/tmp/x\"\nsize = \"4m\"\n[steady_state]\nrounds = 1e20\n\
+                 workload = { rw = \"randwrite\", runtime = \"1s\" }\n[[sweep]]\nname = \"a\"\n\
+                 profiles = [\"randread\"]\naxes = { iodepth = [1] }\n";
+    fs::write(d.path().join("s.toml"), sweep).unwrap();
+    fails_with(
+        &["sweep", "plan", "s.toml"],
+        d.path(),
+        &["s.toml:5: steady_state.rounds: a whole number of rounds, 1 to 10000"],
+    );
+}

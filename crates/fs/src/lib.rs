@@ -5,7 +5,7 @@
 //! file, and a crash leaves the old one or the new one.
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -87,6 +87,85 @@ pub fn own_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// All of `r`, refused once it passes `limit` bytes: a job file named /dev/zero, or a
+/// pipe that never ends, must not fill memory.
+pub fn read_limited(r: impl Read, limit: u64) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    r.take(limit + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "longer than {} MiB, the most read from one file",
+                limit >> 20
+            ),
+        ));
+    }
+    Ok(buf)
+}
+
+/// The whole of the file at `path`, at most `limit` bytes (see [`read_limited`]).
+pub fn read_file_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    read_limited(File::open(path)?, limit)
+}
+
+/// An exclusive lock on a directory, held until dropped: a second ioscope working in
+/// the same directory fails at once, told the first one's process id.
+#[derive(Debug)]
+pub struct DirLock {
+    _file: File,
+}
+
+/// The lock file in a locked directory.
+pub const LOCK_FILE: &str = ".ioscope.lock";
+
+/// Why a directory could not be locked.
+#[derive(Debug)]
+pub enum LockError {
+    /// Another process holds it; its pid, as it wrote it.
+    Held(Option<u32>),
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for LockError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LockError::Held(Some(pid)) => write!(f, "in use by another ioscope (pid {pid})"),
+            LockError::Held(None) => write!(f, "in use by another ioscope"),
+            LockError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Lock `dir` (see [`DirLock`]): `flock` on [`LOCK_FILE`], which then names this
+/// process. The kernel drops the lock when the process ends, however it ends.
+pub fn lock_dir(dir: &Path) -> Result<DirLock, LockError> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join(LOCK_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .mode(0o644)
+        .open(&path)
+        .map_err(LockError::Io)?;
+    // SAFETY: flock on a descriptor this function owns.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(LockError::Io(e));
+        }
+        let mut text = String::new();
+        let _ = file.read_to_string(&mut text);
+        return Err(LockError::Held(text.trim().parse().ok()));
+    }
+    file.set_len(0).map_err(LockError::Io)?;
+    writeln!(file, "{}", std::process::id()).map_err(LockError::Io)?;
+    Ok(DirLock { _file: file })
+}
+
 fn parent(p: &Path) -> &Path {
     p.parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -137,6 +216,27 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+
+    #[test]
+    fn reads_stop_at_the_limit() {
+        let e = read_file_limited(Path::new("/dev/zero"), 1 << 20).unwrap_err();
+        assert!(e.to_string().contains("longer than 1 MiB"), "{e}");
+        assert_eq!(read_limited(&b"abc"[..], 3).unwrap(), b"abc");
+    }
+
+    #[test]
+    fn a_locked_directory_names_its_holder() {
+        let d = tempfile::tempdir().unwrap();
+        let held = lock_dir(d.path()).unwrap();
+        // flock locks belong to the open file: a second open conflicts, as another
+        // process's would.
+        match lock_dir(d.path()) {
+            Err(LockError::Held(Some(pid))) => assert_eq!(pid, std::process::id()),
+            other => panic!("{other:?}"),
+        }
+        drop(held);
+        lock_dir(d.path()).unwrap();
     }
 
     #[test]

@@ -87,30 +87,42 @@ pub fn parse_hist_row(line: &str) -> Result<HistRow, String> {
     })
 }
 
-/// Call `f` for each line of the file parsed by `parse` (blank lines skipped).
+/// Call `f` for each line of the file parsed by `parse` (blank lines skipped). fio
+/// ends every line with a newline: a last line without one was cut short (a full
+/// disk, a crash, a copy still running) and is an error, not a row with a truncated
+/// last number.
 pub fn for_each<T>(
     path: &Path,
     parse: impl Fn(&str) -> Result<T, String>,
     mut f: impl FnMut(T),
 ) -> Result<(), LogError> {
-    let file = std::fs::File::open(path).map_err(|source| LogError::Io {
+    let io = |source| LogError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
-        let line = line.map_err(|source| LogError::Io {
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = String::new();
+    for i in 1.. {
+        line.clear();
+        if reader.read_line(&mut line).map_err(io)? == 0 {
+            break;
+        }
+        let bad = |why: String| LogError::Line {
             path: path.to_path_buf(),
-            source,
-        })?;
-        if line.trim().is_empty() {
+            line: i,
+            why,
+        };
+        let Some(text) = line.strip_suffix('\n') else {
+            return Err(bad(
+                "cut short: the last line has no end (the log was not written to the end)".into(),
+            ));
+        };
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        if text.trim().is_empty() {
             continue;
         }
-        let v = parse(&line).map_err(|why| LogError::Line {
-            path: path.to_path_buf(),
-            line: i + 1,
-            why,
-        })?;
-        f(v);
+        f(parse(text).map_err(bad)?);
     }
     Ok(())
 }
@@ -118,6 +130,23 @@ pub fn for_each<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A clat_hist log whose last row was cut short (mid-number, so it still has every
+    /// field) is an error naming the line, not a row with a wrong last bin.
+    #[test]
+    fn a_log_cut_short_is_an_error() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("h_clat_hist.1.log");
+        std::fs::write(&p, "1000, 0, 4096, 1, 2, 3\n2000, 0, 4096, 4, 5, 60").unwrap();
+        let mut rows = Vec::new();
+        let e = for_each(&p, parse_hist_row, |r| rows.push(r)).unwrap_err();
+        assert!(e.to_string().contains(":2: cut short"), "{e}");
+        std::fs::write(&p, "1000, 0, 4096, 1, 2, 3\r\n\n2000, 0, 4096, 4, 5, 6\n").unwrap();
+        rows.clear();
+        for_each(&p, parse_hist_row, |r| rows.push(r)).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].bins, [4, 5, 6]);
+    }
 
     #[test]
     fn entries_with_and_without_offset_and_hex_prio() {

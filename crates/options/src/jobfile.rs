@@ -28,30 +28,44 @@ impl RawSection {
 }
 
 const MAX_INCLUDE_DEPTH: usize = 16;
+/// The most bytes one job file (or included file) may have, and all of a job file's
+/// includes together: far beyond any real job file (fio-tests' hundreds of jobs are
+/// a few hundred KiB), well short of filling memory when a job file is /dev/zero.
+pub const MAX_FILE_BYTES: u64 = 64 << 20;
+/// The most `include` lines one job file may expand, over all its includes: an include
+/// graph that fans out (each file including the next eight times) ends here, not after
+/// 8^16 reads.
+pub const MAX_INCLUDES: usize = 1024;
+
+/// What a job file's includes have used so far.
+#[derive(Default)]
+struct Budget {
+    includes: usize,
+    bytes: u64,
+}
 
 /// Read a job file (`-` = standard input) with its includes.
 pub fn read_job_file(path: &Path) -> Result<Vec<RawSection>, OptionsError> {
     let mut sections = Vec::new();
-    read_into(path, &mut sections, 0)?;
+    read_into(path, &mut sections, 0, &mut Budget::default())?;
     Ok(sections)
 }
 
-fn load_text(path: &Path) -> Result<String, OptionsError> {
-    let bytes = if path == Path::new("-") {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map_err(|e| {
-            OptionsError::File {
-                path: path.into(),
-                msg: format!("cannot read standard input: {e}"),
-            }
-        })?;
-        buf
+/// Read a text file of at most [`MAX_FILE_BYTES`] (`-` = standard input); `what` names
+/// it in errors ("job file", "template").
+pub fn load_text(path: &Path, what: &str) -> Result<String, OptionsError> {
+    let read = if path == Path::new("-") {
+        ioscope_fs::read_limited(std::io::stdin(), MAX_FILE_BYTES)
     } else {
-        std::fs::read(path).map_err(|e| OptionsError::File {
-            path: path.into(),
-            msg: format!("cannot read job file: {e}"),
-        })?
+        ioscope_fs::read_file_limited(path, MAX_FILE_BYTES)
     };
+    let bytes = read.map_err(|e| OptionsError::File {
+        path: path.into(),
+        msg: match path == Path::new("-") {
+            true => format!("cannot read standard input: {e}"),
+            false => format!("cannot read {what}: {e}"),
+        },
+    })?;
     text_from_bytes(path, bytes)
 }
 
@@ -71,9 +85,15 @@ fn text_from_bytes(path: &Path, bytes: Vec<u8>) -> Result<String, OptionsError> 
     })
 }
 
-fn read_into(path: &Path, out: &mut Vec<RawSection>, depth: usize) -> Result<(), OptionsError> {
-    let text = load_text(path)?;
-    parse_text(path, &text, out, depth)
+fn read_into(
+    path: &Path,
+    out: &mut Vec<RawSection>,
+    depth: usize,
+    budget: &mut Budget,
+) -> Result<(), OptionsError> {
+    let text = load_text(path, "job file")?;
+    budget.bytes += text.len() as u64;
+    parse_lines(path, &text, out, depth, budget)
 }
 
 /// Parse job-file text into sections appended to `out`.
@@ -82,6 +102,16 @@ pub fn parse_text(
     text: &str,
     out: &mut Vec<RawSection>,
     depth: usize,
+) -> Result<(), OptionsError> {
+    parse_lines(path, text, out, depth, &mut Budget::default())
+}
+
+fn parse_lines(
+    path: &Path,
+    text: &str,
+    out: &mut Vec<RawSection>,
+    depth: usize,
+    budget: &mut Budget,
 ) -> Result<(), OptionsError> {
     for (i, raw_line) in text.lines().enumerate() {
         let loc = Loc::file(path, i + 1);
@@ -110,7 +140,7 @@ pub fn parse_text(
             .strip_prefix("include ")
             .or_else(|| line.strip_prefix("include\t"))
         {
-            include(path, inc.trim(), &loc, out, depth)?;
+            include(path, inc.trim(), &loc, out, (depth, budget))?;
             continue;
         }
         let entry = parse_entry(line, loc.clone());
@@ -133,12 +163,31 @@ fn include(
     name: &str,
     loc: &Loc,
     out: &mut Vec<RawSection>,
-    depth: usize,
+    (depth, budget): (usize, &mut Budget),
 ) -> Result<(), OptionsError> {
     if depth >= MAX_INCLUDE_DEPTH {
         return Err(OptionsError::at(
             loc,
             format!("include '{name}' nests deeper than {MAX_INCLUDE_DEPTH} levels (a loop?)"),
+        ));
+    }
+    budget.includes += 1;
+    if budget.includes > MAX_INCLUDES {
+        return Err(OptionsError::at(
+            loc,
+            format!(
+                "include '{name}': more than {MAX_INCLUDES} includes in all (files that include \
+                 each other many times over?)"
+            ),
+        ));
+    }
+    if budget.bytes > MAX_FILE_BYTES {
+        return Err(OptionsError::at(
+            loc,
+            format!(
+                "include '{name}': the included files pass {} MiB in all",
+                MAX_FILE_BYTES >> 20
+            ),
         ));
     }
     let target = resolve_include(from, name);
@@ -148,7 +197,7 @@ fn include(
             format!("included file '{}' does not exist", target.display()),
         ));
     }
-    read_into(&target, out, depth + 1).map_err(|e| match e {
+    read_into(&target, out, depth + 1, budget).map_err(|e| match e {
         OptionsError::File { msg, .. } => OptionsError::at(loc, format!("include '{name}': {msg}")),
         other => other,
     })

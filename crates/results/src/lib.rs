@@ -45,6 +45,9 @@ pub struct Meta {
     pub cpu_model: Option<String>,
     /// `ioscope.sweep`: the sweep point this result is (ioscope sweep, sweep import).
     pub sweep: Option<SweepTag>,
+    /// `ioscope.interrupted`: a signal cut the run short; its figures cover only part
+    /// of what was asked.
+    pub interrupted: bool,
 }
 
 /// Which sweep point a result is: the sweep, the profile and the axis values.
@@ -53,6 +56,8 @@ pub struct SweepTag {
     pub sweep: String,
     pub profile: String,
     pub axes: Vec<(String, String)>,
+    /// The point's key (its options and target, hashed): which campaign's point this is.
+    pub key: String,
 }
 
 /// One job (or one group's merged job under group_reporting).

@@ -141,6 +141,10 @@ fn meta(o: &Map<String, Value>) -> Meta {
         hostname: s("hostname"),
         cpu_model: s("cpu_model"),
         sweep: o.get("sweep").and_then(Value::as_object).map(sweep_tag),
+        interrupted: o
+            .get("interrupted")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
     }
 }
 
@@ -154,6 +158,7 @@ fn sweep_tag(o: &Map<String, Value>) -> SweepTag {
     SweepTag {
         sweep: s("sweep"),
         profile: s("profile"),
+        key: s("key"),
         axes: o
             .get("axes")
             .and_then(Value::as_object)
@@ -240,22 +245,32 @@ fn dir(v: &Value) -> Result<Dir, String> {
             .get("lat_ns")
             .and_then(|c| c.get("mean"))
             .and_then(Value::as_f64),
-        clat_bins: bins(o.get("clat_ns")),
+        clat_bins: bins(o.get("clat_ns")).map_err(|why| format!("clat_ns: bins: {why}"))?,
     })
 }
 
-/// json+'s `{"bins": {"1234": 5, …}}` (ns → I/Os) → [(1234, 5), …] ascending.
-fn bins(lat: Option<&Value>) -> Vec<(u64, u64)> {
-    let Some(m) = lat.and_then(|l| l.get("bins")).and_then(Value::as_object) else {
-        return Vec::new();
+/// json+'s `{"bins": {"1234": 5, …}}` (ns → I/Os) → [(1234, 5), …] ascending. A bin
+/// that is not a latency with a count is an error: percentiles and confidence
+/// intervals are computed from these.
+fn bins(lat: Option<&Value>) -> Result<Vec<(u64, u64)>, String> {
+    let Some(b) = lat.and_then(|l| l.get("bins")) else {
+        return Ok(Vec::new());
     };
-    let mut v: Vec<(u64, u64)> = m
-        .iter()
-        .filter_map(|(k, v)| Some((k.parse::<u64>().ok()?, v.as_u64()?)))
-        .filter(|&(_, n)| n > 0)
-        .collect();
+    let m = b.as_object().ok_or("not a JSON object")?;
+    let mut v = Vec::with_capacity(m.len());
+    for (k, n) in m {
+        let ns = k
+            .parse::<u64>()
+            .map_err(|_| format!("\"{k}\" is not a latency in ns"))?;
+        let count = n
+            .as_u64()
+            .ok_or_else(|| format!("\"{k}\": {n} is not a count of I/Os"))?;
+        if count > 0 {
+            v.push((ns, count));
+        }
+    }
     v.sort_unstable();
-    v
+    Ok(v)
 }
 
 /// `{"percentile": {"50.000000": 123, …}}` → [(50.0, 123), …] in ascending order.
@@ -317,6 +332,35 @@ mod tests {
         let g = &r.groups[0].dirs[0];
         assert_eq!(g.min_bw, 52957184 * 1000 / 1001);
         assert_eq!(g.min_bw, g.max_bw);
+    }
+
+    /// json+ bins with a negative, fractional or non-numeric count, or a key that is
+    /// not a latency, are refused naming the bin (they were dropped, skewing the
+    /// percentiles computed from the rest).
+    #[test]
+    fn bad_json_plus_bins_are_refused() {
+        let doc = |bins: &str| {
+            format!(
+                r#"{{"jobs": [{{"jobname": "j", "read": {{"io_bytes": 1, "clat_ns": {{"bins": {bins}}}}}}}]}}"#
+            )
+        };
+        let ok = parse_str(&doc(r#"{"2000": 3, "1000": 1, "5": 0}"#), Path::new("x")).unwrap();
+        assert_eq!(ok.jobs[0].dirs[0].clat_bins, [(1000, 1), (2000, 3)]);
+        for (bins, why) in [
+            (r#"{"1000": -5}"#, r#""1000": -5 is not a count of I/Os"#),
+            (
+                r#"{"1000": "many"}"#,
+                r#""1000": "many" is not a count of I/Os"#,
+            ),
+            (r#"{"1000": 1.5}"#, r#""1000": 1.5 is not a count of I/Os"#),
+            (r#"{"fast": 1}"#, r#""fast" is not a latency in ns"#),
+            ("[1, 2]", "not a JSON object"),
+        ] {
+            let e = parse_str(&doc(bins), Path::new("x"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(&format!("read: clat_ns: bins: {why}")), "{e}");
+        }
     }
 
     #[test]

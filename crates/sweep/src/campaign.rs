@@ -8,7 +8,7 @@
 
 use crate::error::SweepError;
 use crate::execute::nominal_seconds;
-use crate::file::SweepFile;
+use crate::file::{SweepFile, SWEEP_COPY};
 use crate::journal::{self, Event, PointState};
 use crate::matrix;
 use ioscope_analysis::steady::Criteria;
@@ -79,14 +79,14 @@ pub struct Loaded {
 }
 
 pub fn load(dir: &Path) -> Result<Loaded, SweepError> {
-    if dir.join(journal::FILE).exists() && dir.join("sweep.toml").exists() {
+    if dir.join(journal::FILE).exists() && dir.join(SWEEP_COPY).exists() {
         return load_sweep(dir);
     }
     load_plain(dir)
 }
 
 fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
-    let file = SweepFile::read(&dir.join("sweep.toml"))?;
+    let file = SweepFile::read_copy(dir)?;
     let state = journal::load(dir)?;
     let identity = state
         .events

@@ -5,11 +5,13 @@
 //! early-stop guard sees the finished points' results again so it prunes the same way.
 
 use crate::error::SweepError;
+use crate::file::{SWEEP_COPY, TEMPLATE_COPY};
 use crate::journal::{self, now_ms, Event, Journal, PointState, State};
 use crate::matrix::Point;
 use crate::precondition;
 pub use crate::ready::{
-    figures, write_atomically, Campaign, Outcome, Position, Progress, Settings, Summary, POINTS_DIR,
+    figures, own_dir, write_atomically, write_text, Campaign, Outcome, Position, Progress,
+    Settings, Summary, POINTS_DIR,
 };
 use ioscope_analysis::sweep::{GuardLine, GuardMetric};
 use ioscope_options::JobSet;
@@ -88,14 +90,20 @@ impl Campaign {
     ) -> Result<Summary, SweepError> {
         let sets = self.check(exec)?;
         self.check_writes(&sets, settings)?;
-        let io = |p: &Path, e: std::io::Error| SweepError::Io {
-            path: p.to_path_buf(),
-            msg: e.to_string(),
-        };
-        let points_dir = dir.join(POINTS_DIR);
-        std::fs::create_dir_all(&points_dir).map_err(|e| io(&points_dir, e))?;
-        let copy = dir.join("sweep.toml");
-        std::fs::write(&copy, &self.file.text).map_err(|e| io(&copy, e))?;
+        own_dir(dir)?;
+        // One run per directory: a second would measure the same device at the same time
+        // and interleave its journal with this one's.
+        let _lock = ioscope_fs::lock_dir(dir).map_err(|e| {
+            SweepError::Run(format!(
+                "{}: {e}; wait for it or run elsewhere",
+                dir.display()
+            ))
+        })?;
+        own_dir(&dir.join(POINTS_DIR))?;
+        write_text(&dir.join(SWEEP_COPY), &self.file.text)?;
+        if let Some(t) = &self.file.template {
+            write_text(&dir.join(TEMPLATE_COPY), &t.text)?;
+        }
         let state = journal::load(dir)?;
         let mut journal = Journal::open(dir)?;
         journal.write(&Event::Campaign {
@@ -198,12 +206,21 @@ impl PointRun<'_> {
             return Ok(Outcome::Pruned(reason));
         }
         match self.state.points.get(&p.key).cloned() {
-            Some(PointState::Finished { file, .. }) => {
-                if let Some(doc) = self.read_result(&file) {
+            Some(PointState::Finished { file, .. }) => match self.read_result(&file) {
+                Ok(doc) if point_key(&doc) == Some(p.key.as_str()) => {
                     self.observe(p, Some(&doc));
                     return Ok(Outcome::Skipped);
                 }
-            }
+                Ok(_) => progress.stage(&format!(
+                    "{}: {file} holds a point of another version of the sweep or another \
+                     target (its key is not {}): running it again",
+                    p.id, p.key
+                )),
+                Err(why) => progress.stage(&format!(
+                    "{}: finished before, but {file} {why}: running it again",
+                    p.id
+                )),
+            },
             Some(PointState::Failed(e)) if !self.settings.retry_failed => {
                 self.observe(p, None);
                 return Ok(Outcome::Failed(e));
@@ -290,9 +307,11 @@ impl PointRun<'_> {
         }
     }
 
-    fn read_result(&self, rel: &str) -> Option<Value> {
-        let text = std::fs::read_to_string(self.dir.join(rel)).ok()?;
-        serde_json::from_str(&text).ok()
+    /// A point's result file, or why it cannot be read.
+    fn read_result(&self, rel: &str) -> Result<Value, String> {
+        let text = std::fs::read_to_string(self.dir.join(rel))
+            .map_err(|e| format!("cannot be read ({e})"))?;
+        serde_json::from_str(&text).map_err(|e| format!("is not JSON ({e})"))
     }
 
     /// The JSON+ document of a point (fio's client shape when it ran on many hosts),
@@ -350,9 +369,14 @@ impl PointRun<'_> {
         Position {
             settled,
             total: self.campaign.points.len(),
-            eta: eta.map(Duration::from_secs_f64),
+            eta: eta.and_then(|e| Duration::try_from_secs_f64(e).ok()),
         }
     }
+}
+
+/// The key a result file says its point has (`ioscope.sweep.key`).
+pub fn point_key(doc: &Value) -> Option<&str> {
+    doc.pointer("/ioscope/sweep/key").and_then(Value::as_str)
 }
 
 /// A point's planned seconds: ramp + runtime of its longest job, if time-bounded.

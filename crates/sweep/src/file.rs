@@ -107,8 +107,21 @@ pub struct SweepFile {
     pub precondition: Option<Precondition>,
     pub steady: Option<Steady>,
     /// `[template] file = "job.fio"`: points are this job file with `${AXIS}` replaced.
-    pub template: Option<PathBuf>,
+    pub template: Option<Template>,
 }
+
+/// A template job file, read once when the sweep file is (a run directory keeps a copy,
+/// [`TEMPLATE_COPY`], so it reads back wherever the original went).
+#[derive(Clone, Debug)]
+pub struct Template {
+    /// Where it was read from: relative names are relative to the sweep file.
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// A run directory's copy of the sweep file, and of its template.
+pub const SWEEP_COPY: &str = "sweep.toml";
+pub const TEMPLATE_COPY: &str = "template.fio";
 
 type Table = IndexMap<String, Spanned<toml::Value>>;
 
@@ -184,14 +197,32 @@ impl Lines<'_> {
 
 impl SweepFile {
     pub fn read(path: &Path) -> Result<SweepFile, SweepError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SweepError::Io {
-            path: path.to_path_buf(),
-            msg: e.to_string(),
-        })?;
-        SweepFile::parse(path, &text)
+        SweepFile::read_with(path, None)
+    }
+
+    /// The sweep file a run directory keeps, with the template it keeps.
+    pub fn read_copy(dir: &Path) -> Result<SweepFile, SweepError> {
+        let template = dir.join(TEMPLATE_COPY);
+        let template = template.exists().then_some(template);
+        SweepFile::read_with(&dir.join(SWEEP_COPY), template.as_deref())
+    }
+
+    /// Read `path`; its template from `template` instead of where it names, if given.
+    fn read_with(path: &Path, template: Option<&Path>) -> Result<SweepFile, SweepError> {
+        let text = ioscope_options::jobfile::load_text(path, "sweep file")
+            .map_err(|e| SweepError::Run(e.to_string()))?;
+        SweepFile::parse_with(path, &text, template)
     }
 
     pub fn parse(path: &Path, text: &str) -> Result<SweepFile, SweepError> {
+        SweepFile::parse_with(path, text, None)
+    }
+
+    fn parse_with(
+        path: &Path,
+        text: &str,
+        template_at: Option<&Path>,
+    ) -> Result<SweepFile, SweepError> {
         let lines = Lines { path, text };
         let model: Model = toml::from_str(text).map_err(|e| {
             let off = e.span().map_or(0, |s| s.start);
@@ -205,7 +236,7 @@ impl SweepFile {
             profiles.insert(name.clone(), lines.options(t, &format!("profiles.{name}"))?);
         }
         let template = match &model.template {
-            Some(t) => Some(template(&lines, t, path)?),
+            Some(t) => Some(template(&lines, t, path, template_at)?),
             None => None,
         };
         let sweeps = model
@@ -277,7 +308,12 @@ fn target(lines: &Lines, t: &Table) -> Result<Target, SweepError> {
     Ok(out)
 }
 
-fn template(lines: &Lines, t: &Table, sweep_path: &Path) -> Result<PathBuf, SweepError> {
+fn template(
+    lines: &Lines,
+    t: &Table,
+    sweep_path: &Path,
+    at: Option<&Path>,
+) -> Result<Template, SweepError> {
     let file = t
         .get("file")
         .ok_or_else(|| lines.err(0, "[template] needs file = \"JOB.fio\""))?;
@@ -291,7 +327,10 @@ fn template(lines: &Lines, t: &Table, sweep_path: &Path) -> Result<PathBuf, Swee
         .ok_or_else(|| lines.err(file.span().start, "template.file: a path"))?;
     // Relative to the sweep file, as includes are relative to their job file.
     let dir = sweep_path.parent().unwrap_or(Path::new("."));
-    Ok(dir.join(name))
+    let path = at.map_or_else(|| dir.join(name), Path::to_path_buf);
+    let text = ioscope_options::jobfile::load_text(&path, "the template")
+        .map_err(|e| lines.err(file.span().start, format!("template.file: {e}")))?;
+    Ok(Template { path, text })
 }
 
 fn sweep(
@@ -437,6 +476,9 @@ fn precondition(lines: &Lines, t: &Table) -> Result<Precondition, SweepError> {
     Ok(p)
 }
 
+/// The most steady-state rounds a sweep file may ask for.
+pub const MAX_ROUNDS: usize = 10_000;
+
 fn steady(lines: &Lines, t: &Table) -> Result<Steady, SweepError> {
     let mut s = Steady {
         criteria: Criteria::default(),
@@ -466,13 +508,23 @@ fn steady(lines: &Lines, t: &Table) -> Result<Steady, SweepError> {
                 .ok()
                 .filter(|&x| x >= lo)
         };
+        // Rounds are counted: whole numbers, and few (each round runs for seconds).
+        let count = |lo: usize| {
+            text.parse::<usize>()
+                .ok()
+                .filter(|n| (lo..=MAX_ROUNDS).contains(n))
+        };
         match k.as_str() {
             "rounds" | "max_rounds" => {
-                s.criteria.max_rounds = num(1.0).ok_or_else(|| bad("a number of rounds"))? as usize
+                s.criteria.max_rounds = count(1)
+                    .ok_or_else(|| bad(&format!("a whole number of rounds, 1 to {MAX_ROUNDS}")))?
             }
             "window" => {
-                s.criteria.window =
-                    num(2.0).ok_or_else(|| bad("rounds in the window, at least 2"))? as usize
+                s.criteria.window = count(2).ok_or_else(|| {
+                    bad(&format!(
+                        "rounds in the window, a whole number from 2 to {MAX_ROUNDS}"
+                    ))
+                })?
             }
             "range_pct" => s.criteria.range_pct = num(0.0).ok_or_else(|| bad("a percentage"))?,
             "slope_pct" => s.criteria.slope_pct = num(0.0).ok_or_else(|| bad("a percentage"))?,

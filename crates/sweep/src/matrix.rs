@@ -119,13 +119,7 @@ pub fn expand(f: &SweepFile, identity: &str) -> Result<Vec<Point>, SweepError> {
             f.path.display()
         )));
     }
-    let template = match &f.template {
-        Some(p) => Some(std::fs::read_to_string(p).map_err(|e| SweepError::Io {
-            path: p.clone(),
-            msg: format!("cannot read the template: {e}"),
-        })?),
-        None => None,
-    };
+    let template = f.template.as_ref().map(|t| &t.text);
     let mut points = Vec::new();
     let mut line = 0;
     for s in &f.sweeps {
@@ -265,7 +259,10 @@ fn template_sections(
     axes: &[(String, String)],
     text: &str,
 ) -> Result<Vec<RawSection>, SweepError> {
-    let path = f.template.as_deref().unwrap_or(Path::new("template"));
+    let path = f
+        .template
+        .as_ref()
+        .map_or(Path::new("template"), |t| t.path.as_path());
     let mut body = text.to_string();
     let mut unused = Vec::new();
     for (k, v) in axes {

@@ -170,10 +170,7 @@ impl Preconditioner<'_> {
     ) -> Result<Option<(Option<bool>, usize)>, SweepError> {
         let set = steady_job(&self.campaign.file, s)?;
         let dir = self.dir.join(DIR);
-        std::fs::create_dir_all(&dir).map_err(|e| SweepError::Io {
-            path: dir.clone(),
-            msg: e.to_string(),
-        })?;
+        crate::ready::own_dir(&dir)?;
         let max = if s.fio_ss.is_some() {
             1
         } else {

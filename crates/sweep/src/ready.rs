@@ -8,7 +8,7 @@ use crate::identity::Identity;
 use crate::matrix::{self, Point};
 use ioscope_runner::Observer;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 /// How a run treats what it finds.
@@ -96,21 +96,30 @@ pub fn figures(doc: &Value) -> (f64, f64, Option<f64>) {
     (iops, bw, p99)
 }
 
-/// Write `doc` (fio's JSON layout) to `path` through a temporary file and a rename, so
-/// a result file is either absent or whole.
+/// Write `doc` (fio's JSON layout) to `path` through a new temporary file and a rename
+/// (see ioscope-fs), so a result file is either absent or whole, and a link planted
+/// at its name is replaced, never followed.
 pub fn write_atomically(path: &Path, doc: &Value) -> Result<(), SweepError> {
     let mut text = String::new();
     ioscope_report::json::print_value(doc, 0, &mut text);
     text.push('\n');
-    let tmp: PathBuf = path.with_extension("json.tmp");
-    let io = |e: std::io::Error| SweepError::Io {
+    write_text(path, &text)
+}
+
+/// Write `text` as the whole of `path` (see [`write_atomically`]).
+pub fn write_text(path: &Path, text: &str) -> Result<(), SweepError> {
+    ioscope_fs::write_atomically(path, text.as_bytes()).map_err(|e| SweepError::Io {
         path: path.to_path_buf(),
         msg: e.to_string(),
-    };
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
-    std::io::Write::write_all(&mut f, text.as_bytes()).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    })
+}
+
+/// A directory of this user's (made if missing; see ioscope-fs's own_dir).
+pub fn own_dir(dir: &Path) -> Result<(), SweepError> {
+    ioscope_fs::own_dir(dir).map_err(|e| SweepError::Io {
+        path: dir.to_path_buf(),
+        msg: e.to_string(),
+    })
 }
 
 impl Campaign {

@@ -77,14 +77,24 @@ impl State {
                 "state file version {version}, this reads version {VERSION}"
             ));
         }
-        let size = u64_at(8)? as usize;
-        let rec = b
-            .get(24..24 + size)
+        let size = u64_at(8)?;
+        let rec = usize::try_from(size)
+            .ok()
+            .and_then(|n| b.get(24..24usize.checked_add(n)?))
             .ok_or("the file is shorter than its record")?;
         if u64::from(fio_crc32c(rec)) != u64_at(16)? {
             return Err("the state file's checksum does not match (damaged)".into());
         }
-        let kept = u64_at(24)? as usize;
+        // The completion count comes from the file: it must fit the record read, or a
+        // crafted count would size an allocation.
+        let room = rec.len().saturating_sub(152) / 16;
+        let kept = u64_at(24)?;
+        let kept = usize::try_from(kept)
+            .ok()
+            .filter(|&k| k <= room)
+            .ok_or_else(|| {
+                format!("the state file lists {kept} completions but its record holds {room}")
+            })?;
         let depth = u32_at(32)?;
         let files = u32_at(36)?;
         let name_bytes = b.get(112..176).ok_or("the file is cut short")?;
@@ -117,6 +127,40 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A completion count the record cannot hold, with a valid checksum, is refused
+    /// before anything is sized by it (2^64−1 panicked on capacity overflow, 2^40
+    /// aborted on a 16 TB allocation).
+    #[test]
+    fn crafted_completion_counts_are_refused() {
+        let s = State {
+            numberio: 6,
+            index: 0,
+            name: "w".into(),
+            depth: 4,
+            files: 1,
+            completions: vec![(0, 53248), (0, 28672), (0, 24576), (0, 57344)],
+        };
+        let b = s.encode();
+        for count in [u64::MAX, 1 << 40, 5] {
+            let mut rec = b[24..].to_vec();
+            rec[..8].copy_from_slice(&count.to_le_bytes());
+            let mut crafted = b[..24].to_vec();
+            crafted[16..24].copy_from_slice(&u64::from(fio_crc32c(&rec)).to_le_bytes());
+            crafted.extend(rec);
+            let e = State::decode(&crafted).unwrap_err();
+            assert!(
+                e.contains(&format!("lists {count} completions but its record holds 4")),
+                "{e}"
+            );
+        }
+        // A record size past the end of memory is a short file, not an overflow.
+        let mut huge = b.clone();
+        huge[8..16].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(State::decode(&huge)
+            .unwrap_err()
+            .contains("shorter than its record"));
+    }
 
     #[test]
     fn round_trip_and_fios_sizes() {

@@ -218,7 +218,7 @@ fn plan(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
     println!(
         "points: {}, planned time: {}{unknown_text}",
         c.points.len(),
-        duration_text(Duration::from_secs_f64(secs))
+        seconds_text(secs)
     );
     if let Some(t) = pre {
         println!("before the points: {t}");
@@ -264,16 +264,24 @@ fn precondition_text(f: &SweepFile) -> Option<String> {
             (Some(ss), _) => format!("steady state by fio's ss={ss} (one run)"),
             (None, Some(r)) => format!(
                 "steady state: rounds of {}, {}..{} rounds ({}..{})",
-                duration_text(Duration::from_secs_f64(r)),
+                seconds_text(r),
                 c.window,
                 c.max_rounds,
-                duration_text(Duration::from_secs_f64(r * c.window as f64)),
-                duration_text(Duration::from_secs_f64(r * c.max_rounds as f64))
+                seconds_text(r * c.window as f64),
+                seconds_text(r * c.max_rounds as f64)
             ),
             (None, None) => format!("steady state: {}..{} rounds", c.window, c.max_rounds),
         });
     }
     (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// `s` seconds as a duration ("1h 2m"), whatever the value.
+fn seconds_text(s: f64) -> String {
+    match Duration::try_from_secs_f64(s) {
+        Ok(d) => duration_text(d),
+        Err(_) => format!("{s:e} s"),
+    }
 }
 
 fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
@@ -372,9 +380,9 @@ fn status(dir: &Path, json: bool) -> Result<ExitCode> {
     );
     println!(
         "time spent: {} on {done} point(s); left: {}",
-        duration_text(Duration::from_secs_f64(spent)),
+        seconds_text(spent),
         match eta {
-            Some(e) if left > 0 => format!("~{}", duration_text(Duration::from_secs_f64(e))),
+            Some(e) if left > 0 => format!("~{}", seconds_text(e)),
             Some(_) => "nothing".into(),
             None => "unknown".into(),
         }

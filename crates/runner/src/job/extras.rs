@@ -19,7 +19,7 @@ impl State<'_> {
     pub fn hold_back(&mut self, io: Io, now: Ticks) -> bool {
         if let Some(us) = self.wl.replay_due_us() {
             // read_iolog: not before its time (scaled by replay_time_scale).
-            let scaled = us * 100 / u64::from(self.ctx.opts.replay_time_scale.max(1));
+            let scaled = us.saturating_mul(100) / u64::from(self.ctx.opts.replay_time_scale.max(1));
             let due = self.times.started + self.clock.ticks(Duration::from_micros(scaled));
             if now < due {
                 self.pacer.next_due = due;

@@ -69,7 +69,10 @@ fn log_buffers_shrink_to_fit_a_memory_cgroup() {
     // The logs take at most half of what the buffers leave.
     assert!(200 * full > 2 << 30 && total <= 3 << 29, "{total}");
     let r = clones[0].log_records;
-    assert!((4096..crate::record::log::CHUNK_RECORDS).contains(&r), "{r}");
+    assert!(
+        (4096..crate::record::log::CHUNK_RECORDS).contains(&r),
+        "{r}"
+    );
     let tiny = Available {
         bytes: 64 << 20,
         ..cgroup

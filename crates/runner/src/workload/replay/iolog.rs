@@ -1,6 +1,10 @@
 //! fio's iolog, versions 2 and 3: `add`/`open`/`close` of files, then I/Os (`read`,
 //! `write`, `trim`, `sync`, `datasync`) with offsets and lengths — after version 2's
 //! `wait` lines, or at version 3's µs timestamps. Errors name the line.
+//!
+//! Version 3's timestamps are read as fio reads them: each line waits the time since
+//! the line before (none when time goes back, and none after a line at time 0), so
+//! only the gaps count, never where the clock started.
 
 use super::{skipped, Entry, Trace};
 use crate::workload::io::Io;
@@ -30,6 +34,7 @@ pub fn parse(r: impl BufRead, o: &JobOptions, readonly: bool) -> Result<Trace, S
         t: Trace::default(),
         names: Vec::new(),
         waited_us: 0,
+        last_ts: 0,
         skipped_writes: 0,
     };
     for (i, line) in lines {
@@ -47,8 +52,11 @@ struct Parser<'a> {
     t: Trace,
     /// The files added, in order (their numbers in the trace).
     names: Vec<String>,
-    /// Version 2: the waits so far, the time of the next I/O.
+    /// The waits so far (version 2's `wait` lines, version 3's gaps): the time of the
+    /// next I/O.
     waited_us: u64,
+    /// Version 3: the previous line's timestamp.
+    last_ts: u64,
     /// Writes and trims left out under --readonly.
     skipped_writes: u64,
 }
@@ -64,6 +72,14 @@ impl Parser<'_> {
         } else {
             None
         };
+        if let Some(ts) = ts {
+            let gap = match self.last_ts {
+                0 => 0,
+                last => ts.saturating_sub(last),
+            };
+            self.last_ts = ts;
+            self.wait(gap)?;
+        }
         let Some(fname) = w.next() else {
             return Ok(());
         };
@@ -75,7 +91,7 @@ impl Parser<'_> {
                 let us = num(w.next().unwrap_or(""))?;
                 // As fio: waits below 100 µs are dropped.
                 if us >= 100 {
-                    self.waited_us += us;
+                    self.wait(us)?;
                 }
                 return Ok(());
             }
@@ -91,11 +107,29 @@ impl Parser<'_> {
             let off = num(w.next().unwrap_or(""))?;
             let len = num(w.next().unwrap_or(""))?;
             let len = u32::try_from(len).map_err(|_| format!("length {len} is too large"))?;
+            if len == 0 {
+                return Err(format!("{action} of 0 bytes (an I/O needs a length)"));
+            }
             (off, len)
         } else {
             (0, 0)
         };
-        self.io(ddir, file, offset, len, ts);
+        self.io(ddir, file, offset, len);
+        Ok(())
+    }
+
+    /// The replay waits `us` more before its next I/O. A log that waits more than a
+    /// year in all is damaged (a timestamp of 2^64−1 would hold the job forever).
+    fn wait(&mut self, us: u64) -> Result<(), String> {
+        const YEAR_US: u64 = 365 * 24 * 3600 * 1_000_000;
+        self.waited_us = self.waited_us.saturating_add(us);
+        if self.waited_us > YEAR_US && !self.o.replay_no_stall {
+            return Err(format!(
+                "the log waits {} s in all, more than a year: a damaged timestamp? \
+                 (replay_no_stall=1 replays without waiting)",
+                self.waited_us / 1_000_000
+            ));
+        }
         Ok(())
     }
 
@@ -113,7 +147,7 @@ impl Parser<'_> {
 
     /// An I/O of the log, as replay_skip, --readonly, replay_scale and replay_align
     /// have it.
-    fn io(&mut self, ddir: Ddir, file: u32, mut offset: u64, len: u32, ts: Option<u64>) {
+    fn io(&mut self, ddir: Ddir, file: u32, mut offset: u64, len: u32) {
         let o = self.o;
         if skipped(o, ddir) {
             return;
@@ -128,11 +162,7 @@ impl Parser<'_> {
         if o.replay_align > 1 {
             offset &= !(u64::from(o.replay_align) - 1);
         }
-        let at_us = match ts {
-            Some(us) => Some(us),
-            None if self.waited_us > 0 => Some(self.waited_us),
-            None => None,
-        };
+        let at_us = (self.version == 3 || self.waited_us > 0).then_some(self.waited_us);
         let io = Io {
             ddir,
             file,

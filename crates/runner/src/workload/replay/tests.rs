@@ -36,7 +36,35 @@ fn version_2_with_waits_and_version_3_with_times() {
     assert_eq!(t.files.len(), 2);
     assert_eq!(t.ends, [4608, 1004096]);
     assert_eq!(t.entries[1].io.file, 1);
-    assert_eq!(t.entries[1].at_us, Some(20));
+    // As fio: the gaps count (none after a line at time 0): 5 → 0, 9 → 4, 10 → 1, 20 → 10.
+    assert_eq!(t.entries[0].at_us, Some(5));
+    assert_eq!(t.entries[1].at_us, Some(15));
+}
+
+/// Timestamps of 2^64−1 (fio replays them at once: the gap after a line at time 0
+/// is none) and gaps of more than a year (damaged) never hold the job forever; an I/O
+/// of 0 bytes is refused naming its line.
+#[test]
+fn crafted_times_and_lengths_are_bounded() {
+    let max = u64::MAX;
+    let v3 =
+        format!("fio version 3 iolog\n0 a add\n{max} a open\n{max} a read 0 4096\n{max} a close\n");
+    let t = parse(v3.as_bytes(), &opts(|_| {}), false).unwrap();
+    assert_eq!(t.entries[0].at_us, Some(0));
+    let late = format!("fio version 3 iolog\n1 a add\n2 a read 0 4096\n{max} a read 0 4096\n");
+    let e = parse(late.as_bytes(), &opts(|_| {}), false).unwrap_err();
+    assert!(
+        e.contains("line 4: the log waits") && e.contains("more than a year"),
+        "{e}"
+    );
+    let t = parse(late.as_bytes(), &opts(|o| o.replay_no_stall = true), false).unwrap();
+    assert_eq!(t.entries.len(), 2);
+    let waits = format!("fio version 2 iolog\na add\na wait {max}\na wait {max}\n");
+    let e = parse(waits.as_bytes(), &opts(|_| {}), false).unwrap_err();
+    assert!(e.contains("line 3: the log waits"), "{e}");
+    let zero = "fio version 2 iolog\na add\na open\na read 0 0\n";
+    let e = parse(zero.as_bytes(), &opts(|_| {}), false).unwrap_err();
+    assert_eq!(e, "line 4: read of 0 bytes (an I/O needs a length)");
 }
 
 #[test]
@@ -111,5 +139,6 @@ fn recorded_logs_read_back() {
     );
     let t = parse(text.as_bytes(), &opts(|_| {}), false).unwrap();
     assert_eq!(t.entries.len(), 3);
-    assert_eq!(t.entries[2].at_us, Some(12));
+    // The gaps, as fio replays them: 7 follows a line at 0 (no wait), then 2, then 3.
+    assert_eq!(t.entries[2].at_us, Some(5));
 }
