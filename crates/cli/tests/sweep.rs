@@ -924,3 +924,250 @@ fn steady_state_by_fio_ss() {
         "{html}"
     );
 }
+
+/// A small sweep on the null engine in `dir` (points finish at once): `size` per point,
+/// iodepth 1 and 2.
+fn null_sweep(dir: &Path, name: &str, size: &str) -> String {
+    let f = dir.join(name);
+    std::fs::write(
+        &f,
+        format!(
+            "[target]\nfilename = \"{}\"\nsize = \"{size}\"\n[defaults]\nioengine = \"null\"\n\
+             [[sweep]]\nname = \"n\"\nprofiles = [\"randread\"]\naxes = {{ iodepth = [1, 2] }}\n",
+            dir.join("data").display()
+        ),
+    )
+    .unwrap();
+    f.display().to_string()
+}
+
+fn sweep_run(dir: &Path, file: &str, out: &str) -> Run {
+    run_in(dir, &["sweep", "run", file, "-o", out])
+}
+
+/// A crash or a full disk mid-append leaves the journal's last line torn: the next
+/// run cuts it off before it appends, and `sweep run`, `sweep status` and `report`
+/// read the campaign from then on (they failed for good: "not a journal entry").
+#[test]
+fn a_torn_journal_line_is_cut_before_the_next_append() {
+    let d = tmpdir();
+    let f = null_sweep(d.path(), "s.toml", "1m");
+    assert_eq!(sweep_run(d.path(), &f, "out").code, 0);
+    let jf = d.path().join("out/journal.jsonl");
+    let mut text = std::fs::read_to_string(&jf).unwrap();
+    text.push_str("{\"event\":\"fin");
+    std::fs::write(&jf, &text).unwrap();
+    let r = sweep_run(d.path(), &f, "out");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("0 run, 2 finished before"),
+        "{}",
+        r.stdout
+    );
+    let after = std::fs::read_to_string(&jf).unwrap();
+    assert!(
+        after
+            .lines()
+            .all(|l| serde_json::from_str::<Value>(l).is_ok()),
+        "every line an entry:\n{after}"
+    );
+    let s = run_in(d.path(), &["sweep", "status", "out"]);
+    assert_eq!(s.code, 0, "{}", s.stderr);
+    assert!(s.stdout.contains("2 done"), "{}", s.stdout);
+    let r = run_in(d.path(), &["report", "out"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// Edit a sweep (size 1m → 2m), run it into the same directory, run the first again:
+/// its points' result files hold the other version's points, so they run again and
+/// the run says so (they were skipped as finished and results.csv showed the other
+/// campaign's numbers).
+#[test]
+fn a_point_whose_result_is_another_campaigns_runs_again() {
+    let d = tmpdir();
+    let a = null_sweep(d.path(), "a.toml", "1m");
+    let b = null_sweep(d.path(), "b.toml", "2m");
+    assert_eq!(sweep_run(d.path(), &a, "out").code, 0);
+    assert_eq!(sweep_run(d.path(), &b, "out").code, 0);
+    let r = sweep_run(d.path(), &a, "out");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("2 points: 2 run, 0 finished before"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr
+            .contains("holds a point of another version of the sweep or another target"),
+        "{}",
+        r.stderr
+    );
+    for id in ["n.randread.iodepth-1", "n.randread.iodepth-2"] {
+        let p = d.path().join(format!("out/points/{id}.json"));
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        assert_eq!(
+            u(&v["jobs"][0]["read"]["io_bytes"]),
+            1 << 20,
+            "{id}: a.toml's size"
+        );
+    }
+}
+
+/// Two `sweep run` on one directory: the second fails at once, naming the first's
+/// pid (both measured the same point on the same device at the same time).
+#[test]
+fn a_second_run_on_one_directory_fails_naming_the_first() {
+    let d = tmpdir();
+    let f = d.path().join("slow.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "[target]\nfilename = \"{}\"\nsize = \"1m\"\n[defaults]\nioengine = \"null\"\n\
+             rate_iops = 100\nruntime = \"30s\"\ntime_based = 1\n\
+             [[sweep]]\nname = \"s\"\nprofiles = [\"randread\"]\naxes = {{ iodepth = [1] }}\n",
+            d.path().join("data").display()
+        ),
+    )
+    .unwrap();
+    let first = std::process::Command::new(bin())
+        .args(["sweep", "run", &f.display().to_string(), "-o", "out"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait (up to 60 s on a loaded machine) for the first run's point to start.
+    let started = Instant::now();
+    while events(&journal(&d.path().join("out")), "start").is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the first run never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let second = sweep_run(d.path(), &f.display().to_string(), "out");
+    // SAFETY: kill with a pid this test spawned.
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    let mut first = first;
+    let _ = first.wait();
+    assert_eq!(second.code, 1, "{}", second.stderr);
+    let want = format!("in use by another ioscope (pid {})", first.id());
+    assert!(second.stderr.contains(&want), "{}", second.stderr);
+    assert_eq!(
+        events(&journal(&d.path().join("out")), "start").len(),
+        1,
+        "the second run started nothing"
+    );
+}
+
+/// A relative `[template] file`, run from another directory: the template is read once
+/// (relative to the sweep file) and kept with the run, so the report is written and
+/// `report` and `sweep status` read the run later (they failed, and the run printed
+/// "no report" and exited 0).
+#[test]
+fn a_relative_template_is_kept_with_the_run() {
+    let d = tmpdir();
+    let conf = d.path().join("conf");
+    std::fs::create_dir(&conf).unwrap();
+    std::fs::write(
+        conf.join("t.fio"),
+        "[global]\nioengine=null\nsize=1m\n[qd${QD}]\nrw=randread\niodepth=${QD}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        conf.join("s.toml"),
+        format!(
+            "[target]\nfilename = \"{}\"\n[template]\nfile = \"t.fio\"\n[[sweep]]\nname = \"t\"\n\
+             axes = {{ QD = [1, 4] }}\n",
+            d.path().join("data").display()
+        ),
+    )
+    .unwrap();
+    let r = sweep_run(d.path(), "conf/s.toml", "out");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("report: out/report.html"), "{}", r.stdout);
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("out/template.fio")).unwrap(),
+        std::fs::read_to_string(conf.join("t.fio")).unwrap()
+    );
+    std::fs::remove_dir_all(&conf).unwrap();
+    let s = run_in(d.path(), &["sweep", "status", "out"]);
+    assert!(
+        s.code == 0 && s.stdout.contains("2 done"),
+        "{}{}",
+        s.stdout,
+        s.stderr
+    );
+    let r = run_in(d.path(), &["report", "out"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// `iodepth = "1..4096"` by `numjobs = "1..4096"`: each axis is within its cap, the
+/// whole is 16.7 million points, refused at once (sweep plan allocated 7.7 GB).
+#[test]
+fn a_sweep_of_millions_of_points_is_refused() {
+    let d = tmpdir();
+    let f = d.path().join("big.toml");
+    std::fs::write(
+        &f,
+        "[target]\nfilename = \"/tmp/x\"\nsize = \"1m\"\n[[sweep]]\nname = \"b\"\n\
+         profiles = [\"randread\"]\naxes = { iodepth = \"1..4096\", numjobs = \"1..4096\" }\n",
+    )
+    .unwrap();
+    let r = run_in(d.path(), &["sweep", "plan", &f.display().to_string()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("16777216 points, more than the 20000 a sweep file may make"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A run directory made by another user is refused; links planted in one of ours
+/// (sweep.toml, results.csv, report.html, a point file) are replaced, never followed,
+/// and a planted journal link is refused: the files they point at are unchanged.
+#[test]
+fn a_run_directory_is_this_users_and_its_links_are_never_followed() {
+    require!(Prereq::Root);
+    let d = tmpdir();
+    let f = null_sweep(d.path(), "s.toml", "1m");
+    let theirs = d.path().join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    let r = sweep_run(d.path(), &f, "theirs");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("belongs to uid 65534"), "{}", r.stderr);
+    assert!(
+        std::fs::read_dir(&theirs).unwrap().next().is_none(),
+        "nothing written"
+    );
+
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = d.path().join("out");
+    std::fs::create_dir_all(out.join("points")).unwrap();
+    for name in [
+        "sweep.toml",
+        "results.csv",
+        "report.html",
+        "points/n.randread.iodepth-1.json",
+    ] {
+        std::os::unix::fs::symlink(&victim, out.join(name)).unwrap();
+    }
+    let r = sweep_run(d.path(), &f, "out");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let unchanged = std::fs::read(&victim).unwrap() == b"precious";
+    assert!(unchanged, "the link's target was written");
+    for name in ["sweep.toml", "results.csv", "report.html"] {
+        let m = std::fs::symlink_metadata(out.join(name)).unwrap();
+        assert!(m.file_type().is_file(), "{name} is a file of its own now");
+    }
+    std::fs::remove_file(out.join("journal.jsonl")).unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("journal.jsonl")).unwrap();
+    let r = sweep_run(d.path(), &f, "out");
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("journal.jsonl"), "{}", r.stderr);
+    let unchanged = std::fs::read(&victim).unwrap() == b"precious";
+    assert!(unchanged, "the journal link's target was written");
+}

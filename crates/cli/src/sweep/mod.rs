@@ -323,17 +323,23 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
         "{} points: {} run, {} finished before, {} failed, {} pruned, {} not run",
         summary.total, summary.done, summary.skipped, summary.failed, summary.pruned, summary.left
     );
-    match written {
-        Ok(w) => println!("report: {}", w.html.display()),
-        Err(e) => eprintln!("ioscope sweep: no report: {e:#}"),
-    }
+    let reported = match written {
+        Ok(w) => {
+            println!("report: {}", w.html.display());
+            true
+        }
+        Err(e) => {
+            eprintln!("ioscope sweep: no report: {e:#}");
+            false
+        }
+    };
     if summary.interrupted {
         eprintln!(
             "ioscope sweep: interrupted; finished points are saved: run the same command again to resume"
         );
         return Ok(crate::term::signals::exit_code(false));
     }
-    Ok(if summary.failed > 0 {
+    Ok(if summary.failed > 0 || !reported {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -17,8 +17,10 @@ pub struct Written {
     pub svgs: Vec<PathBuf>,
 }
 
+/// Report files replace what is there (a planted link included) whole, never write
+/// through it.
 fn write(path: &Path, text: &str) -> Result<(), SweepError> {
-    std::fs::write(path, text).at(path)
+    crate::ready::write_text(path, text)
 }
 
 /// Read `dir` and write the report files into `out`.
@@ -26,14 +28,14 @@ pub fn write_dir(dir: &Path, out: &Path, ssv: bool) -> Result<Written, SweepErro
     let l = campaign::load(dir)?;
     let rows = table::rows(&l);
     let graphs = out.join("graphs");
-    std::fs::create_dir_all(&graphs).at(&graphs)?;
+    crate::ready::own_dir(&graphs)?;
     let csv = out.join("results.csv");
     write(&csv, &table::csv(&l, &rows))?;
     let json = serde_json::to_string_pretty(&table::json(&l, &rows)).at(out.join("results.json"))?;
     write(&out.join("results.json"), &(json + "\n"))?;
     if ssv {
         let d = out.join("ssv");
-        std::fs::create_dir_all(&d).at(&d)?;
+        crate::ready::own_dir(&d)?;
         for (name, text) in table::ssv(&l) {
             write(&d.join(name), &text)?;
         }
