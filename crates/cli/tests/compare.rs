@@ -211,7 +211,7 @@ fn errors_name_the_file() {
     std::fs::create_dir(&empty).unwrap();
     let r = run_in(d.path(), &["compare", &a, empty.to_str().unwrap()]);
     assert!(
-        r.code == 1 && r.stderr.contains("no *.json"),
+        r.code == 1 && r.stderr.contains("no result to compare"),
         "{}",
         r.stderr
     );
@@ -514,7 +514,7 @@ fn a_fatter_tail_under_the_same_mean_is_reported() {
         r.stdout
             .contains("latency shape lat read: shape differs (KS D=")
             && r.stdout
-                .contains("the means agree but the distributions do not"),
+                .contains("the means are within 1% but the distributions differ"),
         "{}",
         r.stdout
     );
@@ -522,4 +522,93 @@ fn a_fatter_tail_under_the_same_mean_is_reported() {
     // A side against itself: same shape.
     let (_, v) = run_json(d.path(), &["compare", "--json", "a.json", "a.json"]);
     assert_eq!(row(&v, "read", "clat_shape")["verdict"], "same shape");
+}
+
+/// One run per side, B's latencies five times A's: the mean row says "not enough
+/// repetitions", and the shape line must not call the means equal (it said "the means
+/// agree" next to clat_mean +394.7%).
+#[test]
+fn the_shape_line_follows_the_mean_rows_verdict() {
+    let d = tmpdir();
+    let a: Vec<(u64, u64)> = (90..110).map(|us| (us * 1000, 500)).collect();
+    let b: Vec<(u64, u64)> = (90..110).map(|us| (us * 5000, 500)).collect();
+    for (name, bins) in [("a.json", &a), ("b.json", &b)] {
+        let text = serde_json::to_string(&jsonplus_doc(bins)).unwrap();
+        std::fs::write(d.path().join(name), text).unwrap();
+    }
+    let (r, v) = run_json(d.path(), &["compare", "--json", "a.json", "b.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mean = row(&v, "read", "clat_mean");
+    assert_eq!(mean["verdict"], "not enough repetitions", "{mean}");
+    assert!(mean["delta_pct"].as_f64().unwrap() > 390.0, "{mean}");
+    let shape = row(&v, "read", "clat_shape");
+    assert_eq!(shape["means_agree"], false, "{shape}");
+    let r = run_in(d.path(), &["compare", "a.json", "b.json"]);
+    assert!(!r.stdout.contains("means agree"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("the means differ by +400.0% as well (too few repetitions to test it)"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// `compare --run` stopped by SIGINT: the repetitions that finished are compared and
+/// printed, the one cut short is left out and named, and the exit status is 130 (it
+/// exited 1 with no table).
+#[test]
+fn an_interrupted_compare_run_prints_what_finished() {
+    let d = tmpdir();
+    for (name, bs) in [("a.fio", "4k"), ("b.fio", "8k")] {
+        let job = format!(
+            "[j]\nioengine=null\nsize=1g\nbs={bs}\nrate_iops=2000\nruntime=1\ntime_based\n"
+        );
+        std::fs::write(d.path().join(name), job).unwrap();
+    }
+    // The signal comes once the first pair has finished (b-1.json appears whole, by a
+    // rename), during the second pair.
+    let child = std::process::Command::new(bin())
+        .args([
+            "compare",
+            "--run",
+            "--repeat=5",
+            "-o",
+            "out",
+            "a.fio",
+            "b.fio",
+        ])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !d.path().join("out/b-1.json").exists() {
+        assert!(
+            started.elapsed().as_secs() < 120,
+            "the first pair never finished"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: signals a child this test spawned.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("ioscope compare: interrupted; comparing the"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("A: a.fio (") && stdout.contains("iops"),
+        "the table: {stdout}"
+    );
+    let cut = stderr
+        .lines()
+        .any(|l| l.contains("skipped: the run was interrupted"));
+    let pairs = std::fs::read_dir(d.path().join("out")).unwrap().count();
+    assert!(cut || pairs % 2 == 0, "a run cut short is named: {stderr}");
 }

@@ -766,3 +766,25 @@ fn a_job_file_is_run_then_judged() {
         r.stderr
     );
 }
+
+/// A result whose run a signal cut short is refused (its shares cover part of the
+/// run), named, unless --include-interrupted.
+#[test]
+fn an_interrupted_result_is_refused_unless_asked() {
+    let d = tmpdir();
+    let text = std::fs::read_to_string(fixture("seed_patched_ladder.json")).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    v["ioscope"] = serde_json::json!({"interrupted": true});
+    let f = d.path().join("cut.json");
+    std::fs::write(&f, v.to_string()).unwrap();
+    let r = run(&["fairness", f.to_str().unwrap()]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("cut.json: skipped: the run was interrupted"),
+        "{}",
+        r.stderr
+    );
+    let r = fairness(&["--include-interrupted", f.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -89,17 +89,19 @@ const COVERED: &[(&str, &str)] = &[
     ("fairness", "ioscheduler"),
     ("fairness", "bw-log"),
     ("fairness", "window"),
-    ("fairness", "svg"),  // fairness.rs charts_render_in_chromium
-    ("fairness", "html"), // fairness.rs charts_render_in_chromium
+    ("fairness", "svg"),                 // fairness.rs charts_render_in_chromium
+    ("fairness", "html"),                // fairness.rs charts_render_in_chromium
+    ("fairness", "include-interrupted"), // fairness.rs an_interrupted_result_is_refused_unless_asked
     // compare
     ("compare", "json"),
     ("compare", "markdown"),
     ("compare", "run"),
     ("compare", "repeat"),
     ("compare", "output"),
-    ("compare", "svg"),  // compare.rs charts_render_in_chromium
-    ("compare", "html"), // compare.rs charts_render_in_chromium
-    ("compare", "vary"), // compare.rs vary_runs_one_job_file_with_two_values
+    ("compare", "svg"),                 // compare.rs charts_render_in_chromium
+    ("compare", "html"),                // compare.rs charts_render_in_chromium
+    ("compare", "vary"),                // compare.rs vary_runs_one_job_file_with_two_values
+    ("compare", "include-interrupted"), // sweep.rs report_names_every_file_it_leaves_out
     ("compare", "help"),
     // sweep (sweep.rs), report
     ("sweep", "output"),
@@ -111,6 +113,7 @@ const COVERED: &[(&str, &str)] = &[
     ("sweep", "help"),
     ("report", "output"), // report_reads_a_directory_of_fio_results
     ("report", "ssv"),
+    ("report", "include-interrupted"), // sweep.rs report_names_every_file_it_leaves_out
     ("report", "help"),
     ("plot", "output"), // plot.rs logs_and_results_become_panels
     ("plot", "html"),

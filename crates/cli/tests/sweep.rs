@@ -1171,3 +1171,147 @@ fn a_run_directory_is_this_users_and_its_links_are_never_followed() {
     let unchanged = std::fs::read(&victim).unwrap() == b"precious";
     assert!(unchanged, "the journal link's target was written");
 }
+
+/// A result of ioscope's shape: one read job at `iodepth`, `iops`; `interrupted` as a
+/// signal-cut run marks itself.
+fn result_doc(iodepth: u32, iops: f64, interrupted: bool) -> String {
+    serde_json::json!({"fio version": "fio-3.33", "jobs": [{"jobname": "j", "groupid": 0,
+        "job options": {"rw": "randread", "iodepth": iodepth.to_string()},
+        "read": {"io_bytes": 4096, "bw_bytes": 4096, "iops": iops, "runtime": 1000}}],
+        "ioscope": {"interrupted": interrupted}})
+    .to_string()
+}
+
+/// `report` names every file it leaves out and why (it dropped truncated, NaN and
+/// non-result files silently), leaves an interrupted run out unless asked (it listed
+/// it "ok"), and its own results.json is never read back: `compare` of the directory
+/// afterwards works (it failed on that file).
+#[test]
+fn report_names_every_file_it_leaves_out() {
+    let d = tmpdir();
+    let res = d.path().join("res");
+    std::fs::create_dir(&res).unwrap();
+    let w = |n: &str, t: &str| std::fs::write(res.join(n), t).unwrap();
+    w("qd1.json", &result_doc(1, 100.0, false));
+    w("qd2.json", &result_doc(2, 200.0, false));
+    w("qd4.json", &result_doc(4, 50.0, true));
+    w("cut.json", &result_doc(8, 1.0, false)[..60]);
+    w(
+        "nan.json",
+        &result_doc(16, 1.0, false).replace("\"iops\":1.0", "\"iops\":NaN"),
+    );
+    w("notes.json", "{\"notes\": \"not a result\"}");
+    let r = run_in(d.path(), &["report", "res"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for (file, why) in [
+        ("qd4.json", "interrupted (--include-interrupted counts it)"),
+        ("cut.json", "not valid JSON"),
+        ("nan.json", "not valid JSON"),
+        ("notes.json", "no \"jobs\" array"),
+    ] {
+        let line = format!("res/{file}: skipped: ");
+        assert!(
+            r.stderr
+                .lines()
+                .any(|l| l.contains(&line) && l.contains(why)),
+            "{file}: {}",
+            r.stderr
+        );
+    }
+    let (_, rows) = csv(&res);
+    assert_eq!(rows.len(), 2, "qd1 and qd2");
+    let r = run_in(d.path(), &["report", "--include-interrupted", "res"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(csv(&res).1.len(), 3, "qd4 counted when asked");
+    assert!(res.join("results.json").is_file());
+    let r = run_in(d.path(), &["compare", "res", "res"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("results.json"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("A: res (2 results), B: res (2 results)"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stderr
+            .contains("qd4.json: skipped: the run was interrupted"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(
+        d.path(),
+        &["compare", "--include-interrupted", "res", "res"],
+    );
+    assert!(
+        r.stdout.contains("A: res (3 results)"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+}
+
+/// A symbolic link back up the tree and a second path to one file: the directory is
+/// read once (named as a loop), the file counted once (a loop counted a file 41 times
+/// or hung).
+#[test]
+fn report_reads_through_link_loops_once() {
+    let d = tmpdir();
+    let res = d.path().join("res");
+    std::fs::create_dir_all(res.join("sub")).unwrap();
+    std::fs::write(res.join("sub/qd1.json"), result_doc(1, 100.0, false)).unwrap();
+    std::fs::write(res.join("qd2.json"), result_doc(2, 200.0, false)).unwrap();
+    std::os::unix::fs::symlink(&res, res.join("sub/up")).unwrap();
+    std::os::unix::fs::symlink(res.join("sub/qd1.json"), res.join("again.json")).unwrap();
+    let r = run_in(d.path(), &["report", "res"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(csv(&res).1.len(), 2, "each file once");
+    assert!(
+        r.stderr.contains("a directory already read"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// One fio result of 1000 jobs: `report` holds it once (each job's record cloned the
+/// whole file: 4.6 GB), and `compare` of it against itself looks each job up once (it
+/// took over 2 minutes). Bounds from what the run measures: report's peak memory under
+/// 100 times the file's size (the file once, parsed, with the report's tables and
+/// charts: ~30 times; a copy per job: ~2500 times); compare's CPU time under 40 times
+/// report's (both read the same file; linear, compare took ~4 times as long, quadratic
+/// ~1000 times).
+#[test]
+fn report_and_compare_stay_linear_in_a_1000_job_file() {
+    let d = tmpdir();
+    let jobs: Vec<serde_json::Value> = (0..1000)
+        .map(|i| {
+            let bins: serde_json::Map<String, serde_json::Value> = (0..100)
+                .map(|k| ((1000 + k * 10).to_string(), 10.into()))
+                .collect();
+            serde_json::json!({"jobname": format!("job{i}"), "groupid": 0,
+                "job options": {"rw": "randread", "iodepth": (1 + i % 32).to_string()},
+                "read": {"io_bytes": 4096000, "bw_bytes": 4096000, "iops": 1000.0 + i as f64,
+                    "runtime": 1000, "total_ios": 1000,
+                    "clat_ns": {"mean": 1000.0 + i as f64, "bins": bins}}})
+        })
+        .collect();
+    let text = serde_json::json!({"fio version": "fio-3.33", "jobs": jobs}).to_string();
+    let size_kib = text.len() as u64 / 1024;
+    std::fs::create_dir(d.path().join("res")).unwrap();
+    std::fs::write(d.path().join("res/big.json"), &text).unwrap();
+    let report = run_measured(d.path(), &["report", "res", "-o", "rep"]);
+    assert_eq!(report.run.code, 0, "{}", report.run.stderr);
+    assert_eq!(csv(&d.path().join("rep")).1.len(), 1000);
+    assert!(
+        report.max_rss_kib < 100 * size_kib,
+        "report of a {size_kib} KiB file peaked at {} KiB",
+        report.max_rss_kib
+    );
+    let cmp = run_measured(d.path(), &["compare", "res/big.json", "res/big.json"]);
+    assert_eq!(cmp.run.code, 0, "{}", cmp.run.stderr);
+    assert!(
+        cmp.cpu_s < 40.0 * report.cpu_s.max(0.05),
+        "compare took {:.2} s of CPU, report {:.2} s",
+        cmp.cpu_s,
+        report.cpu_s
+    );
+}

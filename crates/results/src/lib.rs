@@ -6,10 +6,12 @@
 //! the document is ignored, so both tools' documents and several fio versions read alike.
 
 mod error;
+pub mod gather;
 mod parse;
 pub mod terse;
 
 pub use error::ResultsError;
+pub use gather::{gather, Gathered, Skipped};
 pub use parse::{from_value, parse_all, parse_str, read_file};
 
 /// Index of a direction in [`Job::dirs`] and [`Group::dirs`], in fio's order.

@@ -12,8 +12,10 @@ use crate::file::{SweepFile, SWEEP_COPY};
 use crate::journal::{self, Event, PointState};
 use crate::matrix;
 use ioscope_analysis::steady::Criteria;
-use ioscope_results::ResultFile;
+use ioscope_results::gather::{self, Options};
+use ioscope_results::{ResultFile, Skipped};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What became of a point, as far as the directory tells.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,8 +47,9 @@ pub struct Record {
     pub axes: Vec<(String, String)>,
     pub status: Status,
     pub file: Option<PathBuf>,
-    /// The result, reduced to its job of interest (first job of the point's file).
-    pub result: Option<ResultFile>,
+    /// The result file (shared by the records of its jobs); `job` is the one of
+    /// interest (the first job of a point's file).
+    pub result: Option<Arc<ResultFile>>,
     pub job: usize,
     /// Planned seconds (ramp + runtime), when time-bounded.
     pub nominal_s: Option<f64>,
@@ -76,13 +79,39 @@ pub struct Loaded {
     /// `fio` when steady state used fio's ss= (one round, fio's verdict).
     pub steady_mode: String,
     pub sweep_file: Option<SweepFile>,
+    /// Files left out, and why (not results, cut short, interrupted, another
+    /// campaign's point).
+    pub skipped: Vec<Skipped>,
 }
 
-pub fn load(dir: &Path) -> Result<Loaded, SweepError> {
+/// Read `dir`: a sweep's run directory, or any directory of results (interrupted runs
+/// left out unless `include_interrupted`).
+pub fn load(dir: &Path, include_interrupted: bool) -> Result<Loaded, SweepError> {
     if dir.join(journal::FILE).exists() && dir.join(SWEEP_COPY).exists() {
         return load_sweep(dir);
     }
-    load_plain(dir)
+    load_plain(dir, include_interrupted)
+}
+
+/// A finished point's result, or why it is left out (the point then counts as not
+/// run: the next `sweep run` runs it again).
+fn point_result(path: &Path, key: &str) -> Result<ResultFile, String> {
+    let g = gather::gather(path, Options::default()).map_err(|e| e.to_string())?;
+    if let Some(s) = g.skipped.into_iter().next() {
+        return Err(s.why);
+    }
+    let (_, r) = g.results.into_iter().next().ok_or("not a result")?;
+    let theirs = r
+        .meta
+        .as_ref()
+        .and_then(|m| m.sweep.as_ref())
+        .map(|t| t.key.as_str());
+    match theirs {
+        Some(k) if k == key => Ok(r),
+        _ => Err(format!(
+            "a point of another version of the sweep or another target (its key is not {key})"
+        )),
+    }
 }
 
 fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
@@ -107,9 +136,10 @@ fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
         }
     }
     let mut records = Vec::new();
+    let mut skipped = Vec::new();
     for p in &points {
         let nominal_s = p.job_set().ok().as_ref().and_then(nominal_seconds);
-        let (status, file_rel, seconds) = match state.points.get(&p.key) {
+        let (mut status, file_rel, seconds) = match state.points.get(&p.key) {
             Some(PointState::Finished { file, seconds }) => {
                 (Status::Done, Some(file.clone()), Some(*seconds))
             }
@@ -119,10 +149,17 @@ fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
         };
         let path = file_rel.map(|f| dir.join(f));
         let result = match &path {
-            Some(f) => Some(ioscope_results::read_file(f).map_err(|e| SweepError::Io {
-                path: f.clone(),
-                msg: e.to_string(),
-            })?),
+            Some(f) => match point_result(f, &p.key) {
+                Ok(r) => Some(Arc::new(r)),
+                Err(why) => {
+                    skipped.push(Skipped {
+                        path: f.clone(),
+                        why,
+                    });
+                    status = Status::Left;
+                    None
+                }
+            },
             None => None,
         };
         records.push(Record {
@@ -131,7 +168,7 @@ fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
             profile: p.profile.clone(),
             axes: p.axes.clone(),
             status,
-            file: path,
+            file: path.filter(|_| result.is_some()),
             result,
             job: 0,
             nominal_s,
@@ -177,6 +214,7 @@ fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
             None => "snia".into(),
         },
         sweep_file: Some(file),
+        skipped,
     })
 }
 
@@ -206,18 +244,20 @@ const AXIS_ORDER: &[&str] = &[
     "iodepth_batch_submit",
 ];
 
-fn load_plain(dir: &Path) -> Result<Loaded, SweepError> {
-    let mut files = json_files(dir)?;
-    files.sort();
+fn load_plain(dir: &Path, include_interrupted: bool) -> Result<Loaded, SweepError> {
+    let o = Options {
+        recursive: true,
+        include_interrupted,
+    };
+    let found = gather::gather(dir, o).map_err(|e| SweepError::Io {
+        path: dir.to_path_buf(),
+        msg: e.to_string(),
+    })?;
     let mut records = Vec::new();
-    for f in files {
-        let r = match ioscope_results::read_file(&f) {
-            Ok(r) => r,
-            // Not a result (a sweep's results.json, a random JSON file): skipped.
-            Err(_) => continue,
-        };
+    for (f, r) in found.results {
+        let r = Arc::new(r);
+        let rel = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
         for (j, job) in r.jobs.iter().enumerate() {
-            let rel = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
             records.push(Record {
                 id: if r.jobs.len() == 1 {
                     rel.clone()
@@ -234,7 +274,7 @@ fn load_plain(dir: &Path) -> Result<Loaded, SweepError> {
                 axes: Vec::new(),
                 status: Status::Done,
                 file: Some(f.clone()),
-                result: Some(r.clone()),
+                result: Some(Arc::clone(&r)),
                 job: j,
                 nominal_s: None,
                 seconds: None,
@@ -270,7 +310,7 @@ fn load_plain(dir: &Path) -> Result<Loaded, SweepError> {
             rec.profile = tag.profile;
             rec.axes = tag.axes;
         }
-        return Ok(plain(dir, records, axes));
+        return Ok(plain(dir, records, axes, found.skipped));
     }
     let axes = infer_axes(&records);
     for rec in &mut records {
@@ -286,10 +326,10 @@ fn load_plain(dir: &Path) -> Result<Loaded, SweepError> {
             })
             .collect();
     }
-    Ok(plain(dir, records, axes))
+    Ok(plain(dir, records, axes, found.skipped))
 }
 
-fn plain(dir: &Path, records: Vec<Record>, axes: Vec<String>) -> Loaded {
+fn plain(dir: &Path, records: Vec<Record>, axes: Vec<String>, skipped: Vec<Skipped>) -> Loaded {
     Loaded {
         dir: dir.to_path_buf(),
         is_sweep: false,
@@ -300,6 +340,7 @@ fn plain(dir: &Path, records: Vec<Record>, axes: Vec<String>) -> Loaded {
         steady_metric: "iops".into(),
         steady_mode: "snia".into(),
         sweep_file: None,
+        skipped,
     }
 }
 
@@ -341,26 +382,6 @@ fn infer_axes(records: &[Record]) -> Vec<String> {
     axes
 }
 
-fn json_files(dir: &Path) -> Result<Vec<PathBuf>, SweepError> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let rd = std::fs::read_dir(&d).map_err(|e| SweepError::Io {
-            path: d.clone(),
-            msg: e.to_string(),
-        })?;
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "json") {
-                out.push(p);
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,7 +401,7 @@ mod tests {
         std::fs::write(d.path().join("a.json"), doc(1, "4k", 10.0)).unwrap();
         std::fs::write(d.path().join("sub/b.json"), doc(8, "4k", 50.0)).unwrap();
         std::fs::write(d.path().join("notes.json"), "{\"x\": 1}").unwrap();
-        let l = load(d.path()).unwrap();
+        let l = load(d.path(), false).unwrap();
         assert!(!l.is_sweep);
         // filename varies too, but names a file, not a parameter.
         assert_eq!(l.axes, ["iodepth"]);
@@ -391,7 +412,7 @@ mod tests {
         );
         assert_eq!(l.records[0].profile, "randread");
         let empty = tempfile::tempdir().unwrap();
-        assert!(load(empty.path())
+        assert!(load(empty.path(), false)
             .unwrap_err()
             .to_string()
             .contains("no JSON results"));

@@ -107,7 +107,7 @@ pub fn import(src: &Path, out: &Path) -> Result<Imported, SweepError> {
         ioscope_report::json::print_value(&doc, 0, &mut text);
         std::fs::write(&f, text + "\n").at(&f)?;
     }
-    let report = crate::report::write_dir(out, out, false)?;
+    let report = crate::report::write_dir(out, out, Default::default())?;
     Ok(Imported {
         points: points.len() - failed.len(),
         failed,

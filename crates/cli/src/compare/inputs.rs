@@ -2,53 +2,102 @@
 //! repetitions, jobs matched by name and group, and one row per job, direction and
 //! metric with the values of every repetition.
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use ioscope_analysis::{compare, Comparison, Goal};
-use ioscope_results::{ResultFile, DIR_NAMES, METRICS};
-use std::collections::BTreeSet;
+use ioscope_results::gather::{gather, Options};
+use ioscope_results::{ResultFile, Skipped, DIR_NAMES, METRICS};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// One side: its name on screen and its repetitions.
+/// One side: its name on screen, its repetitions and the files it left out.
 pub struct Side {
     /// What was given (a file or a directory).
     pub origin: String,
     pub reps: Vec<(PathBuf, ResultFile)>,
+    pub skipped: Vec<Skipped>,
+    /// Per repetition, where each job key is among its jobs; and every key in order
+    /// of first appearance. Built once: lookups stay constant-time however many jobs a
+    /// file has (a 1000-job file took minutes).
+    index: Vec<HashMap<JobKey, usize>>,
+    keys: Vec<JobKey>,
 }
 
-/// Read `path`: one result file, or every `*.json` in a directory (sorted by name).
-pub fn load(path: &Path) -> Result<Side> {
-    let files = if path.is_dir() {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(path)
-            .with_context(|| format!("{}", path.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "json"))
+impl Side {
+    pub fn new(origin: String, reps: Vec<(PathBuf, ResultFile)>, skipped: Vec<Skipped>) -> Side {
+        let index: Vec<HashMap<JobKey, usize>> = reps
+            .iter()
+            .map(|(_, f)| {
+                keyed(f)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, k)| (k, i))
+                    .collect()
+            })
             .collect();
-        v.sort();
-        if v.is_empty() {
-            bail!(
-                "{}: no *.json result files in this directory",
-                path.display()
-            );
+        let mut seen = HashSet::new();
+        let mut keys = Vec::new();
+        for (_, f) in &reps {
+            for k in keyed(f) {
+                if seen.insert(k.clone()) {
+                    keys.push(k);
+                }
+            }
         }
-        v
-    } else {
-        vec![path.to_path_buf()]
-    };
-    from_files(path.display().to_string(), files)
+        Side {
+            origin,
+            reps,
+            skipped,
+            index,
+            keys,
+        }
+    }
+
+    /// The job `key` of each repetition that has it, with its file.
+    fn jobs<'a>(
+        &'a self,
+        key: &'a JobKey,
+    ) -> impl Iterator<Item = (&'a ResultFile, &'a ioscope_results::Job)> + 'a {
+        self.reps
+            .iter()
+            .zip(&self.index)
+            .filter_map(move |((_, f), ix)| ix.get(key).map(|&i| (f, &f.jobs[i])))
+    }
+
+    pub fn has(&self, key: &JobKey) -> bool {
+        self.index.iter().any(|ix| ix.contains_key(key))
+    }
 }
 
-/// Read the given result files as one side.
+/// Read `path`: one result file, or every `*.json` result in a directory (sorted by
+/// name). Files that are not results, cut short or interrupted (unless
+/// `include_interrupted`) are left out and named; ioscope's report files are no input.
+pub fn load(path: &Path, include_interrupted: bool) -> Result<Side> {
+    let o = Options {
+        recursive: false,
+        include_interrupted,
+    };
+    let g = gather(path, o)?;
+    if g.results.is_empty() {
+        let why: Vec<String> = g.skipped.iter().map(|s| format!("\n  {s}")).collect();
+        bail!("{}: no result to compare{}", path.display(), why.concat());
+    }
+    Ok(Side::new(path.display().to_string(), g.results, g.skipped))
+}
+
+/// The given result files as one side (those of interrupted runs left out, named).
 pub fn from_files(origin: String, files: Vec<PathBuf>) -> Result<Side> {
-    let reps = files
-        .into_iter()
-        .map(|f| Ok((f.clone(), ioscope_results::read_file(&f)?)))
-        .collect::<Result<Vec<_>>>()?;
-    Ok(Side { origin, reps })
+    let (mut reps, mut skipped) = (Vec::new(), Vec::new());
+    for f in files {
+        let g = gather(&f, Options::default())?;
+        reps.extend(g.results);
+        skipped.extend(g.skipped);
+    }
+    Ok(Side::new(origin, reps, skipped))
 }
 
 /// A job across files: name, group and which of several same-named jobs (numjobs
 /// without group_reporting repeats the name) it is.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct JobKey {
     pub name: String,
     pub groupid: u32,
@@ -65,38 +114,27 @@ impl JobKey {
     }
 }
 
-/// The jobs of a file with their keys, in file order.
-pub fn keyed(file: &ResultFile) -> Vec<(JobKey, &ioscope_results::Job)> {
-    let mut seen: Vec<(&str, u32)> = Vec::new();
+/// The keys of a file's jobs, in file order.
+fn keyed(file: &ResultFile) -> Vec<JobKey> {
+    let mut seen: HashMap<(&str, u32), usize> = HashMap::new();
     file.jobs
         .iter()
         .map(|j| {
-            let nth = seen
-                .iter()
-                .filter(|&&(n, g)| n == j.name && g == j.groupid)
-                .count();
-            seen.push((&j.name, j.groupid));
+            let n = seen.entry((&j.name, j.groupid)).or_insert(0);
             let key = JobKey {
                 name: j.name.clone(),
                 groupid: j.groupid,
-                nth,
+                nth: *n,
             };
-            (key, j)
+            *n += 1;
+            key
         })
         .collect()
 }
 
 /// Every key of a side, in the order of its first appearance.
-pub fn keys(side: &Side) -> Vec<JobKey> {
-    let mut v: Vec<JobKey> = Vec::new();
-    for (_, f) in &side.reps {
-        for (k, _) in keyed(f) {
-            if !v.contains(&k) {
-                v.push(k);
-            }
-        }
-    }
-    v
+pub fn keys(side: &Side) -> &[JobKey] {
+    &side.keys
 }
 
 /// One row of the comparison.
@@ -113,10 +151,8 @@ pub struct Row {
 /// The values of one metric over a side's repetitions (those that ran the job and
 /// moved data in that direction and report the metric).
 fn values(side: &Side, key: &JobKey, d: usize, metric: &str) -> Vec<f64> {
-    side.reps
-        .iter()
-        .filter_map(|(_, f)| {
-            let (_, j) = keyed(f).into_iter().find(|(k, _)| k == key)?;
+    side.jobs(key)
+        .filter_map(|(_, j)| {
             let dir = &j.dirs[d];
             (dir.io_bytes > 0).then(|| dir.metric(metric)).flatten()
         })
@@ -127,12 +163,8 @@ fn values(side: &Side, key: &JobKey, d: usize, metric: &str) -> Vec<f64> {
 /// repetitions (empty when a document has none).
 pub fn bins(side: &Side, key: &JobKey, d: usize) -> Vec<(u64, u64)> {
     let hists: Vec<&[(u64, u64)]> = side
-        .reps
-        .iter()
-        .filter_map(|(_, f)| {
-            let (_, j) = keyed(f).into_iter().find(|(k, _)| k == key)?;
-            Some(j.dirs[d].clat_bins.as_slice())
-        })
+        .jobs(key)
+        .map(|(_, j)| j.dirs[d].clat_bins.as_slice())
         .collect();
     if hists.iter().any(|h| h.is_empty()) {
         return Vec::new();
@@ -143,19 +175,18 @@ pub fn bins(side: &Side, key: &JobKey, d: usize) -> Vec<(u64, u64)> {
 /// Rows for every job in both sides, direction with data on both sides, and metric
 /// reported on both sides.
 pub fn rows(a: &Side, b: &Side) -> Vec<Row> {
-    let kb = keys(b);
     let mut out = Vec::new();
-    for key in keys(a).into_iter().filter(|k| kb.contains(k)) {
+    for key in keys(a).iter().filter(|k| b.has(k)) {
         for (d, dir) in DIR_NAMES.iter().enumerate() {
             for metric in METRICS {
-                let (va, vb) = (values(a, &key, d, metric), values(b, &key, d, metric));
+                let (va, vb) = (values(a, key, d, metric), values(b, key, d, metric));
                 if va.is_empty() || vb.is_empty() {
                     continue;
                 }
                 let mut cmp = compare(&va, &vb, Goal::of(metric));
                 let mut ci_from_bins = false;
                 if va.len() == 1 && vb.len() == 1 {
-                    let (ha, hb) = (bins(a, &key, d), bins(b, &key, d));
+                    let (ha, hb) = (bins(a, key, d), bins(b, key, d));
                     if let Some(ci) = ioscope_analysis::shape::bins_ci(metric, &ha, &hb, cmp.a) {
                         (cmp.ci_pct, ci_from_bins) = (Some(ci), true);
                     }
@@ -177,13 +208,13 @@ pub fn rows(a: &Side, b: &Side) -> Vec<Row> {
 pub fn differences(a: &Side, b: &Side) -> Vec<String> {
     let mut out = Vec::new();
     let (ka, kb) = (keys(a), keys(b));
-    for k in ka.iter().filter(|k| !kb.contains(k)) {
+    for k in ka.iter().filter(|k| !b.has(k)) {
         out.push(format!("job '{}' only in A (not compared)", k.label()));
     }
-    for k in kb.iter().filter(|k| !ka.contains(k)) {
+    for k in kb.iter().filter(|k| !a.has(k)) {
         out.push(format!("job '{}' only in B (not compared)", k.label()));
     }
-    for k in ka.iter().filter(|k| kb.contains(k)) {
+    for k in ka.iter().filter(|k| b.has(k)) {
         let (oa, ob) = (options(a, k), options(b, k));
         let names: BTreeSet<&String> = oa.iter().chain(&ob).map(|(n, _)| n).collect();
         for n in names {
@@ -235,10 +266,7 @@ pub fn differences(a: &Side, b: &Side) -> Vec<String> {
 /// overridden by the job's own, as fio applies them.
 fn options(side: &Side, key: &JobKey) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = Vec::new();
-    for (_, f) in &side.reps {
-        let Some((_, j)) = keyed(f).into_iter().find(|(k, _)| k == key) else {
-            continue;
-        };
+    for (f, j) in side.jobs(key) {
         let mut eff: Vec<(String, String)> = f.global_options.clone();
         for (n, val) in &j.options {
             eff.retain(|(m, _)| m != n);

@@ -28,6 +28,7 @@ pub struct Args {
     vary: Option<String>,
     repeat: Option<usize>,
     output: Option<String>,
+    include_interrupted: bool,
     operands: Vec<String>,
 }
 
@@ -106,6 +107,14 @@ const FLAGS: &[Flag<Args>] = &[
         },
     },
     Flag {
+        def: flag("include-interrupted", NoVal, "", "Count results of runs a signal cut short (left out by default, and named)"),
+        verbs: &[],
+        set: |a, _| {
+            a.include_interrupted = true;
+            Ok(())
+        },
+    },
+    Flag {
         def: FlagDef {
             aliases: &["o"],
             ..flag("output", ReqVal, "DIR", "--run: keep the results as DIR/a-1.json, DIR/b-1.json, ... (default: a new temporary directory)")
@@ -125,33 +134,22 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     // Chart files are created before any run, so a bad path fails at once.
     let svg_out = crate::term::out_file(p.svg.as_deref())?;
     let html_out = crate::term::out_file(p.html.as_deref())?;
-    let (sa, sb) = if p.run || p.vary.is_some() {
-        let repeat = p.repeat.unwrap_or(5);
-        let arms = match (p.vary.as_deref(), p.operands.as_slice()) {
-            (Some(v), [job]) => run::varied(Path::new(job), v)?,
-            (Some(_), _) => bail!("compare --vary: give one job file (see ioscope compare --help)"),
-            (None, [a, b]) => [run::from_file(Path::new(a))?, run::from_file(Path::new(b))?],
-            (None, _) => bail!("compare --run: give two job files, A.fio and B.fio"),
-        };
-        let dir = match p.output.as_deref() {
-            Some(d) => PathBuf::from(d),
-            None => temp_dir()?,
-        };
-        eprintln!("ioscope compare: results in {}", dir.display());
-        run::run(&arms, repeat, &dir, &*cx.hosts.exec(Default::default()))?
-    } else {
-        let given = [
-            ("repeat", p.repeat.is_some()),
-            ("output", p.output.is_some()),
-        ];
-        if let Some((f, _)) = given.iter().find(|(_, g)| *g) {
-            bail!("--{f} goes with --run or --vary (A and B are results here)");
+    let (sa, sb, interrupted) = sides(cx, &p)?;
+    for (name, side) in [("A", &sa), ("B", &sb)] {
+        for s in &side.skipped {
+            eprintln!("ioscope compare: {name}: {s}");
         }
-        let [a, b] = p.operands.as_slice() else {
-            bail!("compare: give two operands, A and B (see ioscope compare --help)");
-        };
-        (inputs::load(Path::new(a))?, inputs::load(Path::new(b))?)
-    };
+    }
+    if interrupted {
+        eprintln!(
+            "ioscope compare: interrupted; comparing the {} and {} runs that finished",
+            sa.reps.len(),
+            sb.reps.len()
+        );
+        if sa.reps.is_empty() || sb.reps.is_empty() {
+            return Ok(crate::term::signals::exit_code(false));
+        }
+    }
     let rows = inputs::rows(&sa, &sb);
     if rows.is_empty() {
         bail!(
@@ -223,7 +221,47 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
             println!("{n}");
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match interrupted {
+        true => crate::term::signals::exit_code(false),
+        false => ExitCode::SUCCESS,
+    })
+}
+
+/// The two sides: result files given, or runs made now (`--run`, `--vary`); and
+/// whether a signal cut the runs short.
+fn sides(cx: &Context, p: &Args) -> Result<(inputs::Side, inputs::Side, bool)> {
+    if p.run || p.vary.is_some() {
+        let repeat = p.repeat.unwrap_or(5);
+        let arms = match (p.vary.as_deref(), p.operands.as_slice()) {
+            (Some(v), [job]) => run::varied(Path::new(job), v)?,
+            (Some(_), _) => bail!("compare --vary: give one job file (see ioscope compare --help)"),
+            (None, [a, b]) => [run::from_file(Path::new(a))?, run::from_file(Path::new(b))?],
+            (None, _) => bail!("compare --run: give two job files, A.fio and B.fio"),
+        };
+        let dir = match p.output.as_deref() {
+            Some(d) => PathBuf::from(d),
+            None => temp_dir()?,
+        };
+        eprintln!("ioscope compare: results in {}", dir.display());
+        let ran = run::run(&arms, repeat, &dir, &*cx.hosts.exec(Default::default()))?;
+        return Ok((ran.a, ran.b, ran.interrupted));
+    }
+    let given = [
+        ("repeat", p.repeat.is_some()),
+        ("output", p.output.is_some()),
+    ];
+    if let Some((f, _)) = given.iter().find(|(_, g)| *g) {
+        bail!("--{f} goes with --run or --vary (A and B are results here)");
+    }
+    let [a, b] = p.operands.as_slice() else {
+        bail!("compare: give two operands, A and B (see ioscope compare --help)");
+    };
+    let inc = p.include_interrupted;
+    Ok((
+        inputs::load(Path::new(a), inc)?,
+        inputs::load(Path::new(b), inc)?,
+        false,
+    ))
 }
 
 /// A new directory for --run's results when no -o is given (kept: the user may want

@@ -118,7 +118,7 @@ pub fn json(rows: &[Row], shapes: &[Shape]) -> Value {
             "ks_d": s.ks.d,
             "n_a": s.ks.n_a,
             "n_b": s.ks.n_b,
-            "means_agree": s.means_agree,
+            "means_agree": s.means.agree(),
             "p99_delta_pct": s.p99_pct,
             "p99_9_delta_pct": s.p99_9_pct,
         })

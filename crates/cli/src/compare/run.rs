@@ -82,22 +82,22 @@ fn build(job: &Path, sections: &[RawSection]) -> Result<JobSet> {
 }
 
 /// Run both arms `repeat` times each into `dir` (a-1.json, b-1.json, ...), through
-/// `exec` (this host, or every MPI rank: then each result is their merged report).
-pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path, exec: &dyn Execute) -> Result<(Side, Side)> {
+/// `exec` (this host, or every MPI rank: then each result is their merged report). A
+/// signal ends the runs: the sides then hold the repetitions that finished (the one
+/// cut short is kept in `dir`, marked interrupted, and left out), and `interrupted`
+/// is set.
+pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path, exec: &dyn Execute) -> Result<Ran> {
     for arm in arms {
         exec.check(&arm.set).with_context(|| arm.label.clone())?;
     }
     std::fs::create_dir_all(dir).with_context(|| format!("{}", dir.display()))?;
     crate::term::signals::install();
+    let stopped = || ioscope_runner::STOP.load(std::sync::atomic::Ordering::Relaxed);
     let mut files: [Vec<PathBuf>; 2] = Default::default();
-    for i in 1..=repeat {
+    'runs: for i in 1..=repeat {
         for (s, (name, arm)) in ["a", "b"].into_iter().zip(arms).enumerate() {
-            if ioscope_runner::STOP.load(std::sync::atomic::Ordering::Relaxed) {
-                bail!(
-                    "interrupted after {} runs; results so far in {}",
-                    files[0].len() + files[1].len(),
-                    dir.display()
-                );
+            if stopped() {
+                break 'runs;
             }
             eprintln!("ioscope compare: run {i}/{repeat} of {name}: {}", arm.label);
             let out = dir.join(format!("{name}-{i}.json"));
@@ -106,23 +106,40 @@ pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path, exec: &dyn Execute) -> Re
         }
     }
     let [fa, fb] = files;
-    Ok((
-        inputs::from_files(arms[0].label.clone(), fa)?,
-        inputs::from_files(arms[1].label.clone(), fb)?,
-    ))
+    Ok(Ran {
+        a: inputs::from_files(arms[0].label.clone(), fa)?,
+        b: inputs::from_files(arms[1].label.clone(), fb)?,
+        interrupted: stopped(),
+    })
+}
+
+/// The two sides a `--run` made.
+pub struct Ran {
+    pub a: Side,
+    pub b: Side,
+    /// A signal ended the runs before every repetition.
+    pub interrupted: bool,
 }
 
 /// One run of an arm, its JSON+ document (with the latency bins) written to `out`.
 fn run_one(exec: &dyn Execute, arm: &Arm, out: &Path) -> Result<()> {
-    // Opened before the I/O: an unwritable directory fails now, not after the run.
-    let mut file = std::fs::File::create(out).with_context(|| out.display().to_string())?;
+    // Made before the I/O (new, never through a planted link): an unwritable
+    // directory fails now, not after the run.
+    let (tmp, mut file) =
+        ioscope_fs::create_temp(out).with_context(|| out.display().to_string())?;
     let mut status = Status::new(false, Eta::Auto, None);
-    let result = exec
-        .execute(&arm.set, &mut status)
-        .with_context(|| arm.label.clone())?;
+    let result = exec.execute(&arm.set, &mut status);
     status.finish();
-    let doc = ioscope_report::render_ran(&result, &[OutputFormat::JsonPlus], 3);
-    std::io::Write::write_all(&mut file, doc.as_bytes())
-        .with_context(|| out.display().to_string())?;
-    Ok(())
+    let written = result
+        .with_context(|| arm.label.clone())
+        .and_then(|result| {
+            let doc = ioscope_report::render_ran(&result, &[OutputFormat::JsonPlus], 3);
+            std::io::Write::write_all(&mut file, doc.as_bytes())
+                .and_then(|()| std::fs::rename(&tmp, out))
+                .with_context(|| out.display().to_string())
+        });
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }

@@ -17,29 +17,61 @@ pub struct Shape {
     pub dir: &'static str,
     pub ks: Ks,
     pub differs: bool,
-    /// The clat_mean row says no change (or cannot tell): the means agree.
-    pub means_agree: bool,
+    /// What the clat_mean row says of the means.
+    pub means: Means,
     /// Change of p99 and p99.9 between the merged histograms, in percent.
     pub p99_pct: Option<f64>,
     pub p99_9_pct: Option<f64>,
 }
 
+/// The means beside a shape test, as the clat_mean row has them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Means {
+    /// The test found no significant change.
+    Agree,
+    /// Too few repetitions to test; the means are within [`CLOSE_PCT`].
+    Close,
+    /// Too few repetitions to test; the means are this far apart (%).
+    Apart(f64),
+    /// The test found them changed (the row says better or worse).
+    Changed,
+}
+
+/// Untested means this close (in percent) are reported as close.
+pub const CLOSE_PCT: f64 = 1.0;
+
+impl Means {
+    fn of(row: Option<&Row>) -> Means {
+        let Some(r) = row else {
+            return Means::Close;
+        };
+        match (r.cmp.verdict, r.cmp.delta_pct) {
+            (Verdict::NoChange, _) => Means::Agree,
+            (Verdict::NotEnough, Some(d)) if d.abs() >= CLOSE_PCT => Means::Apart(d),
+            (Verdict::NotEnough, _) => Means::Close,
+            (Verdict::Better | Verdict::Worse, _) => Means::Changed,
+        }
+    }
+
+    /// The means are the same as far as the data tell.
+    pub fn agree(self) -> bool {
+        matches!(self, Means::Agree | Means::Close)
+    }
+}
+
 /// One shape per job and direction where both sides have bins.
 pub fn shapes(a: &Side, b: &Side, rows: &[Row]) -> Vec<Shape> {
-    let kb = inputs::keys(b);
     let mut out = Vec::new();
-    for key in inputs::keys(a).into_iter().filter(|k| kb.contains(k)) {
+    for key in inputs::keys(a).iter().filter(|k| b.has(k)) {
         for (d, dir) in DIR_NAMES.iter().enumerate() {
-            let (ha, hb) = (inputs::bins(a, &key, d), inputs::bins(b, &key, d));
+            let (ha, hb) = (inputs::bins(a, key, d), inputs::bins(b, key, d));
             let Some(ks) = shape::ks(&ha, &hb) else {
                 continue;
             };
             let mean_row = rows
                 .iter()
-                .find(|r| r.job == key && r.dir == *dir && r.metric == "clat_mean");
-            let means_agree = mean_row.map_or(true, |r| {
-                matches!(r.cmp.verdict, Verdict::NoChange | Verdict::NotEnough)
-            });
+                .find(|r| r.job == *key && r.dir == *dir && r.metric == "clat_mean");
+            let means = Means::of(mean_row);
             let change = |q: f64| {
                 let (x, y) = (shape::percentile(&ha, q)?, shape::percentile(&hb, q)?);
                 (x > 0).then(|| (y as f64 / x as f64 - 1.0) * 100.0)
@@ -49,7 +81,7 @@ pub fn shapes(a: &Side, b: &Side, rows: &[Row]) -> Vec<Shape> {
                 dir,
                 differs: ks.p < KS_ALPHA && ks.d >= KS_MIN_D,
                 ks,
-                means_agree,
+                means,
                 p99_pct: change(99.0),
                 p99_9_pct: change(99.9),
             });
@@ -86,8 +118,20 @@ impl Shape {
             pct(self.p99_pct),
             pct(self.p99_9_pct)
         );
-        if self.differs && self.means_agree {
-            s.push_str(": the means agree but the distributions do not; look at the tail rows");
+        if self.differs {
+            s.push_str(&match self.means {
+                Means::Agree => {
+                    ": the means agree but the distributions do not; look at the tail rows".into()
+                }
+                Means::Close => format!(
+                    ": the means are within {CLOSE_PCT}% but the distributions differ; look \
+                     at the tail rows"
+                ),
+                Means::Apart(d) => format!(
+                    ": the means differ by {d:+.1}% as well (too few repetitions to test it)"
+                ),
+                Means::Changed => String::new(),
+            });
         }
         s
     }

@@ -42,6 +42,7 @@ pub struct Args {
     size: Option<String>,
     runtime: Option<String>,
     ioscheduler: Option<String>,
+    include_interrupted: bool,
 }
 
 impl command::Args for Args {
@@ -56,6 +57,14 @@ impl command::Args for Args {
 }
 
 const FLAGS: &[Flag<Args>] = &[
+    Flag {
+        def: flag("include-interrupted", NoVal, "", "Read a result whose run a signal cut short (refused by default: its shares cover part of the run)"),
+        verbs: &[],
+        set: |a, _| {
+            a.include_interrupted = true;
+            Ok(())
+        },
+    },
     Flag {
         def: flag("model", ReqVal, "MODEL", "Weights: cfq (180-20*prio, default), bfq ((8-prio)*10), equal, io.weight or cgroup (each job's cgroup_weight, 100 when unset; the default of --scenario=cgroup-weights), or w1,w2,... one per job"),
         verbs: &[],
@@ -169,6 +178,7 @@ struct Run {
     /// --svg and --html: the path and the file, created before any run.
     svg: Option<(String, File)>,
     html: Option<(String, File)>,
+    include_interrupted: bool,
 }
 
 /// The run the arguments describe; the flags that do not go together are refused.
@@ -216,7 +226,29 @@ fn run_of(a: Args) -> Result<Run> {
         window_ms: a.window_ms.unwrap_or(1000),
         svg: crate::term::out_file(a.svg.as_deref())?,
         html: crate::term::out_file(a.html.as_deref())?,
+        include_interrupted: a.include_interrupted,
     })
+}
+
+/// The result file `path`; one whose run was interrupted only when asked for.
+fn read_result(path: &Path, include_interrupted: bool) -> Result<ResultFile> {
+    if path.is_dir() {
+        bail!("{}: a directory; name one result file", path.display());
+    }
+    let o = ioscope_results::gather::Options {
+        recursive: false,
+        include_interrupted,
+    };
+    let g = ioscope_results::gather(path, o)?;
+    if let Some(s) = g.skipped.first() {
+        bail!("{s}");
+    }
+    let (_, r) = g
+        .results
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow!("{}: no result", path.display()))?;
+    Ok(r)
 }
 
 pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
@@ -234,7 +266,7 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
             a.bw_log.clone(),
         ),
         Source::File(path) => (
-            ioscope_results::read_file(path)?,
+            read_result(path, a.include_interrupted)?,
             path.clone(),
             a.bw_log.clone(),
         ),

@@ -5,7 +5,7 @@
 use crate::command::{self, Context as Cx, Flag};
 use anyhow::{bail, Result};
 use ioscope_options::flags::{flag, FlagDef, FlagValue};
-use ioscope_sweep::report::write_dir;
+use ioscope_sweep::report::{write_dir, Include};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -16,6 +16,7 @@ use FlagValue::{None as NoVal, Required as ReqVal};
 pub struct Args {
     output: Option<String>,
     ssv: bool,
+    include_interrupted: bool,
     operands: Vec<String>,
 }
 
@@ -43,6 +44,14 @@ const FLAGS: &[Flag<Args>] = &[
         },
     },
     Flag {
+        def: flag("include-interrupted", NoVal, "", "Count results of runs a signal cut short (left out by default, and named)"),
+        verbs: &[],
+        set: |a, _| {
+            a.include_interrupted = true;
+            Ok(())
+        },
+    },
+    Flag {
         def: flag("ssv", NoVal, "", "Also write fio-tests' space-separated columns (x rbw riops rclat wbw wiops wclat) per series"),
         verbs: &[],
         set: |a, _| {
@@ -61,7 +70,14 @@ pub fn main(cx: &Cx, args: &[OsString]) -> Result<ExitCode> {
     };
     let dir = Path::new(dir);
     let out = p.output.as_deref().map_or(dir.to_path_buf(), PathBuf::from);
-    let w = write_dir(dir, &out, p.ssv)?;
+    let inc = Include {
+        ssv: p.ssv,
+        interrupted: p.include_interrupted,
+    };
+    let w = write_dir(dir, &out, inc)?;
+    for s in &w.skipped {
+        eprintln!("ioscope report: {s}");
+    }
     println!("{}", w.csv.display());
     for s in &w.svgs {
         println!("{}", s.display());

@@ -318,13 +318,16 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
     progress.finish();
     let summary = summary?;
     // The report covers what finished, interrupted or not.
-    let written = ioscope_sweep::report::write_dir(&dir, &dir, false);
+    let written = ioscope_sweep::report::write_dir(&dir, &dir, Default::default());
     println!(
         "{} points: {} run, {} finished before, {} failed, {} pruned, {} not run",
         summary.total, summary.done, summary.skipped, summary.failed, summary.pruned, summary.left
     );
     let reported = match written {
         Ok(w) => {
+            for s in &w.skipped {
+                eprintln!("ioscope sweep: {s}");
+            }
             println!("report: {}", w.html.display());
             true
         }
@@ -347,7 +350,7 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
 }
 
 fn status(dir: &Path, json: bool) -> Result<ExitCode> {
-    let l = campaign::load(dir)?;
+    let l = campaign::load(dir, false)?;
     if !l.is_sweep {
         bail!(
             "{}: not a sweep run directory (no journal.jsonl and sweep.toml)",

@@ -342,3 +342,37 @@ pub fn run_in_cgroup(cg: &MemCgroup, dir: &Path, args: &[&str]) -> Run {
     all.extend_from_slice(args);
     run_tool(Path::new("sh"), dir, &all, &[])
 }
+
+/// What a child process used: CPU seconds (user + system) and peak resident memory.
+pub struct Usage {
+    pub run: Run,
+    pub cpu_s: f64,
+    pub max_rss_kib: u64,
+}
+
+/// Forks and execs its arguments and writes the child's peak RSS (KiB) and CPU seconds
+/// to the file named first: a small parent, so the peak is ioscope's own (a child
+/// forked from the test process starts with the test's whole resident set).
+const MEASURE_PY: &str = "import os, sys\n\
+pid = os.fork()\n\
+if pid == 0:\n    os.execv(sys.argv[2], sys.argv[2:])\n\
+_, status, ru = os.wait4(pid, 0)\n\
+open(sys.argv[1], 'w').write('%d %f' % (ru.ru_maxrss, ru.ru_utime + ru.ru_stime))\n\
+sys.exit(os.waitstatus_to_exitcode(status))\n";
+
+/// Run ioscope in `dir` and measure what it used (wait4's rusage of ioscope alone).
+pub fn run_measured(dir: &Path, args: &[&str]) -> Usage {
+    let usage = tempfile::NamedTempFile::new().expect("usage file");
+    let bin = bin().display().to_string();
+    let upath = usage.path().display().to_string();
+    let mut all = vec!["-c", MEASURE_PY, &upath, &bin];
+    all.extend_from_slice(args);
+    let run = run_tool(Path::new("python3"), dir, &all, &[]);
+    let text = std::fs::read_to_string(usage.path()).expect("usage");
+    let (rss, cpu) = text.split_once(' ').expect("rss cpu");
+    Usage {
+        run,
+        cpu_s: cpu.parse().expect("cpu seconds"),
+        max_rss_kib: rss.parse().expect("rss"),
+    }
+}

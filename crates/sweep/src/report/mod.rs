@@ -10,11 +10,21 @@ use crate::error::{At, SweepError};
 use ioscope_plot::html::Page;
 use std::path::{Path, PathBuf};
 
-/// What a report wrote.
+/// What a report wrote, and the files it left out (each with why).
 pub struct Written {
     pub html: PathBuf,
     pub csv: PathBuf,
     pub svgs: Vec<PathBuf>,
+    pub skipped: Vec<ioscope_results::Skipped>,
+}
+
+/// What a report includes besides the tables and charts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Include {
+    /// fio-tests' space-separated columns.
+    pub ssv: bool,
+    /// Results of interrupted runs.
+    pub interrupted: bool,
 }
 
 /// Report files replace what is there (a planted link included) whole, never write
@@ -24,8 +34,8 @@ fn write(path: &Path, text: &str) -> Result<(), SweepError> {
 }
 
 /// Read `dir` and write the report files into `out`.
-pub fn write_dir(dir: &Path, out: &Path, ssv: bool) -> Result<Written, SweepError> {
-    let l = campaign::load(dir)?;
+pub fn write_dir(dir: &Path, out: &Path, inc: Include) -> Result<Written, SweepError> {
+    let l = campaign::load(dir, inc.interrupted)?;
     let rows = table::rows(&l);
     let graphs = out.join("graphs");
     crate::ready::own_dir(&graphs)?;
@@ -33,7 +43,7 @@ pub fn write_dir(dir: &Path, out: &Path, ssv: bool) -> Result<Written, SweepErro
     write(&csv, &table::csv(&l, &rows))?;
     let json = serde_json::to_string_pretty(&table::json(&l, &rows)).at(out.join("results.json"))?;
     write(&out.join("results.json"), &(json + "\n"))?;
-    if ssv {
+    if inc.ssv {
         let d = out.join("ssv");
         crate::ready::own_dir(&d)?;
         for (name, text) in table::ssv(&l) {
@@ -55,7 +65,12 @@ pub fn write_dir(dir: &Path, out: &Path, ssv: bool) -> Result<Written, SweepErro
     }
     let html = out.join("report.html");
     write(&html, &page(&l, &rows, &drawn))?;
-    Ok(Written { html, csv, svgs })
+    Ok(Written {
+        html,
+        csv,
+        svgs,
+        skipped: l.skipped,
+    })
 }
 
 /// The self-contained page: what ran where, steady state, best points, the charts, the

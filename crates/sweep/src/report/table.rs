@@ -198,6 +198,8 @@ pub fn json(l: &Loaded, rows: &[Row]) -> Value {
         })
         .collect();
     json!({
+        // Marks the document as a report output, never read back as a result.
+        ioscope_results::gather::REPORT_KEY: "results table",
         "units": {"iops": "I/O per second", "bw_kib_s": "KiB/s", "*_ns": "nanoseconds",
                   "io_kib": "KiB", "runtime_ms": "milliseconds"},
         "axes": l.axes,
