@@ -6,7 +6,7 @@
 use crate::command::{self, Context, Flag};
 use crate::term::signals;
 use crate::term::status::{Eta, Status};
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use ioscope_options::flags::{flag, FlagValue};
 use ioscope_stats::RunResult;
 use std::ffi::OsString;
@@ -138,21 +138,28 @@ const FLAGS: &[Flag<Args>] = &[
     },
 ];
 
-/// Does this directory's filesystem accept O_DIRECT?
-fn supports_direct(dir: &Path) -> bool {
-    let p = dir.join(format!(".ioscope-direct-probe.{}", std::process::id()));
-    let ok = std::fs::OpenOptions::new()
+/// Does this directory's filesystem accept O_DIRECT? Asked of the test file itself.
+fn supports_direct(file: &Path) -> bool {
+    std::fs::OpenOptions::new()
         .write(true)
-        .create(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&p)
-        .is_ok();
-    let _ = std::fs::remove_file(&p);
-    ok
+        .custom_flags(libc::O_DIRECT | libc::O_NOFOLLOW)
+        .open(file)
+        .is_ok()
 }
 
-/// Removes the test file however the run ends.
+/// The test file: made new in the directory (`O_EXCL|O_NOFOLLOW`, an unpredictable
+/// name, so a link planted in a shared directory is never written through), removed
+/// however the run ends.
 struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(dir: &Path) -> Result<TempFile> {
+        let (path, _) = ioscope_fs::create_temp(&dir.join("ioscope-quick"))
+            .with_context(|| format!("{}: cannot make the test file", dir.display()))?;
+        Ok(TempFile(path))
+    }
+}
+
 impl Drop for TempFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
@@ -251,11 +258,8 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     let Some(a) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
-    let direct = supports_direct(&a.dir);
-    let file = TempFile(
-        a.dir
-            .join(format!(".ioscope-quick.{}.tmp", std::process::id())),
-    );
+    let file = TempFile::new(&a.dir)?;
+    let direct = supports_direct(&file.0);
     signals::install();
     let mut status = Status::new(false, Eta::Auto, None);
     if !a.json {

@@ -348,3 +348,43 @@ fn steady_state_rounds_are_counted_and_bounded() {
         &["s.toml:5: steady_state.rounds: a whole number of rounds, 1 to 10000"],
     );
 }
+
+/// A link planted at the name of an output (--output, a latency log, a chart) is
+/// refused, never written through: its target is unchanged.
+#[test]
+fn outputs_are_never_written_through_a_planted_link() {
+    let d = tmpdir();
+    let victim = d.path().join("victim");
+    fs::write(&victim, "precious").unwrap();
+    for name in ["out.json", "lat_lat.1.log", "chart.svg"] {
+        std::os::unix::fs::symlink(&victim, d.path().join(name)).unwrap();
+    }
+    let job = ["--name=x", "--ioengine=null", "--size=1m"];
+    let r = run_in(d.path(), &[&job[..], &["--output=out.json"]].concat());
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--output=out.json: a symbolic link: refused"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(d.path(), &[&job[..], &["--write_lat_log=lat"]].concat());
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("a symbolic link: refused"),
+        "{}",
+        r.stderr
+    );
+    fs::write(d.path().join("a.json"), "{\"jobs\": []}").unwrap();
+    let r = run_in(
+        d.path(),
+        &["compare", "--svg", "chart.svg", "a.json", "a.json"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("chart.svg: a symbolic link: refused"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+}

@@ -89,3 +89,48 @@ fn quick_cleans_up_on_ctrl_c() {
         "temporary file removed after Ctrl-C"
     );
 }
+
+/// The test file is made new, never through a link, under a name nobody can plant in
+/// advance (it was `.ioscope-quick.PID.tmp`, opened without O_EXCL or O_NOFOLLOW: a
+/// link planted in a shared directory had root overwrite its target). strace shows the
+/// first open of the file.
+#[test]
+fn quick_makes_its_test_file_new_under_an_unpredictable_name() {
+    require!(Prereq::Program {
+        name: "strace",
+        package: "strace"
+    });
+    let d = tmpdir();
+    let trace = d.path().join("trace");
+    let bin = bin().display().to_string();
+    let t = trace.display().to_string();
+    let args = [
+        "-f",
+        "-e",
+        "trace=openat",
+        "-o",
+        &t,
+        &bin,
+        "quick",
+        "--size=16m",
+        "--runtime=1",
+    ];
+    let r = run_tool(std::path::Path::new("strace"), d.path(), &args, &[]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    let first = text
+        .lines()
+        .find(|l| l.contains("ioscope-quick"))
+        .expect("the test file is opened");
+    assert!(
+        first.contains("O_CREAT") && first.contains("O_EXCL") && first.contains("O_NOFOLLOW"),
+        "{first}"
+    );
+    let name = first.split('"').nth(1).unwrap_or("");
+    let random = name.rsplit('.').nth(1).unwrap_or("");
+    assert!(
+        random.len() == 16 && random.chars().all(|c| c.is_ascii_hexdigit()),
+        "a 64-bit random part in {name}"
+    );
+    assert!(leftovers(d.path()).is_empty(), "removed");
+}

@@ -37,6 +37,31 @@ pub fn create_new(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
+/// An output file named by the user (`--output`, a log, a chart), opened for writing:
+/// created if missing, else truncated (or appended to with `append`), and never
+/// through a symbolic link: a link planted at the name is refused, not followed.
+pub fn open_output(path: &Path, append: bool) -> std::io::Result<File> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .append(append)
+        .truncate(!append)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .mode(0o644)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => std::io::Error::other(
+                "a symbolic link: refused (name the file it points to, if that is meant)",
+            ),
+            _ => e,
+        })
+}
+
+/// [`open_output`], truncating.
+pub fn create_output(path: &Path) -> std::io::Result<File> {
+    open_output(path, false)
+}
+
 /// Write `bytes` as the whole of `path`: into a new temporary file beside it, synced,
 /// then renamed over it (a symbolic link at `path` is replaced, never followed).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -49,6 +74,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     done
+}
+
+/// A new directory `PREFIX-RANDOM` under `base` (mode 0700), made by one `mkdir`: a
+/// name nobody could have planted, and nothing followed if they had.
+pub fn create_temp_dir(base: &Path, prefix: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
+    loop {
+        let d = base.join(format!("{prefix}-{:016x}", random()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&d) {
+            Ok(()) => return Ok(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// A directory ioscope keeps its own files in: made if missing (mode 0755), and
@@ -216,6 +255,21 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+    }
+
+    #[test]
+    fn outputs_refuse_links() {
+        let d = tempfile::tempdir().unwrap();
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"precious").unwrap();
+        let out = d.path().join("out.json");
+        std::os::unix::fs::symlink(&victim, &out).unwrap();
+        let e = create_output(&out).unwrap_err().to_string();
+        assert!(e.contains("a symbolic link: refused"), "{e}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+        std::fs::write(d.path().join("plain"), b"old").unwrap();
+        create_output(&d.path().join("plain")).unwrap();
+        assert_eq!(std::fs::read(d.path().join("plain")).unwrap(), b"");
     }
 
     #[test]

@@ -268,16 +268,10 @@ fn sides(cx: &Context, p: &Args) -> Result<(inputs::Side, inputs::Side, bool)> {
 /// to look at the runs, so its name is printed).
 fn temp_dir() -> Result<PathBuf> {
     let base = std::env::temp_dir();
-    for i in 0..1000u32 {
-        let d = base.join(format!("ioscope-compare-{}-{i}", std::process::id()));
-        match std::fs::create_dir(&d) {
-            Ok(()) => return Ok(d),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => bail!("{}: {e}", d.display()),
-        }
-    }
-    bail!(
-        "{}: cannot make a directory for the results",
-        base.display()
-    )
+    ioscope_fs::create_temp_dir(&base, "ioscope-compare").with_context(|| {
+        format!(
+            "{}: cannot make a directory for the results",
+            base.display()
+        )
+    })
 }

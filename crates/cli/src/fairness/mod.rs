@@ -366,15 +366,8 @@ fn report(
 /// A new private directory for the scenario's bandwidth logs.
 fn temp_dir() -> Result<PathBuf> {
     let base = std::env::temp_dir();
-    for i in 0..1000u32 {
-        let d = base.join(format!("ioscope-fairness-{}-{i}", std::process::id()));
-        match std::fs::create_dir(&d) {
-            Ok(()) => return Ok(d),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => bail!("{}: {e}", d.display()),
-        }
-    }
-    bail!("{}: cannot make a directory for the logs", base.display())
+    ioscope_fs::create_temp_dir(&base, "ioscope-fairness")
+        .with_context(|| format!("{}: cannot make a directory for the logs", base.display()))
 }
 
 /// One entry per job: its priority from the job options, its bytes in `dir`.

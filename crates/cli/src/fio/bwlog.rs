@@ -29,7 +29,7 @@ impl BwLog {
             .iter()
             .map(|d| {
                 let path = format!("{name}-{d}_bw.log");
-                File::create(&path)
+                ioscope_fs::create_output(std::path::Path::new(&path))
                     .with_context(|| format!("--bandwidth-log: {path}"))
                     .map(|f| (path, BufWriter::new(f)))
             })

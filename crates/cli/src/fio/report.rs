@@ -34,7 +34,7 @@ fn open_output(a: &FioArgs) -> Result<Option<(PathBuf, std::fs::File)>> {
     let Some(p) = a.output.clone() else {
         return Ok(None);
     };
-    let f = std::fs::File::create(&p).with_context(|| format!("--output={}", p.display()))?;
+    let f = ioscope_fs::create_output(&p).with_context(|| format!("--output={}", p.display()))?;
     Ok(Some((p, f)))
 }
 

@@ -106,11 +106,7 @@ impl State<'_> {
         // Written beside and renamed over: a crash while saving leaves the old state or
         // the new one, never half of one.
         let write = || -> std::io::Result<()> {
-            let tmp = format!("{name}.tmp");
-            let mut f = std::fs::File::create(&tmp)?;
-            std::io::Write::write_all(&mut f, &st.encode())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &name)
+            ioscope_fs::write_atomically(std::path::Path::new(&name), &st.encode())
         };
         if let Err(e) = write() {
             self.ctx.shared.say(format!(

@@ -31,7 +31,7 @@ use ioscope_iolog::set::LogSet;
 use ioscope_iolog::text::Format;
 use ioscope_iolog::LogFormat;
 use ioscope_options::{JobOptions, LogWindowValue};
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 use stream::{Stream, Writer};
@@ -69,12 +69,7 @@ pub struct JobLogs {
 }
 
 fn open(p: &PathBuf, append: bool) -> std::io::Result<File> {
-    OpenOptions::new()
-        .create(true)
-        .write(true)
-        .append(append)
-        .truncate(!append)
-        .open(p)
+    ioscope_fs::open_output(p, append)
 }
 
 /// The files of a job's logs, opened (truncated) before the run.
@@ -118,7 +113,7 @@ impl Files {
             return Ok(f);
         }
         if let Some(p) = &set.binary {
-            let mut spill = File::create(p)?;
+            let mut spill = ioscope_fs::create_output(p)?;
             meta.write_header(&mut spill)?;
             f.spill = Some(spill);
             if format != LogFormat::Text {

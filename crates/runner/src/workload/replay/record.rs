@@ -18,10 +18,7 @@ pub struct Recorder {
 impl Recorder {
     /// Open (append, as fio) and write the header and the files' add and open lines.
     pub fn create(path: &str, files: &[&Path]) -> std::io::Result<Recorder> {
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(path)?;
+        let f = ioscope_fs::open_output(Path::new(path), true)?;
         let mut out = BufWriter::with_capacity(1 << 16, f);
         writeln!(out, "fio version 3 iolog")?;
         let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
