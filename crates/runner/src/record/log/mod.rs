@@ -68,7 +68,7 @@ pub struct JobLogs {
     texts: Vec<Option<File>>,
 }
 
-fn open(p: &PathBuf, append: bool) -> std::io::Result<File> {
+fn open(p: &std::path::Path, append: bool) -> std::io::Result<File> {
     ioscope_fs::open_output(p, append)
 }
 
