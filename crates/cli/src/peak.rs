@@ -115,10 +115,11 @@ const FLAGS: &[Flag<Args>] = &[
         verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
-            let n = v
+            a.depth = v
                 .parse::<u32>()
-                .map_err(|_| format!("--depth={v}: not a number"))?;
-            a.depth = n.max(1);
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| format!("--depth={v}: a number of I/Os, at least 1"))?;
             Ok(())
         },
     },
@@ -127,10 +128,11 @@ const FLAGS: &[Flag<Args>] = &[
         verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
-            let n = v
+            a.batch = v
                 .parse::<u32>()
-                .map_err(|_| format!("--batch={v}: not a number"))?;
-            a.batch = n.max(1);
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| format!("--batch={v}: a number of I/Os, at least 1"))?;
             Ok(())
         },
     },
@@ -460,18 +462,29 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     let r = runner.run(&plan, &mut obs)?;
     let j = &r.jobs[0];
     let d = if a.write { &j.dirs[1] } else { &j.dirs[0] };
-    obs.close(
-        d.runtime_ms,
-        j.dirs.iter().map(|d| d.total_ios).sum(),
-        j.dirs.iter().map(|d| d.io_bytes).sum(),
-        j.submit.iter().sum(),
-        j.complete.iter().sum(),
-    );
+    let failed = j.error != 0 && !j.error_tolerated;
+    if !failed {
+        obs.close(
+            d.runtime_ms,
+            j.dirs.iter().map(|d| d.total_ios).sum(),
+            j.dirs.iter().map(|d| d.io_bytes).sum(),
+            j.submit.iter().sum(),
+            j.complete.iter().sum(),
+        );
+    }
     let s = Summary::of(&r, a.write);
+    if failed {
+        // Figures of a failed run would be the failures' rate: none are printed.
+        let why = j.error_text.clone().unwrap_or_default();
+        eprintln!(
+            "ioscope peak: the I/O failed (err={}: {why}) after {} I/Os: no figures",
+            j.error, d.total_ios
+        );
+    }
     if a.json {
         let doc = json_doc(&a, &job, bs, &r, &s, &obs);
         println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
+    } else if !failed {
         print_text(&r, &s, &obs);
     }
     if let Some(sig) = signals::received() {
@@ -525,6 +538,13 @@ fn json_doc(
     obs: &PerSecond,
 ) -> serde_json::Value {
     let (j, d) = (s.job, s.dir);
+    if j.error != 0 && !j.error_tolerated {
+        return serde_json::json!({
+            "ioscope": crate::fio::report::version(), "job": job, "engine": a.engine,
+            "error": j.error, "error_text": j.error_text, "ios": d.total_ios,
+            "interrupted": signals::received().is_some(),
+        });
+    }
     let pmap: serde_json::Map<String, serde_json::Value> = s
         .clat_pct
         .iter()

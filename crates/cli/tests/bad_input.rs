@@ -388,3 +388,37 @@ fn outputs_are_never_written_through_a_planted_link() {
     );
     assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
 }
+
+/// As fio: a size below the smallest block size is an error (it warned and exited 0
+/// after a short I/O), and `ioscope` with no arguments defines no job: usage and exit
+/// 1 (it exited 0).
+#[test]
+fn a_size_below_the_block_size_and_no_arguments_fail() {
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &["--name=x", "--filename=f", "--size=4k", "--bs=8k"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("size too small, must not be less than minimum block size: 4096 < 8192"),
+        "{}",
+        r.stderr
+    );
+    assert!(!d.path().join("f").exists(), "no file laid out");
+    // The smallest of the directions counts, as fio's td_min_bs.
+    let r = run_in(
+        d.path(),
+        &["--name=x", "--filename=f", "--size=4k", "--bs=4k,8k"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run_in(d.path(), &[]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("ioscope"),
+        "usage on stdout: {}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("no job(s) defined"), "{}", r.stderr);
+}

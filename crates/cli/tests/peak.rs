@@ -113,3 +113,82 @@ fn file_mode_issues_the_io_it_claims() {
         "a real read takes at least a microsecond: {p:?}"
     );
 }
+
+/// A loop device of 4 KiB sectors read 512 bytes at a time: every I/O fails (EINVAL).
+/// peak prints no IOPS for it (it printed "peak: 128000 IOPS" and percentiles of 0),
+/// its JSON carries the error and no figures, and it exits 1.
+#[test]
+fn a_run_whose_io_all_failed_prints_no_figures() {
+    require!(Prereq::Root, Prereq::LOSETUP);
+    let img = format!("/dev/shm/ioscope-peak-fail-{}.img", std::process::id());
+    let Some(dev) = sh(&format!(
+        "truncate -s 64M {img} && losetup --find --show --sector-size 4096 --direct-io=on {img}"
+    )) else {
+        let _ = std::fs::remove_file(&img);
+        skip!("a loop device with 4 KiB sectors (losetup --sector-size)")
+    };
+    let d = tmpdir();
+    let text = run_in(d.path(), &["peak", &dev, "--bs=512", "--runtime=1"]);
+    let json = run_in(
+        d.path(),
+        &["peak", &dev, "--bs=512", "--runtime=1", "--json"],
+    );
+    let _ = sh(&format!("losetup -d {dev}"));
+    let _ = std::fs::remove_file(&img);
+    assert_eq!(text.code, 1, "{}", text.stderr);
+    assert!(!text.stdout.contains("IOPS"), "{}", text.stdout);
+    assert!(
+        text.stderr.contains("the I/O failed (err=22"),
+        "{}",
+        text.stderr
+    );
+    assert_eq!(json.code, 1, "{}", json.stderr);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(v["error"], 22, "{v}");
+    assert!(v.get("iops").is_none() && v.get("clat_ns").is_none(), "{v}");
+}
+
+/// --polled on a device without poll queues (a loop device's queue/io_poll is 0) is
+/// refused before any I/O with the reason (every I/O failed with EOPNOTSUPP, and the
+/// failures' rate was printed as the peak); --depth=0 and --batch=0 are refused (they
+/// were silently made 1).
+#[test]
+fn polled_io_needs_poll_queues_and_depths_are_counted() {
+    require!(Prereq::Root, Prereq::LOSETUP);
+    let Some(lo) = LoopDev::new("16M") else {
+        skip!("a loop device (losetup --find --show failed)")
+    };
+    let d = tmpdir();
+    let r = run_in(d.path(), &["peak", &lo.dev, "--polled", "--runtime=1"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let name = lo.dev.trim_start_matches("/dev/");
+    let why = format!("/sys/block/{name}/queue/io_poll is 0: {name} has no poll queues");
+    assert!(r.stderr.contains(&why), "{}", r.stderr);
+    let job = [
+        "--name=x",
+        &format!("--filename={}", lo.dev),
+        "--ioengine=io_uring",
+        "--hipri",
+        "--direct=1",
+        "--rw=randread",
+        "--size=1m",
+    ];
+    let r = run_in(d.path(), &job);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("hipri (polled I/O)") && r.stderr.contains(&why),
+        "{}",
+        r.stderr
+    );
+    for (flag, what) in [("--depth=0", "--depth=0"), ("--batch=0", "--batch=0")] {
+        let r = run_in(d.path(), &["peak", "--nop", flag]);
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(
+            r.stderr
+                .contains(&format!("{what}: a number of I/Os, at least 1")),
+            "{}",
+            r.stderr
+        );
+    }
+}

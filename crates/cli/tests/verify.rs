@@ -924,3 +924,88 @@ fn trimmed_blocks_read_back_as_zeros() {
     assert!(u(&v["jobs"][0]["trim"]["io_bytes"]) > 0);
     assert_eq!(verify_of(&v), (1024, 0));
 }
+
+/// --aux-path: the verify state is saved and loaded there, not in the current
+/// directory (it was refused as "no verify state yet").
+#[test]
+fn aux_path_holds_the_verify_state() {
+    let d = tmpdir();
+    std::fs::create_dir(d.path().join("aux")).unwrap();
+    let f = d.path().join("f");
+    let w = job(
+        &f,
+        &[
+            "--size=256k",
+            "--rw=write",
+            "--verify=crc32c",
+            "--aux-path=aux",
+        ],
+    );
+    let (r, _) = run_job(d.path(), &w);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(d.path().join("aux/local-v-0-verify.state").is_file());
+    assert!(!d.path().join("local-v-0-verify.state").exists());
+    let load = [
+        "--size=256k",
+        "--rw=read",
+        "--verify=crc32c",
+        "--verify_state_load=1",
+    ];
+    let with = job(&f, &[&load[..], &["--aux-path=aux"]].concat());
+    let (r, v) = run_job(d.path(), &with);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(verify_of(&v), (64, 0));
+    let without: Vec<String> = job(&f, &load);
+    let r = run_in(
+        d.path(),
+        &without.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains("verify_state_load: local-v-0-verify.state"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// --crctest times every checksum fio lists, in fio's layout; `list` names them (and
+/// exits 1, as fio does); an unknown type lists them too. --help no longer calls
+/// verify or its checksums missing.
+#[test]
+fn crctest_times_the_checksums_fio_lists() {
+    let d = tmpdir();
+    let r = run_in(d.path(), &["--crctest=list"]);
+    assert_eq!(r.code, 1);
+    let names: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(
+        names,
+        [
+            "md5", "crc64", "crc32", "crc32c", "crc16", "crc7", "sha1", "sha256", "sha512",
+            "xxhash", "murmur3", "jhash", "fnv", "sha3-224", "sha3-256", "sha3-384", "sha3-512"
+        ]
+    );
+    let r = run_in(d.path(), &["--crctest=fnv,crc32c"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", r.stdout);
+    for (line, name) in lines.iter().zip(["crc32c:\t\t", "fnv:\t\t"]) {
+        let rate = line
+            .strip_prefix(name)
+            .and_then(|l| l.strip_suffix(" MiB/sec"));
+        let rate: f64 = rate.and_then(|r| r.trim().parse().ok()).unwrap_or(-1.0);
+        assert!(rate > 0.0, "{line}");
+    }
+    let r = run_in(d.path(), &["--crctest=bogus"]);
+    assert!(
+        r.code == 1 && r.stderr.contains("unknown hash `bogus`"),
+        "{}",
+        r.stderr
+    );
+    let help = run_in(d.path(), &["--help"]).stdout;
+    for flag in ["--crctest", "--aux-path"] {
+        let line = help.lines().find(|l| l.contains(flag)).unwrap_or("");
+        assert!(!line.contains("not supported"), "{line}");
+    }
+    assert!(!help.contains("no verify"), "{help}");
+}

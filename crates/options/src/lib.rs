@@ -7,6 +7,7 @@
 pub mod cli;
 pub mod compat;
 pub mod def;
+mod derived;
 pub mod engines;
 pub mod error;
 pub mod flags;

@@ -21,6 +21,8 @@ pub struct RunOptions {
     pub combine_submit_wait: bool,
     /// What per-I/O logs are written as (`--log-format`).
     pub log_format: ioscope_iolog::LogFormat,
+    /// Where state files go (fio's --aux-path; default: the current directory).
+    pub aux_path: Option<std::path::PathBuf>,
 }
 
 /// Which engines the jobs use.

@@ -6,6 +6,7 @@
 pub mod block;
 pub mod checksum;
 pub mod crc;
+pub mod hashes;
 pub mod header;
 pub mod pattern;
 pub mod state;

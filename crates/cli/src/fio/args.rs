@@ -55,6 +55,10 @@ pub struct FioArgs {
     pub allow_destructive: bool,
     pub inflate_log: Option<PathBuf>,
     pub merge_blktrace_only: bool,
+    /// --crctest[=TYPES].
+    pub crctest: Option<Option<String>>,
+    /// --aux-path: where state files go.
+    pub aux_path: Option<PathBuf>,
 }
 
 impl Default for FioArgs {
@@ -88,6 +92,8 @@ impl Default for FioArgs {
             allow_destructive: false,
             inflate_log: None,
             merge_blktrace_only: false,
+            crctest: None,
+            aux_path: None,
         }
     }
 }
@@ -386,9 +392,12 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         set: |_, _| Ok(()),
     },
     Flag {
-        def: not_yet("crctest", OptVal, "TYPE", "Measure the speed of checksum functions", "ioscope has no verify checksums yet"),
+        def: flag("crctest", OptVal, "TYPE", "Measure the speed of the checksum functions (TYPE: one or more of md5, crc64, crc32, crc32c, crc16, crc7, sha1, sha256, sha512, xxhash, murmur3, jhash, fnv, sha3-224, sha3-256, sha3-384, sha3-512, comma-separated; list: name them)"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.crctest = Some(v.map(str::to_string));
+            Ok(())
+        },
     },
     Flag {
         def: flag("merge-blktrace-only", NoVal, "", "Write the jobs' merge_blktrace_file and exit without I/O"),
@@ -444,9 +453,12 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         set: |_, _| Ok(()),
     },
     Flag {
-        def: not_yet("aux-path", ReqVal, "DIR", "Directory for fio's state files (verify state, …)", "ioscope writes no auxiliary state files (no verify state yet)"),
+        def: flag("aux-path", ReqVal, "DIR", "Write and read state files (verify_state_save, verify_state_load) in DIR instead of the current directory"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.aux_path = v.map(PathBuf::from);
+            Ok(())
+        },
     },
     Flag {
         def: FlagDef {

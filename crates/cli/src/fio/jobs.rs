@@ -102,5 +102,6 @@ pub fn run_options(a: &FioArgs) -> RunOptions {
         status_interval: a.status_interval,
         log_format: a.log_format,
         max_jobs: a.max_jobs,
+        aux_path: a.aux_path.clone(),
     }
 }

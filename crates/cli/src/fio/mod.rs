@@ -5,6 +5,7 @@
 
 pub mod args;
 mod bwlog;
+mod crctest;
 pub mod jobs;
 pub mod report;
 pub mod run;
@@ -60,7 +61,13 @@ fn answer(cx: &Context, inv: &Invocation, no_args: bool) -> Result<Option<ExitCo
     let a = &inv.args;
     if a.help || no_args {
         print!("{}", crate::doc::main_help(cx.commands));
-        return Ok(Some(ExitCode::SUCCESS));
+        if a.help {
+            return Ok(Some(ExitCode::SUCCESS));
+        }
+        // As fio: no arguments is no job, an error (a script that lost its job file
+        // must not pass).
+        eprintln!("ioscope: no job(s) defined");
+        return Ok(Some(ExitCode::from(1)));
     }
     if a.version {
         // Harnesses that call `fio` gate features on its version: say which fio we follow.
@@ -88,6 +95,9 @@ fn answer(cx: &Context, inv: &Invocation, no_args: bool) -> Result<Option<ExitCo
             .with_context(|| format!("--inflate-log={}", f.display()))?;
         out.flush()?;
         return Ok(Some(ExitCode::SUCCESS));
+    }
+    if let Some(types) = &a.crctest {
+        return Ok(Some(crctest::run(types.as_deref())));
     }
     if a.showcmd {
         print!("{}", jobs::showcmd(&inv.cli)?);

@@ -105,13 +105,11 @@ impl State<'_> {
         };
         // Written beside and renamed over: a crash while saving leaves the old state or
         // the new one, never half of one.
-        let write = || -> std::io::Result<()> {
-            ioscope_fs::write_atomically(std::path::Path::new(&name), &st.encode())
-        };
-        if let Err(e) = write() {
+        if let Err(e) = ioscope_fs::write_atomically(&name, &st.encode()) {
             self.ctx.shared.say(format!(
-                "ioscope: job '{}': verify state {name}: {e}",
-                self.ctx.opts.name
+                "ioscope: job '{}': verify state {}: {e}",
+                self.ctx.opts.name,
+                name.display()
             ));
         }
     }

@@ -33,6 +33,7 @@ mod io_ops;
 mod qdsearch;
 mod rate;
 mod state;
+mod trims;
 mod units;
 pub(crate) mod verify;
 

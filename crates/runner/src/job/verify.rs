@@ -13,6 +13,7 @@
 //! Nothing here allocates per I/O except the history push (capacity reserved up front
 //! from the job's size and block size).
 
+use super::trims::Trims;
 use crate::plan::verify::mixed_sizes;
 use crate::workload::io::Io;
 use crate::workload::rng::splitmix;
@@ -21,6 +22,7 @@ use ioscope_engine::Ddir;
 use ioscope_options::{ContinueOnError, JobOptions};
 use ioscope_verify::{state, Expect, Failure, Method, Spec, Stamp};
 use std::collections::{BTreeMap, VecDeque};
+use std::path::PathBuf;
 
 /// One write the job made (or, with verify_only, would have made).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,6 +115,8 @@ pub struct Verifier {
     pub tolerate: bool,
     pub counts: Counts,
     state_save: bool,
+    /// Where the verify state is saved.
+    state_file: PathBuf,
     loaded: Option<state::State>,
     /// Reads a read-only job issued and completed (checked against a loaded state).
     reads: u64,
@@ -120,64 +124,38 @@ pub struct Verifier {
     recent: VecDeque<(u64, u64)>,
     depth: usize,
     files: usize,
-    trim: Trims,
+    trim: Trims<Entry>,
 }
 
-/// trim_percentage: written blocks chosen to be discarded, then verified as zeros.
-struct Trims {
-    pct: u32,
-    rng: u64,
-    backlog: u64,
-    batch: u64,
-    since: u64,
-    /// Chosen, not yet issued.
-    waiting: VecDeque<Entry>,
-    /// Write numbers whose trim completed.
-    done: std::collections::HashSet<u64>,
-    verify_zero: bool,
-    /// Trims issued in the current batch.
-    issued: u64,
-}
-
-impl Trims {
-    /// The next trim: at once without trim_backlog; otherwise a batch of
-    /// trim_backlog_batch after every trim_backlog writes.
-    fn take(&mut self) -> Option<Entry> {
-        if self.waiting.is_empty() || (self.backlog > 0 && self.since < self.backlog) {
-            return None;
-        }
-        let e = self.waiting.pop_front();
-        self.issued += 1;
-        if self.backlog > 0 && (self.issued >= self.batch || self.waiting.is_empty()) {
-            self.since = 0;
-            self.issued = 0;
-        }
-        e
-    }
+/// How big a verifier's tables are.
+pub struct Sizing {
+    /// The job's unit count.
+    pub units: usize,
+    pub files: usize,
+    /// Writes to expect (the history's size).
+    pub capacity: usize,
 }
 
 impl Verifier {
-    /// `units`: the job's unit count; `capacity`: writes to expect (history size).
+    /// The verifier of job clone `index` (0-based); `state_file`: where its verify state
+    /// is saved and loaded (the plan's choice: --aux-path or here).
     pub fn new(
         o: &JobOptions,
         spec: Spec,
         index: u64,
         seed: u64,
-        units: usize,
-        files: usize,
-        capacity: usize,
+        size: Sizing,
+        state_file: PathBuf,
     ) -> Result<Verifier, String> {
+        let Sizing {
+            units,
+            files,
+            capacity,
+        } = size;
         let m = o.rw.mode;
-        let loaded = if o.verify_state_load {
-            let name = state::file_name(&o.name, index);
-            let bytes =
-                std::fs::read(&name).map_err(|e| format!("verify_state_load: {name}: {e}"))?;
-            Some(
-                state::State::decode(&bytes)
-                    .map_err(|e| format!("verify_state_load: {name}: {e}"))?,
-            )
-        } else {
-            None
+        let loaded = match o.verify_state_load {
+            true => Some(load_state(&state_file)?),
+            false => None,
         };
         Ok(Verifier {
             spec,
@@ -215,6 +193,7 @@ impl Verifier {
             // A job that writes nothing (verify_only) keeps the state it may have
             // loaded instead of overwriting it (fio 3.33 overwrites it).
             state_save: o.verify_state_save && m.writes() && !o.verify_only,
+            state_file,
             loaded,
             reads: 0,
             reads_done: 0,
@@ -460,7 +439,7 @@ impl Verifier {
     }
 
     /// The state file to write when the job ends (verify_state_save).
-    pub fn state(&self) -> Option<(String, state::State)> {
+    pub fn state(&self) -> Option<(PathBuf, state::State)> {
         if !self.state_save {
             return None;
         }
@@ -472,7 +451,7 @@ impl Verifier {
             files: self.files as u32,
             completions: self.recent.iter().copied().collect(),
         };
-        Some((state::file_name(&self.name, self.index), s))
+        Some((self.state_file.clone(), s))
     }
 
     /// fio's io_u flags in messages: 0x88 for verify-phase reads, 0x8 otherwise.
@@ -530,6 +509,13 @@ pub(crate) fn dump(path: &str, f: &Failure, got: &[u8], expected: Option<&[u8]>)
 
 /// Offset order, each block's latest write only: a later write removes the older
 /// entries it overlaps (fio's history tree).
+/// verify_state_load's state file.
+fn load_state(path: &std::path::Path) -> Result<state::State, String> {
+    let bad = |e: String| format!("verify_state_load: {}: {e}", path.display());
+    let bytes = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    state::State::decode(&bytes).map_err(bad)
+}
+
 fn latest_per_block(h: Vec<Entry>) -> Vec<Entry> {
     let mut map: BTreeMap<(u32, u64), Entry> = BTreeMap::new();
     for e in h {

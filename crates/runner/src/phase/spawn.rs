@@ -4,7 +4,7 @@
 use crate::env::EngineSource;
 use crate::error::RunError;
 use crate::job::cmdprio::CmdPrio;
-use crate::job::verify::Verifier;
+use crate::job::verify::{Sizing, Verifier};
 use crate::job::{JobRun, Outcome};
 use crate::plan::info::engine_options;
 use crate::record::log::JobLogs;
@@ -163,18 +163,16 @@ fn verifier(ctx: &JobCtx, wl: &Workload) -> Result<Option<Verifier>, RunError> {
         .planned_bytes()
         .map_or(0, |b| (b / min_bs.max(1)) as usize);
     let index = u64::from(ctx.number.saturating_sub(1));
-    Verifier::new(
-        o,
-        spec,
-        index,
-        ctx.seed,
+    let size = Sizing {
         // A slot per unit the loop may use: iodepth (a sync engine uses one).
-        o.iodepth.max(1) as usize,
-        ctx.files.len(),
-        writes,
-    )
-    .map(Some)
-    .map_err(err)
+        units: o.iodepth.max(1) as usize,
+        files: ctx.files.len(),
+        capacity: writes,
+    };
+    let state_file = ctx.verify_state.clone().unwrap_or_default();
+    Verifier::new(o, spec, index, ctx.seed, size, state_file)
+        .map(Some)
+        .map_err(err)
 }
 
 /// wait_for (the named job's clones have all finished), then startdelay.

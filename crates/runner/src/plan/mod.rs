@@ -48,6 +48,11 @@ impl<'a> Plan<'a> {
         for phase in &mut phases {
             resolve::fit_memory(phase.iter_mut().map(|p| &mut p.job))?;
         }
+        if let Some(dir) = &ro.aux_path {
+            for p in phases.iter_mut().flatten() {
+                p.job.verify_state = p.job.verify_state.take().map(|f| dir.join(f));
+            }
+        }
         Ok(Plan { set, phases })
     }
 

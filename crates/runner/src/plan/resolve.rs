@@ -29,6 +29,9 @@ pub struct Resolved {
     pub log_records: usize,
     /// How its blocks are verified, when it verifies.
     pub verify: Option<ioscope_verify::Spec>,
+    /// Its verify state file (verify_state_save, verify_state_load), when it verifies:
+    /// under --aux-path, or in the current directory.
+    pub verify_state: Option<std::path::PathBuf>,
 }
 
 /// What a replayed trace changes: its queue depth (a blktrace's) and its directions.
@@ -66,6 +69,9 @@ pub fn resolve(
     let memory = job_memory(&o, a) + log_bytes(log_records);
     let verify = super::verify::spec_of(&o, number as u16)
         .map_err(|m| RunError::Setup(format!("job '{}': {m}", spec.name)))?;
+    let verify_state = verify
+        .as_ref()
+        .map(|_| ioscope_verify::state::file_name(&o.name, u64::from(number - 1)).into());
     Ok(Resolved {
         opts: o,
         access: a,
@@ -73,6 +79,7 @@ pub fn resolve(
         logs,
         memory,
         log_records,
+        verify_state,
         verify,
     })
 }
@@ -97,17 +104,7 @@ fn log_bytes(records: usize) -> u64 {
 /// pre-faulted latency histograms.
 pub fn job_memory(o: &JobOptions, a: Access) -> u64 {
     const HIST: u64 = (ioscope_stats::hist::BUCKETS * 8) as u64;
-    let max_bs = (0..3)
-        .map(|d| {
-            let split = o
-                .bssplit
-                .as_ref()
-                .and_then(|s| s.0[d].iter().map(|e| e.bs).max());
-            let range = o.bsrange.as_ref().map(|r| r.0 .0[d].hi);
-            split.or(range).unwrap_or(o.bs.0[d])
-        })
-        .max()
-        .unwrap_or(4096);
+    let max_bs = (0..3).map(|d| o.max_bs(d)).max().unwrap_or(4096);
     let buffers = o.iodepth.max(1) as u64 * max_bs.next_multiple_of(4096);
     let dirs = [a.reads, a.writes, a.trims].iter().filter(|&&u| u).count() as u64;
     let tracks = [o.clat_percentiles, o.lat_percentiles, o.slat_percentiles];

@@ -55,6 +55,7 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
                 )));
             }
         }
+        check_size(&j.opts).map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         check_openfiles(j)?;
         check_directory(j)?;
         check_opendir(j)?;
@@ -64,6 +65,20 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         check_cpus(&j.opts).map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         check_logs(&j.opts).map_err(|m| RunError::Unsupported(format!("job '{}': {m}", j.name)))?;
+    }
+    Ok(())
+}
+
+/// As fio: a size smaller than the smallest block size is an error, not a short run.
+fn check_size(o: &JobOptions) -> Result<(), String> {
+    let Some(ioscope_options::SizePct::Bytes(size)) = o.size else {
+        return Ok(());
+    };
+    let min = o.min_bs_all();
+    if size > 0 && size < min {
+        return Err(format!(
+            "size too small, must not be less than minimum block size: {size} < {min}"
+        ));
     }
     Ok(())
 }

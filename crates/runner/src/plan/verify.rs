@@ -40,14 +40,7 @@ pub fn spec_of(o: &JobOptions, thread: u16) -> Result<Option<Spec>, String> {
     };
     let min_bs = (0..3)
         .filter(|&d| o.bs.0[d] > 0)
-        .map(|d| {
-            let split = o
-                .bssplit
-                .as_ref()
-                .and_then(|s| s.0[d].iter().map(|e| e.bs).min());
-            let range = o.bsrange.as_ref().map(|r| r.0 .0[d].lo);
-            split.or(range).unwrap_or(o.bs.0[d])
-        })
+        .map(|d| o.min_bs(d))
         .min()
         .unwrap_or(4096);
     let chunk = spec.chunk_len(min_bs as usize);

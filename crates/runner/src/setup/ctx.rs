@@ -50,6 +50,8 @@ pub struct JobCtx {
     pub jobs: u32,
     /// How its blocks are verified, when it verifies (settled by the plan).
     pub verify: Option<ioscope_verify::Spec>,
+    /// Its verify state file (settled by the plan).
+    pub verify_state: Option<std::path::PathBuf>,
 }
 
 /// What the monitor, the status line and the report know of a job clone.

@@ -47,6 +47,9 @@ pub(crate) fn prepare_job(
     let o = &job.opts;
     let diskless = diskless(o, env);
     let files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
+    if o.hipri && !diskless && !env.opts.nop && o.ioengine.starts_with("io_uring") {
+        check_polling(o, &files)?;
+    }
     let blocks = match o.block_error_percentiles {
         true => Some(block_track(o, &files)?),
         false => None,
@@ -97,6 +100,7 @@ pub(crate) fn prepare_job(
             number: p.number,
             jobs: p.jobs,
             verify: job.verify,
+            verify_state: job.verify_state,
         },
         meta: JobMeta {
             info,
@@ -131,6 +135,7 @@ fn with_trace(
     };
     let mut job = resolve(p.spec, p.number, Some(facts))?;
     job.set_log_records(p.job.log_records);
+    job.verify_state.clone_from(&p.job.verify_state);
     if job.memory > p.job.memory {
         fit_memory(std::iter::once(&mut job))?;
     }
@@ -169,6 +174,21 @@ fn open_files(
     };
     let destroy = env.opts.allow_destructive;
     files::prepare(o, p.clone, uses, destroy, diskless, env.stop, &mut say)
+}
+
+/// hipri on io_uring sets up a polled ring (IOPOLL): on a disk without poll queues
+/// every I/O fails with EOPNOTSUPP, so the job is refused first, with the reason.
+fn check_polling(o: &JobOptions, files: &[JobFile]) -> Result<(), RunError> {
+    for f in files {
+        crate::sys::disk::polls(f.dev).map_err(|why| {
+            RunError::Refused(format!(
+                "job '{}': hipri (polled I/O) on {}: {why}",
+                o.name,
+                f.path.display()
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// As fio: a job whose region is smaller than its block size does no I/O; say why

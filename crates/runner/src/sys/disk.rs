@@ -29,6 +29,26 @@ pub fn whole_disk(dev: (u32, u32)) -> Option<String> {
     Some(name)
 }
 
+/// Whether the disk behind device (major, minor) completes polled I/O (io_uring's
+/// IOPOLL, hipri): its `queue/io_poll` is 1. Why not, otherwise.
+pub fn polls(dev: (u32, u32)) -> Result<(), String> {
+    let Some(disk) = whole_disk(dev) else {
+        return Err(format!(
+            "it is on no block device ({}:{}), so nothing can poll for its completions",
+            dev.0, dev.1
+        ));
+    };
+    let path = format!("/sys/block/{disk}/queue/io_poll");
+    match std::fs::read_to_string(&path).map(|s| s.trim().to_string()) {
+        Ok(v) if v == "1" => Ok(()),
+        Ok(v) => Err(format!(
+            "{path} is {v}: {disk} has no poll queues (for NVMe, load the driver with \
+             poll_queues=N)"
+        )),
+        Err(e) => Err(format!("{path}: {e}")),
+    }
+}
+
 #[derive(Clone, Copy, Default)]
 struct Stat {
     rios: u64,
