@@ -717,6 +717,39 @@ fn status_interval_prints_interim_reports() {
     assert!(reports >= 2, "interim and final reports: {}", r.stdout);
     let r = run_args(d.path(), &timed_job("1500ms"), &[]);
     assert_eq!(r.stdout.matches("Run status group").count(), 1);
+    // With --output they all go into the file, as fio writes them (only the final
+    // one was kept there): the header once at the top, then every report.
+    let r = run_args(
+        d.path(),
+        &timed_job("2500ms"),
+        &["--status-interval=1", "--output=o.txt"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "{}", r.stdout);
+    let text = std::fs::read_to_string(d.path().join("o.txt")).unwrap();
+    assert!(text.matches("Run status group").count() >= 2, "{text}");
+    assert_eq!(text.matches("Starting 1 process").count(), 1, "{text}");
+    assert!(
+        text.starts_with("t: (g=0)") || text.contains(": (g=0)"),
+        "{text}"
+    );
+    let j = [
+        "--status-interval=1",
+        "--output=o.json",
+        "--output-format=json",
+    ];
+    let r = run_args(d.path(), &timed_job("2500ms"), &j);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(d.path().join("o.json")).unwrap();
+    let docs = serde_json::Deserializer::from_str(&text)
+        .into_iter::<serde_json::Value>()
+        .collect::<Result<Vec<_>, _>>()
+        .expect("whole JSON documents");
+    assert!(
+        docs.len() >= 2,
+        "interim and final documents: {}",
+        docs.len()
+    );
 }
 
 #[test]

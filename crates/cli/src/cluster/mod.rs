@@ -280,7 +280,10 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
         return Ok((0, true));
     }
     if let Some(r) = rep.as_mut() {
-        r.headers(format!("{}{}", headers(&plan), ranks_line(&rank)));
+        // Not fatal here: the other ranks are about to meet this one.
+        if let Err(e) = r.headers(format!("{}{}", headers(&plan), ranks_line(&rank))) {
+            eprintln!("ioscope: {e:#}");
+        }
     }
     signals::install_mpi();
     let status = rep.as_mut().map(|r| &mut r.status as &mut dyn Observer);

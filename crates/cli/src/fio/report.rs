@@ -47,6 +47,8 @@ pub struct Reporting {
     pub output: Option<(PathBuf, std::fs::File)>,
     pub status: Status,
     pub head: String,
+    /// --status-interval: interim reports go where the report goes.
+    pub interim: bool,
 }
 
 impl Reporting {
@@ -58,28 +60,44 @@ impl Reporting {
         if let Some(i) = a.eta_interval {
             status.set_interval(i);
         }
-        status.interim_reports(formats.clone(), a.terse_version, output.is_none());
+        if a.status_interval.is_some() {
+            let file = match &output {
+                Some((p, f)) => Some(
+                    f.try_clone()
+                        .with_context(|| format!("--output={}", p.display()))?,
+                ),
+                None => None,
+            };
+            status.interim_reports(formats.clone(), a.terse_version, file);
+        }
         Ok(Reporting {
             formats,
             terse_version: a.terse_version,
             output,
             status,
             head: String::new(),
+            interim: a.status_interval.is_some(),
         })
     }
 
-    /// The header lines: printed now when the normal report goes to stdout, else
-    /// kept for --output.
-    pub fn headers(&mut self, text: String) {
+    /// The header lines: printed now when the normal report goes to stdout; written
+    /// now at the top of --output when interim reports follow them there, else kept
+    /// for it.
+    pub fn headers(&mut self, text: String) -> Result<()> {
         if !self.formats.contains(&OutputFormat::Normal) {
-            return;
+            return Ok(());
         }
-        if self.output.is_none() && self.formats.first() == Some(&OutputFormat::Normal) {
-            print!("{text}");
-            let _ = std::io::stdout().flush();
-        } else {
-            self.head = text;
+        match &mut self.output {
+            None if self.formats.first() == Some(&OutputFormat::Normal) => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+            }
+            Some((p, f)) if self.interim => f
+                .write_all(text.as_bytes())
+                .with_context(|| format!("--output={}", p.display()))?,
+            _ => self.head = text,
         }
+        Ok(())
     }
 
     /// The report, into --output (complete and synced) or onto stdout.

@@ -39,7 +39,7 @@ impl Observer for Observers<'_> {
 /// Run the plan and report it.
 pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<ExitCode> {
     let mut rep = Reporting::new(&inv.args)?;
-    rep.headers(headers(plan));
+    rep.headers(headers(plan))?;
     let mut bw = match &inv.args.bandwidth_log {
         Some(name) => Some(BwLog::create(name, genesis)?),
         None => None,

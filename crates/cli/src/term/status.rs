@@ -29,8 +29,17 @@ pub struct Status {
     last: Option<(Instant, [u64; 3], [u64; 3])>,
     rates: ([f64; 3], [f64; 3]),
     drawn: bool,
-    /// --status-interval: print interim reports in these formats (on stdout).
-    interim: Option<(Vec<ioscope_report::OutputFormat>, u32)>,
+    /// --status-interval: print interim reports in these formats, on stdout or into
+    /// the --output file (where fio writes them too).
+    interim: Option<Interim>,
+}
+
+/// Where and how --status-interval's reports are written.
+struct Interim {
+    formats: Vec<ioscope_report::OutputFormat>,
+    terse_version: u32,
+    /// The --output file (sharing its offset), or None for stdout.
+    file: Option<std::fs::File>,
 }
 
 impl Status {
@@ -60,16 +69,19 @@ impl Status {
         self.interval = interval;
     }
 
-    /// Print full interim reports (fio's --status-interval) when the report goes to stdout.
+    /// Print full interim reports (fio's --status-interval) where the report goes: on
+    /// stdout, or into `file` (the --output file).
     pub fn interim_reports(
         &mut self,
         formats: Vec<ioscope_report::OutputFormat>,
         terse_version: u32,
-        to_stdout: bool,
+        file: Option<std::fs::File>,
     ) {
-        if to_stdout {
-            self.interim = Some((formats, terse_version));
-        }
+        self.interim = Some(Interim {
+            formats,
+            terse_version,
+            file,
+        });
     }
 
     /// Clear the status line before the report is printed.
@@ -128,12 +140,20 @@ impl Observer for Status {
     }
 
     fn interim(&mut self, report: &ioscope_stats::RunResult) {
-        if let Some((formats, tv)) = self.interim.clone() {
-            self.finish();
-            let text = ioscope_report::render(report, &formats, tv);
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes());
-            let _ = out.flush();
+        self.finish();
+        let Some(i) = &mut self.interim else {
+            return;
+        };
+        let text = ioscope_report::render(report, &i.formats, i.terse_version);
+        let written = match &mut i.file {
+            Some(f) => f.write_all(text.as_bytes()),
+            None => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes()).and_then(|()| out.flush())
+            }
+        };
+        if let Err(e) = written {
+            eprintln!("ioscope: interim report: {e}");
         }
     }
 
