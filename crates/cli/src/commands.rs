@@ -124,13 +124,17 @@ pub static COMMANDS: &[Command] = &[
         about: "Parameter sweeps from a TOML file: plan, run (resumable, with preconditioning and steady state), status, import",
         usage: "ioscope sweep plan FILE [--emit DIR] [--check] | ioscope sweep run FILE -o DIR [--retry-failed] | ioscope sweep status DIR | ioscope sweep import FIO-TESTS-DIR -o DIR",
         operands: "a verb (plan, run, status, import), then the sweep file (plan, run), the run directory (status) or a fio-tests tree (import)",
-        details: "A sweep file has [target] (filename or directory, size, optional expect_model/expect_serial), \
+        details: "A sweep file has [target] (filename or directory, size, optional expect_model/expect_serial, \
+                  warmup: the first point's workload run unmeasured before a run's first point, 2s \
+                  unless given, \"0\" for none), \
                   [defaults] (any fio option), [profiles.NAME] (option sets; built in: seqread, seqwrite, \
                   randread, randwrite, randrw-70-30, randrw-97-3 and snia-R-W mixes), and [[sweep]] tables \
                   with name, profiles, axes (iodepth = \"pow2:1..64\", numjobs = [1, 2], \"1..8\", \"8..64:8\"), \
                   fixed options and an optional guard (axis, metric, drop, patience, max_p99). \
                   [precondition] (purge, passes, bs, iodepth) and [steady_state] (rounds, window, \
                   range_pct, slope_pct, metric, workload, mode = snia|fio, ss) run before the points. \
+                  At most 20000 points per file. One run per directory at a time (a lock names the \
+                  running one's pid); the directory must be this user's. \
                   run writes DIR/points/<point>.json (json+ with the point's options, target identity, \
                   kernel and version), DIR/journal.jsonl, and at the end the report (results.csv, \
                   results.json, graphs/*.svg, report.html); Ctrl-C stops after saving what finished, \

@@ -730,7 +730,10 @@ fn status_interval_prints_interim_reports() {
     assert!(text.matches("Run status group").count() >= 2, "{text}");
     assert_eq!(text.matches("Starting 1 process").count(), 1, "{text}");
     let first = text.lines().next().unwrap_or("");
-    assert!(first.contains(": (g=0): rw=read"), "the header first: {text}");
+    assert!(
+        first.contains(": (g=0): rw=read"),
+        "the header first: {text}"
+    );
     let j = [
         "--status-interval=1",
         "--output=o.json",

@@ -1315,3 +1315,46 @@ fn report_and_compare_stay_linear_in_a_1000_job_file() {
         report.cpu_s
     );
 }
+
+/// Before the first point a run measures, the target runs that point's workload for
+/// `[target] warmup` (2 s by default) unmeasured, and the run says so and journals it
+/// (the first point after a layout ran ~5 times slower than later); `warmup = "0"`
+/// skips it, and a resumed run with nothing left does not warm.
+#[test]
+fn the_first_point_of_a_run_follows_a_warm_up() {
+    let d = tmpdir();
+    let f = null_sweep(d.path(), "s.toml", "1m");
+    let r = sweep_run(d.path(), &f, "out");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("warm-up: 2.0 s of n.randread.iodepth-1's workload on"),
+        "{}",
+        r.stderr
+    );
+    let j = journal(&d.path().join("out"));
+    let kinds: Vec<&str> = j.iter().filter_map(|e| e["event"].as_str()).collect();
+    let warm = kinds
+        .iter()
+        .position(|k| *k == "warmup")
+        .expect("journaled");
+    let start = kinds
+        .iter()
+        .position(|k| *k == "start")
+        .expect("points ran");
+    assert!(warm < start, "{kinds:?}");
+    let r = sweep_run(d.path(), &f, "out");
+    assert!(
+        !r.stderr.contains("warm-up"),
+        "nothing left to measure: {}",
+        r.stderr
+    );
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace("[defaults]", "warmup = \"0\"\n[defaults]");
+    std::fs::write(&f, text).unwrap();
+    let r = sweep_run(d.path(), &f, "out2");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("warm-up"), "{}", r.stderr);
+    assert!(events(&journal(&d.path().join("out2")), "warmup").is_empty());
+}

@@ -136,6 +136,13 @@ pub fn options() -> Vec<&'static str> {
 
 /// Call `f` on every log prefix the job's options set, once per option (MPI ranks
 /// rename them).
+/// Turn every log option of `o` off (a run whose figures nobody keeps: a warm-up).
+pub fn clear_logs(o: &mut JobOptions) {
+    for k in &KINDS {
+        *(k.prefix_mut)(o) = None;
+    }
+}
+
 pub fn for_each_prefix_mut(o: &mut JobOptions, mut f: impl FnMut(&mut String)) {
     for name in options() {
         if let Some(k) = KINDS.iter().find(|k| k.option == name) {

@@ -13,6 +13,7 @@ pub use crate::ready::{
     figures, own_dir, write_atomically, write_text, Campaign, Outcome, Position, Progress,
     Settings, Summary, POINTS_DIR,
 };
+use crate::warmup;
 use ioscope_analysis::sweep::{GuardLine, GuardMetric};
 use ioscope_options::JobSet;
 use ioscope_runner::Execute;
@@ -111,23 +112,31 @@ impl Campaign {
             points: self.points.len(),
             identity: self.identity.key(),
         })?;
-        if !state.conditioned.contains(&self.identity.key()) {
+        let conditions = self.file.precondition.is_some() || self.file.steady.is_some();
+        let ready = if !state.conditioned.contains(&self.identity.key()) {
             let pre = precondition::Preconditioner {
                 campaign: self,
                 dir,
                 settings,
                 exec,
             };
-            if !pre.run(&mut journal, progress)? {
-                return Ok(Summary {
-                    total: self.points.len(),
-                    left: self.points.len(),
-                    interrupted: true,
-                    ..Summary::default()
-                });
+            // Preconditioning just ran: the target is as warm as it gets.
+            pre.run(&mut journal, progress)?
+                && (conditions
+                    || warmup::warm_up(self, &sets, &state, exec, (&mut journal, progress))?)
+        } else {
+            if conditions {
+                progress.stage("preconditioning: done in an earlier run (journal), skipped");
             }
-        } else if self.file.precondition.is_some() || self.file.steady.is_some() {
-            progress.stage("preconditioning: done in an earlier run (journal), skipped");
+            warmup::warm_up(self, &sets, &state, exec, (&mut journal, progress))?
+        };
+        if !ready {
+            return Ok(Summary {
+                total: self.points.len(),
+                left: self.points.len(),
+                interrupted: true,
+                ..Summary::default()
+            });
         }
         let mut run = PointRun {
             campaign: self,

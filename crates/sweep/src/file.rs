@@ -45,7 +45,13 @@ pub struct Target {
     pub expect_serial: Option<String>,
     /// Permission for what destroys data beyond the points' own writes (purge).
     pub allow_destructive: bool,
+    /// `warmup`: µs of the first point's workload run unmeasured before the first
+    /// point of a run (0: none).
+    pub warmup_us: u64,
 }
+
+/// The warm-up when the sweep file does not say.
+pub const DEFAULT_WARMUP_US: u64 = 2_000_000;
 
 /// One `[[sweep]]`.
 #[derive(Clone, Debug)]
@@ -281,7 +287,10 @@ impl SweepFile {
 }
 
 fn target(lines: &Lines, t: &Table) -> Result<Target, SweepError> {
-    let mut out = Target::default();
+    let mut out = Target {
+        warmup_us: DEFAULT_WARMUP_US,
+        ..Target::default()
+    };
     let mut opts = Table::new();
     for (k, v) in t {
         let text = || {
@@ -292,6 +301,10 @@ fn target(lines: &Lines, t: &Table) -> Result<Target, SweepError> {
             "expect_model" => out.expect_model = Some(text()?),
             "expect_serial" => out.expect_serial = Some(text()?),
             "allow_destructive" => out.allow_destructive = text()? == "1",
+            "warmup" => {
+                out.warmup_us = ioscope_options::units::parse_time_us(&text()?, 1_000_000)
+                    .map_err(|e| lines.err(v.span().start, format!("target.warmup: {e}")))?
+            }
             _ => {
                 opts.insert(k.clone(), v.clone());
             }

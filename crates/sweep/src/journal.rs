@@ -40,6 +40,13 @@ pub enum Event {
         steady: Option<bool>,
         rounds: usize,
     },
+    /// The target ran a point's workload unmeasured before the points.
+    Warmup {
+        t: u64,
+        identity: String,
+        point: String,
+        seconds: f64,
+    },
     Start {
         t: u64,
         key: String,
@@ -158,7 +165,10 @@ impl State {
             Event::Prune { key, reason, .. } => set(key, PointState::Pruned(reason.clone())),
             Event::Interrupted { key, .. } => set(key, PointState::Interrupted),
             Event::Conditioned { identity, .. } => self.conditioned.push(identity.clone()),
-            Event::Campaign { .. } | Event::Precondition { .. } | Event::Round { .. } => {}
+            Event::Campaign { .. }
+            | Event::Precondition { .. }
+            | Event::Round { .. }
+            | Event::Warmup { .. } => {}
         }
     }
 }

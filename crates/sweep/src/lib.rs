@@ -21,6 +21,7 @@ pub mod precondition;
 pub mod profiles;
 pub mod ready;
 pub mod report;
+pub mod warmup;
 
 pub use error::SweepError;
 pub use execute::{Campaign, Outcome, Position, Progress, Settings, Summary};
