@@ -13,8 +13,10 @@ fn lines(p: &Path) -> usize {
         .count()
 }
 
-/// The null engine at full speed (tens of millions of I/Os per second): every I/O is in
-/// the lat and clat logs — none dropped — at QD1 and QD32, and the binary spill is gone.
+/// The null engine at full speed (millions of I/Os per second): every I/O is in the lat
+/// and clat logs — none dropped — at QD1 and QD32, and the binary spill is gone. The
+/// run must pass four of the logger's 65536-record chunks to its writer (a loaded
+/// machine still does ten times that in the second).
 #[test]
 fn every_io_is_logged_at_full_speed() {
     let d = tmpdir();
@@ -38,7 +40,7 @@ fn every_io_is_logged_at_full_speed() {
         assert_eq!(r.code, 0, "{}", r.stderr);
         assert!(!r.stderr.contains("dropped"), "{}", r.stderr);
         let ios = u(&job(&v, 0)["read"]["total_ios"]) as usize;
-        assert!(ios > 1_000_000, "QD{qd}: {ios} I/Os");
+        assert!(ios > 4 * 65_536, "QD{qd}: {ios} I/Os");
         assert_eq!(
             lines(&d.path().join("l_clat.1.log")),
             ios,

@@ -351,6 +351,9 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
 
 fn status(dir: &Path, json: bool) -> Result<ExitCode> {
     let l = campaign::load(dir, false)?;
+    for s in &l.skipped {
+        eprintln!("ioscope sweep: {s}");
+    }
     if !l.is_sweep {
         bail!(
             "{}: not a sweep run directory (no journal.jsonl and sweep.toml)",
