@@ -37,6 +37,12 @@ pub fn parse<A: Args>(cx: &Context, args: &[OsString]) -> Result<Option<A>> {
             help = true;
             continue;
         }
+        if ioscope_options::flags::COLOR.matches(name) {
+            let v = take_value(&ioscope_options::flags::COLOR, arg, inline, &words, &mut i)
+                .map_err(|e| anyhow!("{}: {e}", cmd.name))?;
+            crate::term::colour::set(crate::term::colour::parse(v.as_deref()).map_err(|e| anyhow!(e))?);
+            continue;
+        }
         let Some(k) = flags.iter().position(|f| f.def.matches(name)) else {
             let names = flags.iter().map(|f| f.def.name);
             let hint = match closest(name, names) {

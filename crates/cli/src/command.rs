@@ -37,12 +37,22 @@ pub trait Args: Default + 'static {
     }
 }
 
-/// The flag definitions of `A`, `--help` last: what help, docs and completions show.
+/// The flag definitions of `A`, then `--color` and `--help` (every command has those):
+/// what help, docs and completions show.
 pub fn defs<A: Args>() -> Vec<&'static FlagDef> {
     A::flags()
         .iter()
         .map(|f| &f.def)
-        .chain(std::iter::once(&ioscope_options::flags::HELP))
+        .chain([&ioscope_options::flags::COLOR, &ioscope_options::flags::HELP])
+        .collect()
+}
+
+/// Each flag of `A` that goes with some verbs only, and those verbs.
+pub fn verbs_of<A: Args>() -> Vec<(&'static str, &'static [&'static str])> {
+    A::flags()
+        .iter()
+        .filter(|f| !f.verbs.is_empty())
+        .map(|f| (f.def.name, f.verbs))
         .collect()
 }
 
@@ -96,10 +106,15 @@ pub struct Command {
     pub operands: &'static str,
     /// More text for `--help` and the docs.
     pub details: &'static str,
-    /// Example command lines for `--help` and the docs.
+    /// Example command lines for `--help`, the docs and the man page (each is checked
+    /// to parse).
     pub examples: &'static [&'static str],
+    /// Its exit statuses and what each means, for `--help`, the docs and the man page.
+    pub exits: &'static [Exit],
     /// Its flags, for help, docs and completions.
     pub flags: fn() -> Vec<&'static FlagDef>,
+    /// For a command with verbs: each flag's name and the verbs it goes with.
+    pub flag_verbs: fn() -> Vec<(&'static str, &'static [&'static str])>,
     /// What its operands complete to in shells.
     pub completes: Completes,
     pub ranks: Ranks,
@@ -107,6 +122,66 @@ pub struct Command {
     pub parse: fn(&Context, &[OsString]) -> Result<()>,
     pub run: fn(&Context, &[OsString]) -> Result<ExitCode>,
 }
+
+/// One exit status of a command and when it is given.
+#[derive(Clone, Copy, Debug)]
+pub struct Exit {
+    pub code: u8,
+    pub when: &'static str,
+}
+
+const OK: Exit = Exit {
+    code: 0,
+    when: "success",
+};
+const ERROR: Exit = Exit {
+    code: 1,
+    when: "an error: a bad flag, option or input file (named on stderr), or a run that could not be made",
+};
+const SIGINT: Exit = Exit {
+    code: 130,
+    when: "interrupted by SIGINT (Ctrl-C): what finished is reported in full, marked interrupted",
+};
+const SIGTERM: Exit = Exit {
+    code: 143,
+    when: "interrupted by SIGTERM: as for SIGINT",
+};
+
+/// Commands that read and write files only.
+pub const EXITS_PLAIN: &[Exit] = &[OK, ERROR];
+/// Commands that run I/O (a signal stops them with what finished reported).
+pub const EXITS_RUN: &[Exit] = &[OK, ERROR, SIGINT, SIGTERM];
+/// The fio face: a failed job fails the run, as in fio.
+pub const EXITS_FIO: &[Exit] = &[
+    OK,
+    Exit {
+        code: 1,
+        when: "an error in the command line or a job file (named on stderr), or a job that failed (its error is in the report)",
+    },
+    SIGINT,
+    SIGTERM,
+    Exit {
+        code: 138,
+        when: "under MPI: interrupted by SIGUSR1 (kill -USR1 on mpirun), reported as for SIGINT",
+    },
+];
+/// `compare`: a significant regression has its own status, for scripts and CI.
+pub const EXITS_COMPARE: &[Exit] = &[
+    Exit {
+        code: 0,
+        when: "no significant change, or only improvements (better)",
+    },
+    ERROR,
+    Exit {
+        code: 2,
+        when: "a significant regression: at least one row's verdict is worse",
+    },
+    SIGINT,
+    SIGTERM,
+];
+
+/// The status `compare` exits with when a row is worse.
+pub const REGRESSION: u8 = 2;
 
 /// What a command's operands are, for shell completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,10 @@
 //! entry here.
 
 use crate::args::parses;
-use crate::command::{defs, Args, Command, Completes, Context, Flag, Hosts, Local, Ranks, FIO};
+use crate::command::{
+    defs, verbs_of, Args, Command, Completes, Context, Flag, Hosts, Local, Ranks, EXITS_COMPARE, EXITS_FIO,
+    EXITS_PLAIN, EXITS_RUN, FIO,
+};
 use crate::fio::{self, jobs::invoked_as_fio, Front};
 use crate::{cluster, compare, fairness, log, peak, plot, quick, report, sweep};
 use anyhow::{bail, Result};
@@ -25,8 +28,15 @@ pub static COMMANDS: &[Command] = &[
                   fio job option can be given as --opt=value, -opt=value or --opt value \
                   (ioscope --cmdhelp lists them). Program flags can also be written with one \
                   dash, as fio accepts them.",
-        examples: &[],
+        examples: &[
+            "ioscope --name=randread --filename=/tmp/t --size=1g --rw=randread --bs=4k --ioengine=io_uring --iodepth=32 --direct=1 --runtime=10 --time_based",
+            "ioscope job.fio --output-format=json+ --output=result.json",
+            "ioscope --parse-only job.fio",
+            "ioscope --cmdhelp=iodepth",
+        ],
+        exits: EXITS_FIO,
         flags: defs::<crate::fio::args::FioArgs>,
+        flag_verbs: verbs_of::<crate::fio::args::FioArgs>,
         parse: fio::parse_only,
         completes: Completes::Files,
         ranks: Ranks::Fio,
@@ -41,8 +51,10 @@ pub static COMMANDS: &[Command] = &[
                   writes (the CrystalDiskMark set), direct I/O where the filesystem supports it. \
                   Latency columns are fio's lat (submission to completion). The file is removed \
                   afterwards, also on Ctrl-C.",
-        examples: &[],
+        examples: &["ioscope quick", "ioscope quick /tmp --size=4g --json"],
+        exits: EXITS_RUN,
         flags: defs::<quick::Args>,
+        flag_verbs: verbs_of::<quick::Args>,
         parse: parses::<quick::Args>,
         completes: Completes::Dirs,
         ranks: Ranks::Alone,
@@ -56,8 +68,13 @@ pub static COMMANDS: &[Command] = &[
         details: "Prints IOPS, bandwidth and I/Os per submit/reap call once a second, then the \
                   totals, min/avg/max of the per-second IOPS and latency percentiles (submission \
                   to completion, self-calibrated TSC clock).",
-        examples: &[],
+        examples: &[
+            "ioscope peak --nop",
+            "ioscope peak --depth=128 --batch=32 --polled --fixedbufs --registerfiles /dev/nvme0n1",
+        ],
+        exits: EXITS_RUN,
         flags: defs::<peak::Args>,
+        flag_verbs: verbs_of::<peak::Args>,
         parse: parses::<peak::Args>,
         completes: Completes::Files,
         ranks: Ranks::Alone,
@@ -86,8 +103,14 @@ pub static COMMANDS: &[Command] = &[
                   and most served against their weight with their share of the window's \
                   bytes, and every job that got less than 10% of its ideal share \
                   (starved).",
-        examples: &[],
+        examples: &[
+            "ioscope fairness result.json",
+            "ioscope fairness prio.fio --html=fairness.html",
+            "ioscope fairness --scenario=prio-ladder --ioscheduler=bfq /dev/sdb",
+        ],
+        exits: EXITS_RUN,
         flags: defs::<fairness::Args>,
+        flag_verbs: verbs_of::<fairness::Args>,
         parse: parses::<fairness::Args>,
         completes: Completes::Files,
         ranks: Ranks::Alone,
@@ -112,8 +135,14 @@ pub static COMMANDS: &[Command] = &[
                   direction (shape differs when p < 0.01 and D >= 0.01, flagged when the \
                   means agree), and with one run per side the clat rows' intervals come \
                   from the bins (marked *: within-run, the run-to-run noise is unknown).",
-        examples: &[],
+        examples: &[
+            "ioscope compare before/ after/",
+            "ioscope compare --run --repeat=5 -o ab A.fio B.fio",
+            "ioscope compare --vary=ioengine=libaio,io_uring --repeat=5 job.fio --html=ab.html",
+        ],
+        exits: EXITS_COMPARE,
         flags: defs::<compare::Args>,
+        flag_verbs: verbs_of::<compare::Args>,
         parse: parses::<compare::Args>,
         completes: Completes::Files,
         ranks: Ranks::Workflow,
@@ -139,8 +168,15 @@ pub static COMMANDS: &[Command] = &[
                   kernel and version), DIR/journal.jsonl, and at the end the report (results.csv, \
                   results.json, graphs/*.svg, report.html); Ctrl-C stops after saving what finished, \
                   and the same command resumes.",
-        examples: &[],
+        examples: &[
+            "ioscope sweep plan qd.toml",
+            "ioscope sweep run qd.toml -o runs/qd",
+            "ioscope sweep status runs/qd",
+            "ioscope sweep import fio-tests/ -o runs/imported",
+        ],
+        exits: EXITS_RUN,
         flags: defs::<sweep::Args>,
+        flag_verbs: verbs_of::<sweep::Args>,
         parse: parses::<sweep::Args>,
         completes: Completes::Verbs(&["plan", "run", "status", "import"]),
         ranks: Ranks::Workflow,
@@ -159,8 +195,10 @@ pub static COMMANDS: &[Command] = &[
                   best; failed points marked), a QD x numjobs heatmap when both axes vary, the \
                   steady-state convergence chart, and report.html with all of it (self-contained). \
                   For a plain directory the axes are the job options whose values differ.",
-        examples: &[],
+        examples: &["ioscope report runs/qd", "ioscope report results/ -o report --ssv"],
+        exits: EXITS_PLAIN,
         flags: defs::<report::Args>,
+        flag_verbs: verbs_of::<report::Args>,
         parse: parses::<report::Args>,
         completes: Completes::Dirs,
         ranks: Ranks::Any,
@@ -177,8 +215,13 @@ pub static COMMANDS: &[Command] = &[
                   row of clat_hist logs; the completion-latency CDF of each job and direction \
                   from json+ bins; bandwidth and IOPS per interval from a file of interim JSON \
                   reports (--status-interval). A line per file and direction.",
-        examples: &[],
+        examples: &[
+            "ioscope plot job_bw.1.log job_clat.1.log -o run.svg --html=run.html",
+            "ioscope plot result.json -o cdf.svg",
+        ],
+        exits: EXITS_PLAIN,
         flags: defs::<plot::Args>,
+        flag_verbs: verbs_of::<plot::Args>,
         parse: parses::<plot::Args>,
         completes: Completes::Files,
         ranks: Ranks::Any,
@@ -195,8 +238,14 @@ pub static COMMANDS: &[Command] = &[
                   error). percentiles reads clat_hist logs (write_hist_log) of any number of jobs and hosts and prints \
                   fio's fiologparser_hist.py columns with its options and its arithmetic: end-time, samples, min, avg, \
                   median, the percentiles, max (ns, or divided by --divisor).",
-        examples: &[],
+        examples: &[
+            "ioscope log convert prio_io.1.bin -o text-logs",
+            "ioscope log summary prio_clat.1.log --json",
+            "ioscope log percentiles job_clat_hist.1.log -i 1000 --percentiles=50,99,99.9",
+        ],
+        exits: EXITS_PLAIN,
         flags: defs::<log::Args>,
+        flag_verbs: verbs_of::<log::Args>,
         parse: parses::<log::Args>,
         completes: Completes::Verbs(&["convert", "summary", "percentiles"]),
         ranks: Ranks::Any,
@@ -205,13 +254,23 @@ pub static COMMANDS: &[Command] = &[
     Command {
         name: "completions",
         about: "Print a shell completion script",
-        usage: "ioscope completions bash",
-        operands: "the shell (only bash so far)",
-        details: "Load it with: source <(ioscope completions bash)",
-        examples: &[],
+        usage: "ioscope completions bash|zsh|fish",
+        operands: "the shell: bash, zsh or fish",
+        details: "Subcommands and their verbs, flags, fio's job options after --, and the values \
+                  of flags and options with a fixed set (--rw=<TAB>, --ioengine=<TAB>); also for \
+                  the name fio (the fio face alone). Load one now with: source <(ioscope \
+                  completions bash), source <(ioscope completions zsh), ioscope completions fish \
+                  | source. The Debian package installs all three.",
+        examples: &[
+            "ioscope completions bash",
+            "ioscope completions zsh",
+            "ioscope completions fish",
+        ],
+        exits: EXITS_PLAIN,
         flags: defs::<NoArgs>,
+        flag_verbs: verbs_of::<NoArgs>,
         parse: parses::<NoArgs>,
-        completes: Completes::Words(&["bash"]),
+        completes: Completes::Words(crate::doc::complete::SHELLS),
         ranks: Ranks::Any,
         run: completions,
     },
@@ -221,8 +280,10 @@ pub static COMMANDS: &[Command] = &[
         usage: "ioscope help [SUBCOMMAND]",
         operands: "a subcommand (fio for the fio face)",
         details: "",
-        examples: &[],
+        examples: &["ioscope help sweep", "ioscope help fio"],
+        exits: EXITS_PLAIN,
         flags: defs::<NoArgs>,
+        flag_verbs: verbs_of::<NoArgs>,
         parse: parses::<NoArgs>,
         completes: Completes::Commands,
         ranks: Ranks::Any,
@@ -300,10 +361,13 @@ fn completions(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     let Some(a) = crate::args::parse::<NoArgs>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    let shells = crate::doc::complete::SHELLS.join(", ");
     match a.operands.as_slice() {
-        [s] if s == "bash" => print!("{}", crate::doc::bash_completion(cx.commands)),
-        [s] => bail!("completions: no completions for '{s}' yet (only bash)"),
-        _ => bail!("completions: name one shell: ioscope completions bash"),
+        [s] => match crate::doc::complete::script(s, cx.commands) {
+            Some(script) => print!("{script}"),
+            None => bail!("completions: no completions for '{s}' (there are: {shells})"),
+        },
+        _ => bail!("completions: name one shell ({shells}): ioscope completions bash"),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -7,7 +7,8 @@
 //! fio/       the fio face: its flags, jobs, reporting, a run on this host
 //! cluster/   the fio face and the workflows on every rank of an MPI job
 //! quick peak fairness/ compare/ sweep/ report/ plot log   the subcommands
-//! args doc   parsing a subcommand's words; help, docs/cli.md, completions
+//! args doc/  parsing a subcommand's words; help, docs/cli.md, completions, the man page
+//! version    what --version says of the build
 //! command    what a command is (its table entry, typed arguments, flags)
 //! term/      the status line, signals, report files
 //! ```
@@ -27,6 +28,7 @@ mod quick;
 mod report;
 mod sweep;
 mod term;
+mod version;
 
 pub use command::{Command, Completes, Ranks};
 pub use commands::COMMANDS;
@@ -54,8 +56,14 @@ pub mod docs {
         crate::doc::markdown_reference(crate::commands::COMMANDS)
     }
 
-    pub fn bash_completion() -> String {
-        crate::doc::bash_completion(crate::commands::COMMANDS)
+    /// The completion script for `shell` (bash, zsh, fish).
+    pub fn completion(shell: &str) -> Option<String> {
+        crate::doc::complete::script(shell, crate::commands::COMMANDS)
+    }
+
+    /// The man page ioscope(1) in roff (docs/man/ioscope.1).
+    pub fn man_page() -> String {
+        crate::doc::man::page(crate::commands::COMMANDS)
     }
 }
 
@@ -71,6 +79,27 @@ pub fn parse_all(words: &[std::ffi::OsString]) {
         };
         let _ = (cmd.parse)(&cx, words);
     }
+}
+
+/// Parse `words` (after `ioscope`) as dispatch would pick the command, running nothing:
+/// how the tests check that every example in the help parses.
+#[doc(hidden)]
+pub fn parse_line(words: &[std::ffi::OsString]) -> anyhow::Result<()> {
+    let named = words
+        .first()
+        .and_then(|w| w.to_str())
+        .and_then(commands::find)
+        .filter(|c| c.name != command::FIO);
+    let (cmd, rest) = match named {
+        Some(c) => (c, &words[1..]),
+        None => (&COMMANDS[0], words),
+    };
+    let cx = command::Context {
+        commands: COMMANDS,
+        this: cmd,
+        hosts: &command::Local,
+    };
+    (cmd.parse)(&cx, rest)
 }
 
 /// The fio face's flags, as its parser takes them (the fuzzer's way into job options

@@ -9,7 +9,7 @@
 use crate::command::{self, Context, Flag};
 use crate::term::signals;
 use anyhow::Result;
-use ioscope_options::flags::{flag, FlagValue};
+use ioscope_options::flags::{flag, FlagDef, FlagValue};
 use ioscope_runner::{JobProgress, Observer, RunOptions, Runner};
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -93,12 +93,15 @@ impl command::Args for Args {
 
 const FLAGS: &[Flag<Args>] = &[
     Flag {
-        def: flag(
-            "engine",
-            ReqVal,
-            "NAME",
-            "I/O engine: io_uring (default), libaio or pvsync2",
-        ),
+        def: FlagDef {
+            choices: &["io_uring", "libaio", "pvsync2"],
+            ..flag(
+                "engine",
+                ReqVal,
+                "NAME",
+                "I/O engine: io_uring (default), libaio or pvsync2",
+            )
+        },
         verbs: &[],
         set: |a, v| {
             a.engine = v.unwrap_or("").to_string();

@@ -413,13 +413,14 @@ fn vary_runs_one_job_file_with_two_values() {
             &job,
         ],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    // 64k blocks: more bandwidth, fewer IOPS and longer latencies; a row that is worse
+    // is a regression (exit 2).
+    let worse = v.as_array().unwrap().iter().any(|r| r["verdict"] == "worse");
+    assert_eq!(r.code, if worse { 2 } else { 0 }, "{}", r.stderr);
     assert_eq!(row(&v, "read", "bw")["verdict"], "better");
     assert!(r.stderr.contains("option bs: A 4k, B 64k"), "{}", r.stderr);
     assert!(r.stderr.contains("run 1/4 of b: "), "{}", r.stderr);
-    let b4: Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("out/b-4.json")).unwrap())
-            .unwrap();
+    let b4: Value = json_file(&d.path().join("out/b-4.json"));
     assert_eq!(b4["jobs"][0]["job options"]["bs"], "64k");
     // json+: the latency bins are kept for the shape test.
     assert!(b4["jobs"][0]["read"]["clat_ns"]["bins"].is_object(), "{b4}");
@@ -611,4 +612,104 @@ fn an_interrupted_compare_run_prints_what_finished() {
         .any(|l| l.contains("skipped: the run was interrupted"));
     let pairs = std::fs::read_dir(d.path().join("out")).unwrap().count();
     assert!(cut || pairs % 2 == 0, "a run cut short is named: {stderr}");
+}
+
+#[test]
+fn a_significant_regression_exits_2_and_an_improvement_0() {
+    let d = tmpdir();
+    // B 6.6% slower, five repetitions a side with 1% noise: worse, beyond the noise.
+    let (a, b) = sides(d.path(), 5, -0.066, 0.01, 1);
+    let r = run_in(d.path(), &["compare", &a, &b]);
+    assert_eq!(r.code, 2, "a regression: {}{}", r.stdout, r.stderr);
+    assert!(r.stdout.lines().any(|l| l.contains(" bw ") && l.ends_with("worse")), "{}", r.stdout);
+    let (r, v) = run_json(d.path(), &["compare", "--json", &a, &b]);
+    assert_eq!(r.code, 2);
+    assert_eq!(row(&v, "read", "bw")["verdict"], "worse");
+    // The other way round it is an improvement.
+    let r = run_in(d.path(), &["compare", &b, &a]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Within the noise (two repetitions): no verdict, no regression.
+    let e = tmpdir();
+    let (a, b) = sides(e.path(), 2, -0.066, 0.10, 3);
+    let r = run_in(e.path(), &["compare", &a, &b]);
+    assert_eq!(r.code, 0, "{}", r.stdout);
+}
+
+/// `compare` of two sides whose bandwidth differs clearly, with a pseudo-terminal on
+/// stdout when `tty` (util-linux's script), and environment `env`.
+fn compare_output(dir: &Path, a: &str, b: &str, flags: &[&str], tty: bool, env: &[(&str, &str)]) -> String {
+    let mut args: Vec<String> = vec!["compare".into(), a.into(), b.into()];
+    args.extend(flags.iter().map(|f| f.to_string()));
+    let mut cmd = if tty {
+        let line = std::iter::once(bin().display().to_string())
+            .chain(args)
+            .map(|w| format!("'{w}'"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let mut c = std::process::Command::new("script");
+        c.args(["-qec", &line, "/dev/null"]);
+        c
+    } else {
+        let mut c = std::process::Command::new(bin());
+        c.args(&args);
+        c
+    };
+    cmd.current_dir(dir).env_remove("NO_COLOR");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run compare");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn colour_follows_the_flag_no_color_and_the_terminal() {
+    require!(Prereq::Program {
+        name: "script",
+        package: "util-linux"
+    });
+    let d = tmpdir();
+    let (a, b) = sides(d.path(), 5, 0.066, 0.01, 1);
+    let coloured = |flags: &[&str], tty: bool, env: &[(&str, &str)]| {
+        compare_output(d.path(), &a, &b, flags, tty, env).contains("\x1b[")
+    };
+    // A terminal gets colour; a pipe does not.
+    assert!(coloured(&[], true, &[]));
+    assert!(!coloured(&[], false, &[]));
+    // NO_COLOR (set, not empty) turns it off; an empty one does not.
+    assert!(!coloured(&[], true, &[("NO_COLOR", "1")]));
+    assert!(coloured(&[], true, &[("NO_COLOR", "")]));
+    // The flag wins over both.
+    assert!(coloured(&["--color=always"], false, &[("NO_COLOR", "1")]));
+    assert!(!coloured(&["--color=never"], true, &[]));
+    assert!(!coloured(&["--colour=never"], true, &[]));
+    // The fio face and every other command take it too; a wrong word is refused.
+    let r = run_in(d.path(), &["--color=never", "--name=x", "--ioengine=null", "--size=1m"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for cmd in ["quick", "sweep", "report", "plot", "log", "fairness", "peak", "help"] {
+        let r = run_in(d.path(), &[cmd, "--color=sometimes"]);
+        assert_eq!(r.code, 1, "{cmd}");
+        assert!(r.stderr.contains("--color=sometimes: use auto, always or never"), "{cmd}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn status_lines_never_go_into_files_or_pipes() {
+    let d = tmpdir();
+    // A run long enough for the status line to be due, stdout and stderr both pipes.
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=x", "--ioengine=null", "--size=1m", "--bs=4k", "--time_based",
+            "--runtime=2500ms", "--rate_iops=2000", "--output=out.txt",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let file = std::fs::read_to_string(d.path().join("out.txt")).unwrap();
+    for (what, text) in [("stdout", &r.stdout), ("stderr", &r.stderr), ("--output", &file)] {
+        assert!(
+            !text.contains('\r') && !text.contains('\x1b'),
+            "a status line in {what}: {text:?}"
+        );
+    }
 }

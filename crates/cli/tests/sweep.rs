@@ -30,6 +30,7 @@ fn journal(dir: &Path) -> Vec<Value> {
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
+        .inspect(schema::check)
         .collect()
 }
 
@@ -53,8 +54,7 @@ fn record(dir: &Path) -> (Vec<(String, Value)>, BTreeSet<Vec<String>>) {
         .expect("points/")
         .filter_map(|e| e.ok())
         .map(|e| {
-            let v: Value =
-                serde_json::from_str(&std::fs::read_to_string(e.path()).unwrap()).unwrap();
+            let v: Value = json_file(&e.path());
             let name = e.file_name().to_string_lossy().into_owned();
             (name, v["jobs"][0]["job options"].clone())
         })
@@ -211,8 +211,7 @@ fn report_files_and_rendering(dir: &Path) {
             .all(|r| r[iops].parse::<f64>().is_ok_and(|v| v > 0.0)),
         "{rows:?}"
     );
-    let json: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let json: Value = json_file(&dir.join("results.json"));
     assert_eq!(json["rows"].as_array().map(Vec::len), Some(42));
     assert_eq!(json["units"]["bw_kib_s"], "KiB/s");
     let graphs: Vec<String> = std::fs::read_dir(dir.join("graphs"))
@@ -913,10 +912,7 @@ fn steady_state_by_fio_ss() {
     let rounds = events(&j, "round");
     assert_eq!(rounds.len(), 1);
     assert_eq!(rounds[0]["steady"], true);
-    let round: Value = serde_json::from_str(
-        &std::fs::read_to_string(d.path().join("out/precondition/round-01.json")).unwrap(),
-    )
-    .unwrap();
+    let round: Value = json_file(&d.path().join("out/precondition/round-01.json"));
     assert_eq!(round["jobs"][0]["steadystate"]["attained"], 1);
     let html = std::fs::read_to_string(d.path().join("out/report.html")).unwrap();
     assert!(
@@ -1004,7 +1000,7 @@ fn a_point_whose_result_is_another_campaigns_runs_again() {
     );
     for id in ["n.randread.iodepth-1", "n.randread.iodepth-2"] {
         let p = d.path().join(format!("out/points/{id}.json"));
-        let v: Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+        let v: Value = json_file(&p);
         assert_eq!(
             u(&v["jobs"][0]["read"]["io_bytes"]),
             1 << 20,

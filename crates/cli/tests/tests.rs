@@ -16,6 +16,7 @@ mod fio_compare;
 mod fio_parse;
 mod flags;
 mod golden;
+mod install;
 mod job_options;
 mod logs;
 mod logtools;

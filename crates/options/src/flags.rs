@@ -23,6 +23,9 @@ pub struct FlagDef {
     pub value_name: &'static str,
     pub help: &'static str,
     pub support: Support,
+    /// The words its value may be, where they are a fixed set (shell completion offers
+    /// them); empty when the value is free.
+    pub choices: &'static [&'static str],
 }
 
 /// Whether a flag takes a value.
@@ -69,6 +72,7 @@ pub const fn flag(
         value_name,
         help,
         support: Supported,
+        choices: &[],
     }
 }
 
@@ -86,6 +90,7 @@ pub const fn not_yet(
         value_name,
         help,
         support: NotYet(why),
+        choices: &[],
     }
 }
 
@@ -96,6 +101,20 @@ pub const HELP: FlagDef = FlagDef {
     value_name: "",
     help: "Print this help and exit",
     support: Supported,
+    choices: &[],
+};
+
+/// `--color`, which every command takes (as `--help`): colour on a terminal (auto, the
+/// default), always or never; `NO_COLOR` in the environment means never unless a
+/// `--color` says otherwise.
+pub const COLOR: FlagDef = FlagDef {
+    name: "color",
+    aliases: &["colour"],
+    value: FlagValue::Required,
+    value_name: "WHEN",
+    help: "Colour: auto (on a terminal, unless NO_COLOR is set; the default), always or never",
+    support: Supported,
+    choices: &["auto", "always", "never"],
 };
 
 /// `"; did you mean 'X'?"` or "": X among the job options and `flags`.

@@ -10,6 +10,7 @@ mod shape;
 
 use crate::command::{self, Context, Flag};
 use anyhow::{bail, Context as _, Result};
+use ioscope_analysis::compare::Verdict;
 use ioscope_options::flags::{flag, FlagDef, FlagValue};
 use std::ffi::OsString;
 use std::io::Write;
@@ -211,9 +212,7 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
             println!("{l}");
         }
         println!();
-        // SAFETY: isatty only inspects the descriptor.
-        let tty = unsafe { libc::isatty(libc::STDOUT_FILENO) } == 1;
-        print!("{}", output::table(&rows, tty));
+        print!("{}", output::table(&rows, crate::term::colour::stdout()));
         if !notes.is_empty() {
             println!();
         }
@@ -221,9 +220,12 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
             println!("{n}");
         }
     }
-    Ok(match interrupted {
-        true => crate::term::signals::exit_code(false),
-        false => ExitCode::SUCCESS,
+    Ok(if interrupted {
+        crate::term::signals::exit_code(false)
+    } else if rows.iter().any(|r| r.cmp.verdict == Verdict::Worse) {
+        ExitCode::from(command::REGRESSION)
+    } else {
+        ExitCode::SUCCESS
     })
 }
 

@@ -13,7 +13,7 @@ use anyhow::{anyhow, bail, Context as _, Result};
 use dir::Dir;
 use ioscope_analysis::fairness::Entry;
 use ioscope_analysis::{Model, Priority};
-use ioscope_options::flags::{flag, FlagValue};
+use ioscope_options::flags::{flag, FlagDef, FlagValue};
 use ioscope_results::{ResultFile, READ, WRITE};
 use std::ffi::OsString;
 use std::fs::File;
@@ -74,7 +74,10 @@ const FLAGS: &[Flag<Args>] = &[
         },
     },
     Flag {
-        def: flag("dir", ReqVal, "DIR", "Bytes that count: read, write or all (default all: read+write+trim)"),
+        def: FlagDef {
+            choices: &["read", "write", "all"],
+            ..flag("dir", ReqVal, "DIR", "Bytes that count: read, write or all (default all: read+write+trim)")
+        },
         verbs: &[],
         set: |a, v| {
             a.dir = match v.unwrap_or("") {
@@ -95,7 +98,10 @@ const FLAGS: &[Flag<Args>] = &[
         },
     },
     Flag {
-        def: flag("scenario", ReqVal, "NAME", "Run 8 random readers on TARGET instead of reading a result: prio-ladder (be 0..7), equal (all be 4) or cgroup-weights (a blkio cgroup each, weights 800..100; cgroup v1, root)"),
+        def: FlagDef {
+            choices: &["prio-ladder", "equal", "cgroup-weights"],
+            ..flag("scenario", ReqVal, "NAME", "Run 8 random readers on TARGET instead of reading a result: prio-ladder (be 0..7), equal (all be 4) or cgroup-weights (a blkio cgroup each, weights 800..100; cgroup v1, root)")
+        },
         verbs: &[],
         set: |a, v| {
             a.scenario = Some(v.unwrap_or("").to_string());

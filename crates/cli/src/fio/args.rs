@@ -41,6 +41,8 @@ pub struct FioArgs {
     pub cmdhelp: Option<Option<String>>,
     pub enghelp: Option<Option<String>>,
     pub version: bool,
+    /// `--version --json`.
+    pub json: bool,
     pub help: bool,
     pub readonly: bool,
     pub max_jobs: Option<u32>,
@@ -79,6 +81,7 @@ impl Default for FioArgs {
             cmdhelp: None,
             enghelp: None,
             version: false,
+            json: false,
             help: false,
             readonly: false,
             max_jobs: None,
@@ -120,6 +123,10 @@ impl FioArgs {
                 a.help = true;
                 continue;
             }
+            if ioscope_options::flags::COLOR.matches(name) {
+                crate::term::colour::set(crate::term::colour::parse(value)?);
+                continue;
+            }
             if let Some(f) = FLAGS.iter().find(|f| f.def.matches(name)) {
                 (f.set)(&mut a, value)?;
             }
@@ -157,7 +164,10 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: flag("output-format", ReqVal, "FORMAT", "normal, terse, json or json+ (comma-separated for several)"),
+        def: FlagDef {
+            choices: &["normal", "terse", "json", "json+"],
+            ..flag("output-format", ReqVal, "FORMAT", "normal, terse, json or json+ (comma-separated for several)")
+        },
         verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");
@@ -212,7 +222,10 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: flag("compat", ReqVal, "MODE", "fio: read values as fio 3.33 does (4q = 4, a range splits at its first - or :); also IOSCOPE_COMPAT=fio, or run as `fio`"),
+        def: FlagDef {
+            choices: &["fio", "none"],
+            ..flag("compat", ReqVal, "MODE", "fio: read values as fio 3.33 does (4q = 4, a range splits at its first - or :); also IOSCOPE_COMPAT=fio, or run as `fio`")
+        },
         verbs: &[],
         set: |a, v| {
             a.compat = Some(compat("--compat", v.unwrap_or(""))?);
@@ -283,6 +296,14 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
+        def: flag("json", NoVal, "", "With --version: print it as one JSON document (commit, build date, features, the fio it follows)"),
+        verbs: &[],
+        set: |a, _| {
+            a.json = true;
+            Ok(())
+        },
+    },
+    Flag {
         def: flag("readonly", NoVal, "", "Refuse any job that writes (checked before anything is opened)"),
         verbs: &[],
         set: |a, _| {
@@ -317,7 +338,10 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: flag("eta", ReqVal, "WHEN", "Live status line: auto, always or never"),
+        def: FlagDef {
+            choices: &["auto", "always", "never"],
+            ..flag("eta", ReqVal, "WHEN", "Live status line: auto, always or never")
+        },
         verbs: &[],
         set: |a, v| {
             a.eta = match v.unwrap_or("") {

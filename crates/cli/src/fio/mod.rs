@@ -71,12 +71,17 @@ fn answer(cx: &Context, inv: &Invocation, no_args: bool) -> Result<Option<ExitCo
     }
     if a.version {
         // Harnesses that call `fio` gate features on its version: say which fio we follow.
-        if jobs::invoked_as_fio() {
-            println!("fio-3.33");
+        if a.json {
+            println!("{}", serde_json::to_string_pretty(&crate::version::json())?);
+        } else if jobs::invoked_as_fio() {
+            println!("{}", crate::version::FIO_COMPAT);
         } else {
-            println!("{}", report::version());
+            println!("{}", crate::version::line());
         }
         return Ok(Some(ExitCode::SUCCESS));
+    }
+    if a.json {
+        bail!("--json goes with --version (--output-format=json is the report's JSON)");
     }
     if let Some(v) = &a.cmdhelp {
         print!("{}", cmdhelp(inv, v.as_deref())?);

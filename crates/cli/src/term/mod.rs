@@ -1,6 +1,7 @@
 //! The terminal and the process: the status line, signals, and report files named by
 //! flags.
 
+pub mod colour;
 pub mod files;
 pub mod signals;
 pub mod status;

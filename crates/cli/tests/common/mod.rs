@@ -12,6 +12,9 @@ pub mod examples;
 /// Rendering SVG and HTML in headless Chromium.
 pub mod render;
 
+/// Every JSON document checked against docs/schema.
+pub mod schema;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -48,7 +51,25 @@ pub fn run_tool(cmd: &Path, dir: &Path, args: &[&str], env: &[(String, String)])
         cmd.display(),
         r.stderr
     );
+    // ioscope's JSON on stdout follows its schema (fio's own output is fio's).
+    if cmd == bin() {
+        let t = r.stdout.trim_start();
+        if t.starts_with('{') || t.starts_with('[') {
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&r.stdout) {
+                schema::check_output(args, &v);
+            }
+        }
+    }
     r
+}
+
+/// A JSON file ioscope wrote, parsed and checked against its schema.
+pub fn json_file(path: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: not one JSON document ({e})", path.display()));
+    schema::check(&v);
+    v
 }
 
 /// fio 3.33 is installed. When it is not: a visible skip of the calling test's fio part, or

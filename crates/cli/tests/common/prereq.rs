@@ -53,6 +53,9 @@ pub enum Prereq {
     Mpi,
     /// Network namespaces (`ip netns`) and `unshare`: hosts on one machine.
     NetNs,
+    /// The Debian package built from this commit (`packaging/deb/build.sh`, which
+    /// `.ci/run` runs): `<target>/debian/ioscope_*.deb`, or the file `IOSCOPE_DEB` names.
+    DebPackage,
 }
 
 impl Prereq {
@@ -107,6 +110,7 @@ impl Prereq {
                  target/mpi; .ci/run builds it)",
                 mpi_build().display()
             ),
+            Prereq::DebPackage => "the Debian package (packaging/deb/build.sh target/release/ioscope; .ci/run builds it)".into(),
             Prereq::NetNs => "network namespaces: root, `ip` (apt-get install iproute2) and `unshare` (util-linux)".into(),
             Prereq::SharedExamples => format!(
                 "fio's example job files in {} (a copy of fio's examples/ directory)",
@@ -178,8 +182,36 @@ impl Prereq {
                     Err("not present".into())
                 }
             }
+            Prereq::DebPackage => deb_package().map(|_| ()),
         }
     }
+}
+
+/// The Debian package the packaging test installs: `IOSCOPE_DEB`, else the one
+/// `packaging/deb/build.sh` leaves in `<target>/debian`.
+pub fn deb_package() -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("IOSCOPE_DEB") {
+        let p = PathBuf::from(p);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(format!("IOSCOPE_DEB={} is no file", p.display()))
+        };
+    }
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ioscope"));
+    let dir = bin
+        .parent()
+        .and_then(Path::parent)
+        .map(|t| t.join("debian"))
+        .ok_or("no target directory")?;
+    let mut debs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "deb"))
+        .collect();
+    debs.sort();
+    debs.pop()
+        .ok_or_else(|| format!("no .deb in {}", dir.display()))
 }
 
 /// Can a network namespace be made here (and removed again)?

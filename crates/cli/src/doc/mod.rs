@@ -1,9 +1,12 @@
-//! Everything written about the commands, from the command table: `--help` text, the
-//! command-line reference docs/cli.md, and the bash completion script.
+//! Everything written about the commands, from the command table: `--help` text and
+//! the command-line reference docs/cli.md here; the completion scripts ([`complete`])
+//! and the man page ([`man`]).
 
-use crate::command::{Command, Completes, FIO};
+pub mod complete;
+pub mod man;
+
+use crate::command::{Command, FIO};
 use ioscope_options::flags::{FlagDef, FlagValue, Support};
-use ioscope_options::OPTIONS;
 use std::fmt::Write;
 
 /// `--name`, `--name=VALUE` or `--name[=VALUE]`.
@@ -15,7 +18,7 @@ pub fn flag_synopsis(f: &FlagDef) -> String {
     }
 }
 
-fn help_line(f: &FlagDef) -> String {
+pub(crate) fn help_line(f: &FlagDef) -> String {
     match f.support {
         Support::Supported => f.help.to_string(),
         Support::NotYet(_) => format!("{} [not supported yet]", f.help),
@@ -38,7 +41,7 @@ fn flag_lines(s: &mut String, cmd: &Command) {
     }
 }
 
-fn fio_face(commands: &[Command]) -> &Command {
+pub(crate) fn fio_face(commands: &[Command]) -> &Command {
     commands
         .iter()
         .find(|c| c.name == FIO)
@@ -65,6 +68,7 @@ pub fn main_help(commands: &[Command]) -> String {
     let _ = writeln!(s, "\n{}\n\nProgram flags:", wrap(fio.details, 88));
     flag_lines(&mut s, fio);
     examples(&mut s, fio);
+    exits(&mut s, fio);
     s.push_str(
         "\nJob options: ioscope --cmdhelp[=OPTION]; engines: ioscope --enghelp[=ENGINE]\n\
          Subcommand flags: ioscope SUBCOMMAND --help (or ioscope help SUBCOMMAND)\n",
@@ -95,10 +99,19 @@ pub fn command_help(commands: &[Command], cmd: &Command) -> String {
     let _ = writeln!(s, "\nOperands: {}\n\nFlags:", cmd.operands);
     flag_lines(&mut s, cmd);
     examples(&mut s, cmd);
+    exits(&mut s, cmd);
     s
 }
 
-fn wrap(text: &str, width: usize) -> String {
+fn exits(s: &mut String, cmd: &Command) {
+    s.push_str("\nExit status:\n");
+    for e in cmd.exits {
+        let when = wrap(e.when, 88 - 8).replace('\n', &format!("\n{:8}", ""));
+        let _ = writeln!(s, "  {:<5} {when}", e.code);
+    }
+}
+
+pub(crate) fn wrap(text: &str, width: usize) -> String {
     let mut out = String::new();
     let mut line = String::new();
     for w in text.split_whitespace() {
@@ -186,110 +199,13 @@ fn command_md(s: &mut String, c: &Command) {
         }
         s.push('\n');
     }
+    s.push_str("Exit status:\n\n| status | when |\n|---|---|\n");
+    for e in c.exits {
+        let _ = writeln!(s, "| {} | {} |", e.code, esc(e.when));
+    }
+    s.push('\n');
 }
 
 fn esc(s: &str) -> String {
     s.replace('|', "\\|")
-}
-
-/// Completion words for a command's flags: `--name=` when a value is required,
-/// `--name` otherwise.
-fn flag_words(cmd: &Command) -> String {
-    (cmd.flags)()
-        .iter()
-        .map(|f| match f.value {
-            FlagValue::Required => format!("--{}=", f.name),
-            _ => format!("--{}", f.name),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
-/// What a command's operands complete to, as bash's `compgen` arguments.
-fn operand_words(c: &Command, subcommands: &[&str]) -> String {
-    match c.completes {
-        Completes::Files => "COMPREPLY=($(compgen -f -- \"$cur\"))".to_string(),
-        Completes::Dirs => "COMPREPLY=($(compgen -d -- \"$cur\"))".to_string(),
-        Completes::Words(w) => format!("COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"))", w.join(" ")),
-        Completes::Verbs(w) => format!(
-            "if [[ $COMP_CWORD -eq 2 ]]; then COMPREPLY=($(compgen -W \"{}\" -- \"$cur\")); \
-             else COMPREPLY=($(compgen -f -- \"$cur\")); fi",
-            w.join(" ")
-        ),
-        Completes::Commands => format!(
-            "COMPREPLY=($(compgen -W \"fio {}\" -- \"$cur\"))",
-            subcommands.join(" ")
-        ),
-    }
-}
-
-/// `ioscope completions bash`: subcommands, each subcommand's flags, and (for the fio
-/// face) fio's job options as `--name=`.
-pub fn bash_completion(commands: &[Command]) -> String {
-    let subs: Vec<&Command> = commands.iter().filter(|c| c.name != FIO).collect();
-    let names: Vec<&str> = subs.iter().map(|c| c.name).collect();
-    let mut cases = String::new();
-    for c in &subs {
-        let _ = write!(
-            cases,
-            "        {name})\n            if [[ $cur == -* ]]; then\n                \
-             COMPREPLY=($(compgen -W \"{flags}\" -- \"$cur\"))\n            else\n                \
-             {operands}\n            fi\n            ;;\n",
-            name = c.name,
-            flags = flag_words(c),
-            operands = operand_words(c, &names),
-        );
-    }
-    let job_options: Vec<String> = OPTIONS
-        .iter()
-        .flat_map(|d| std::iter::once(d.name).chain(d.aliases.iter().copied()))
-        .map(|n| format!("--{n}="))
-        .collect();
-    format!(
-        r#"# bash completion for ioscope, generated from its command table.
-# Load with: source <(ioscope completions bash)
-
-_ioscope_fio_flags="{fio_flags}"
-_ioscope_job_options="{job_options}"
-
-_ioscope() {{
-    local cur="${{COMP_WORDS[COMP_CWORD]}}"
-    # Completing a value after "--flag=": bash splits the word at '='.
-    if [[ $cur == "=" || ( $COMP_CWORD -ge 2 && ${{COMP_WORDS[COMP_CWORD-1]}} == "=" ) ]]; then
-        [[ $cur == "=" ]] && cur=""
-        COMPREPLY=($(compgen -f -- "$cur"))
-        return
-    fi
-    local cmd="{fio}"
-    if [[ $COMP_CWORD -ge 2 ]]; then
-        case "${{COMP_WORDS[1]}}" in
-            {alts}) cmd="${{COMP_WORDS[1]}}" ;;
-        esac
-    fi
-    COMPREPLY=()
-    case "$cmd" in
-{cases}        *)
-            if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "$_ioscope_fio_flags $_ioscope_job_options" -- "$cur"))
-            elif [[ $COMP_CWORD -eq 1 ]]; then
-                COMPREPLY=($(compgen -W "{subs}" -- "$cur") $(compgen -f -- "$cur"))
-            else
-                COMPREPLY=($(compgen -f -- "$cur"))
-            fi
-            ;;
-    esac
-    # "--name=" waits for its value: no space after it.
-    if [[ ${{#COMPREPLY[@]}} -eq 1 && ${{COMPREPLY[0]}} == *= ]]; then
-        compopt -o nospace 2>/dev/null
-    fi
-    return 0
-}}
-complete -F _ioscope ioscope
-"#,
-        fio_flags = flag_words(fio_face(commands)),
-        job_options = job_options.join(" "),
-        fio = FIO,
-        alts = names.join("|"),
-        subs = names.join(" "),
-    )
 }
