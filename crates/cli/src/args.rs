@@ -40,7 +40,9 @@ pub fn parse<A: Args>(cx: &Context, args: &[OsString]) -> Result<Option<A>> {
         if ioscope_options::flags::COLOR.matches(name) {
             let v = take_value(&ioscope_options::flags::COLOR, arg, inline, &words, &mut i)
                 .map_err(|e| anyhow!("{}: {e}", cmd.name))?;
-            crate::term::colour::set(crate::term::colour::parse(v.as_deref()).map_err(|e| anyhow!(e))?);
+            crate::term::colour::set(
+                crate::term::colour::parse(v.as_deref()).map_err(|e| anyhow!(e))?,
+            );
             continue;
         }
         let Some(k) = flags.iter().position(|f| f.def.matches(name)) else {

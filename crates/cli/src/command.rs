@@ -43,7 +43,10 @@ pub fn defs<A: Args>() -> Vec<&'static FlagDef> {
     A::flags()
         .iter()
         .map(|f| &f.def)
-        .chain([&ioscope_options::flags::COLOR, &ioscope_options::flags::HELP])
+        .chain([
+            &ioscope_options::flags::COLOR,
+            &ioscope_options::flags::HELP,
+        ])
         .collect()
 }
 
@@ -164,6 +167,19 @@ pub const EXITS_FIO: &[Exit] = &[
         code: 138,
         when: "under MPI: interrupted by SIGUSR1 (kill -USR1 on mpirun), reported as for SIGINT",
     },
+];
+/// `sweep`: a failed point fails the run (the others are measured and reported).
+pub const EXITS_SWEEP: &[Exit] = &[
+    OK,
+    Exit {
+        code: 1,
+        when: "an error in the sweep file or the run directory (named on stderr), a point that failed (the others are measured and reported; --retry-failed runs it again), or no report could be written",
+    },
+    Exit {
+        code: 130,
+        when: "interrupted by SIGINT (Ctrl-C): the finished points are saved; the same command resumes",
+    },
+    SIGTERM,
 ];
 /// `compare`: a significant regression has its own status, for scripts and CI.
 pub const EXITS_COMPARE: &[Exit] = &[

@@ -7,8 +7,8 @@
 
 use crate::args::parses;
 use crate::command::{
-    defs, verbs_of, Args, Command, Completes, Context, Flag, Hosts, Local, Ranks, EXITS_COMPARE, EXITS_FIO,
-    EXITS_PLAIN, EXITS_RUN, FIO,
+    defs, verbs_of, Args, Command, Completes, Context, Flag, Hosts, Local, Ranks, EXITS_COMPARE,
+    EXITS_FIO, EXITS_PLAIN, EXITS_RUN, EXITS_SWEEP, FIO,
 };
 use crate::fio::{self, jobs::invoked_as_fio, Front};
 use crate::{cluster, compare, fairness, log, peak, plot, quick, report, sweep};
@@ -174,7 +174,7 @@ pub static COMMANDS: &[Command] = &[
             "ioscope sweep status runs/qd",
             "ioscope sweep import fio-tests/ -o runs/imported",
         ],
-        exits: EXITS_RUN,
+        exits: EXITS_SWEEP,
         flags: defs::<sweep::Args>,
         flag_verbs: verbs_of::<sweep::Args>,
         parse: parses::<sweep::Args>,

@@ -29,7 +29,11 @@ pub fn line() -> String {
         "ioscope-{} (commit {short}, built {}; features: {}; follows {FIO_COMPAT})",
         env!("CARGO_PKG_VERSION"),
         env!("IOSCOPE_BUILD_DATE"),
-        if f.is_empty() { "none".to_string() } else { f.join(", ") },
+        if f.is_empty() {
+            "none".to_string()
+        } else {
+            f.join(", ")
+        },
     )
 }
 

@@ -415,7 +415,11 @@ fn vary_runs_one_job_file_with_two_values() {
     );
     // 64k blocks: more bandwidth, fewer IOPS and longer latencies; a row that is worse
     // is a regression (exit 2).
-    let worse = v.as_array().unwrap().iter().any(|r| r["verdict"] == "worse");
+    let worse = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["verdict"] == "worse");
     assert_eq!(r.code, if worse { 2 } else { 0 }, "{}", r.stderr);
     assert_eq!(row(&v, "read", "bw")["verdict"], "better");
     assert!(r.stderr.contains("option bs: A 4k, B 64k"), "{}", r.stderr);
@@ -621,7 +625,13 @@ fn a_significant_regression_exits_2_and_an_improvement_0() {
     let (a, b) = sides(d.path(), 5, -0.066, 0.01, 1);
     let r = run_in(d.path(), &["compare", &a, &b]);
     assert_eq!(r.code, 2, "a regression: {}{}", r.stdout, r.stderr);
-    assert!(r.stdout.lines().any(|l| l.contains(" bw ") && l.ends_with("worse")), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .lines()
+            .any(|l| l.contains(" bw ") && l.ends_with("worse")),
+        "{}",
+        r.stdout
+    );
     let (r, v) = run_json(d.path(), &["compare", "--json", &a, &b]);
     assert_eq!(r.code, 2);
     assert_eq!(row(&v, "read", "bw")["verdict"], "worse");
@@ -637,7 +647,14 @@ fn a_significant_regression_exits_2_and_an_improvement_0() {
 
 /// `compare` of two sides whose bandwidth differs clearly, with a pseudo-terminal on
 /// stdout when `tty` (util-linux's script), and environment `env`.
-fn compare_output(dir: &Path, a: &str, b: &str, flags: &[&str], tty: bool, env: &[(&str, &str)]) -> String {
+fn compare_output(
+    dir: &Path,
+    a: &str,
+    b: &str,
+    flags: &[&str],
+    tty: bool,
+    env: &[(&str, &str)],
+) -> String {
     let mut args: Vec<String> = vec!["compare".into(), a.into(), b.into()];
     args.extend(flags.iter().map(|f| f.to_string()));
     let mut cmd = if tty {
@@ -684,12 +701,22 @@ fn colour_follows_the_flag_no_color_and_the_terminal() {
     assert!(!coloured(&["--color=never"], true, &[]));
     assert!(!coloured(&["--colour=never"], true, &[]));
     // The fio face and every other command take it too; a wrong word is refused.
-    let r = run_in(d.path(), &["--color=never", "--name=x", "--ioengine=null", "--size=1m"]);
+    let r = run_in(
+        d.path(),
+        &["--color=never", "--name=x", "--ioengine=null", "--size=1m"],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    for cmd in ["quick", "sweep", "report", "plot", "log", "fairness", "peak", "help"] {
+    for cmd in [
+        "quick", "sweep", "report", "plot", "log", "fairness", "peak", "help",
+    ] {
         let r = run_in(d.path(), &[cmd, "--color=sometimes"]);
         assert_eq!(r.code, 1, "{cmd}");
-        assert!(r.stderr.contains("--color=sometimes: use auto, always or never"), "{cmd}: {}", r.stderr);
+        assert!(
+            r.stderr
+                .contains("--color=sometimes: use auto, always or never"),
+            "{cmd}: {}",
+            r.stderr
+        );
     }
 }
 
@@ -700,13 +727,23 @@ fn status_lines_never_go_into_files_or_pipes() {
     let r = run_in(
         d.path(),
         &[
-            "--name=x", "--ioengine=null", "--size=1m", "--bs=4k", "--time_based",
-            "--runtime=2500ms", "--rate_iops=2000", "--output=out.txt",
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+            "--bs=4k",
+            "--time_based",
+            "--runtime=2500ms",
+            "--rate_iops=2000",
+            "--output=out.txt",
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let file = std::fs::read_to_string(d.path().join("out.txt")).unwrap();
-    for (what, text) in [("stdout", &r.stdout), ("stderr", &r.stderr), ("--output", &file)] {
+    for (what, text) in [
+        ("stdout", &r.stdout),
+        ("stderr", &r.stderr),
+        ("--output", &file),
+    ] {
         assert!(
             !text.contains('\r') && !text.contains('\x1b'),
             "a status line in {what}: {text:?}"

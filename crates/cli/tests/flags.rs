@@ -264,7 +264,6 @@ fn help_lists_every_subcommand_and_its_flags() {
     );
 }
 
-
 // ---------------------------------------------------------------- the fio face
 
 #[test]

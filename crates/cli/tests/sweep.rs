@@ -552,7 +552,7 @@ fn preconditioning_and_steady_state_rounds() {
     )
     .unwrap();
     let r = run_in(d.path(), &["sweep", "plan", &f.display().to_string()]);
-    assert!(r.stdout.contains("before the points: 1 sequential write pass(es) of 1m blocks; steady state: rounds of 0s, 5..8 rounds"), "{}", r.stdout);
+    assert!(r.stdout.contains("before the points: 1 sequential write pass(es) of 1m blocks; steady state: rounds of 300ms, 5..8 rounds (1s..2s)"), "{}", r.stdout);
     let r = run_in(
         d.path(),
         &["sweep", "run", &f.display().to_string(), "-o", "out"],

@@ -123,12 +123,26 @@ impl Campaign {
             // Preconditioning just ran: the target is as warm as it gets.
             pre.run(&mut journal, progress)?
                 && (conditions
-                    || warmup::warm_up(self, &sets, &state, exec, (&mut journal, progress))?)
+                    || warmup::warm_up(
+                        self,
+                        &sets,
+                        &state,
+                        settings.retry_failed,
+                        exec,
+                        (&mut journal, progress),
+                    )?)
         } else {
             if conditions {
                 progress.stage("preconditioning: done in an earlier run (journal), skipped");
             }
-            warmup::warm_up(self, &sets, &state, exec, (&mut journal, progress))?
+            warmup::warm_up(
+                self,
+                &sets,
+                &state,
+                settings.retry_failed,
+                exec,
+                (&mut journal, progress),
+            )?
         };
         if !ready {
             return Ok(Summary {

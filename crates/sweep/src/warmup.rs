@@ -11,20 +11,22 @@ use crate::ready::{Campaign, Progress};
 use ioscope_options::JobSet;
 use ioscope_runner::Execute;
 
-/// Run the warm-up before the first point this run will measure; false when a signal
-/// stopped it.
+/// Run the warm-up before the first point this run will measure (neither finished nor,
+/// unless `retry_failed`, failed before); false when a signal stopped it.
 pub fn warm_up(
     c: &Campaign,
     sets: &[JobSet],
     state: &State,
+    retry_failed: bool,
     exec: &dyn Execute,
     (journal, progress): (&mut Journal, &mut dyn Progress),
 ) -> Result<bool, SweepError> {
     let us = c.file.target.warmup_us;
-    let first = c
-        .points
-        .iter()
-        .find(|p| !matches!(state.points.get(&p.key), Some(PointState::Finished { .. })));
+    let first = c.points.iter().find(|p| match state.points.get(&p.key) {
+        Some(PointState::Finished { .. }) => false,
+        Some(PointState::Failed(_)) => retry_failed,
+        _ => true,
+    });
     let Some(p) = first.filter(|_| us > 0) else {
         return Ok(true);
     };

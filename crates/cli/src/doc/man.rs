@@ -87,7 +87,11 @@ fn synopsis(s: &mut String, commands: &[Command]) {
     for c in commands {
         // Alternatives of a command are " | ioscope ..."; a lone "|" is within one.
         for (i, u) in c.usage.split(" | ioscope ").enumerate() {
-            let u = if i == 0 { u.to_string() } else { format!("ioscope {u}") };
+            let u = if i == 0 {
+                u.to_string()
+            } else {
+                format!("ioscope {u}")
+            };
             let _ = writeln!(s, ".br\n{}", word(&u));
         }
     }
@@ -222,12 +226,7 @@ fn exit_status(s: &mut String, commands: &[Command]) {
     );
     for c in commands {
         let codes: Vec<String> = c.exits.iter().map(|e| e.code.to_string()).collect();
-        let _ = writeln!(
-            s,
-            ".TP\n.B {}\n{}",
-            word(&c.invocation()),
-            codes.join(", ")
-        );
+        let _ = writeln!(s, ".TP\n.B {}\n{}", word(&c.invocation()), codes.join(", "));
     }
 }
 

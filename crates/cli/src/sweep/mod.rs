@@ -279,6 +279,8 @@ fn precondition_text(f: &SweepFile) -> Option<String> {
 /// `s` seconds as a duration ("1h 2m"), whatever the value.
 fn seconds_text(s: f64) -> String {
     match Duration::try_from_secs_f64(s) {
+        // Below a second: milliseconds (a 300 ms round is not "0s").
+        Ok(d) if d < Duration::from_secs(1) => format!("{}ms", d.as_millis()),
         Ok(d) => duration_text(d),
         Err(_) => format!("{s:e} s"),
     }

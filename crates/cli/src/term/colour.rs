@@ -67,6 +67,8 @@ mod tests {
         assert!(decide(When::Auto, false, true));
         assert!(!decide(When::Auto, true, true));
         assert!(!decide(When::Auto, false, false));
-        assert!(parse(Some("sometimes")).unwrap_err().contains("auto, always or never"));
+        assert!(parse(Some("sometimes"))
+            .unwrap_err()
+            .contains("auto, always or never"));
     }
 }

@@ -198,10 +198,11 @@ pub fn deb_package() -> Result<PathBuf, String> {
             Err(format!("IOSCOPE_DEB={} is no file", p.display()))
         };
     }
-    let bin = PathBuf::from(env!("CARGO_BIN_EXE_ioscope"));
-    let dir = bin
-        .parent()
-        .and_then(Path::parent)
+    // The test binary is <target>/<profile>/deps/NAME.
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let dir = exe
+        .ancestors()
+        .nth(3)
         .map(|t| t.join("debian"))
         .ok_or("no target directory")?;
     let mut debs: Vec<PathBuf> = std::fs::read_dir(&dir)

@@ -59,7 +59,10 @@ fn truncated(doc: &Value) -> String {
 /// The schema of what `ioscope ARGS` prints on stdout as JSON, when it is ioscope's own
 /// document (None: fio's format, whose "ioscope" key [`check`] validates).
 pub fn of_command(args: &[&str]) -> Option<&'static str> {
-    let has = |w: &str| args.iter().any(|a| *a == w || a.starts_with(&format!("{w}=")));
+    let has = |w: &str| {
+        args.iter()
+            .any(|a| *a == w || a.starts_with(&format!("{w}=")))
+    };
     let verb = args.get(1).copied().unwrap_or("");
     match args.first().copied().unwrap_or("") {
         "compare" => Some("compare"),
