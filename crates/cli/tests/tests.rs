@@ -12,6 +12,7 @@ mod compare;
 mod devices;
 mod fairness;
 mod faults;
+mod fio_342;
 mod fio_compare;
 mod fio_parse;
 mod flags;

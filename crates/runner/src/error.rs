@@ -6,6 +6,10 @@ pub enum RunError {
     /// Setting up files, devices or engines failed.
     #[error("{0}")]
     Setup(String),
+    /// This machine lacks what a job names (a directory, a cgroup, a NUMA node, a CPU):
+    /// the job file is sound, this host cannot run it (`--parse-only` only warns).
+    #[error("{0}")]
+    Environment(String),
     /// A safety rule refused the run (e.g. writing to a mounted device).
     #[error("{0}")]
     Refused(String),

@@ -55,8 +55,8 @@ impl Reporting {
     pub fn new(a: &FioArgs) -> Result<Reporting> {
         let formats = formats(a);
         let output = open_output(a)?;
-        let normal_on_stdout = output.is_none() && formats.first() == Some(&OutputFormat::Normal);
-        let mut status = Status::new(normal_on_stdout, a.eta, a.eta_newline);
+        // Informational lines go through Reporting::message, not the status line.
+        let mut status = Status::new(false, a.eta, a.eta_newline);
         if let Some(i) = a.eta_interval {
             status.set_interval(i);
         }
@@ -88,7 +88,9 @@ impl Reporting {
             return Ok(());
         }
         match &mut self.output {
-            None if self.formats.first() == Some(&OutputFormat::Normal) => {
+            // As fio: with normal among the formats, on stdout at once (before a JSON
+            // report that comes first, too).
+            None => {
                 print!("{text}");
                 let _ = std::io::stdout().flush();
             }
@@ -96,6 +98,32 @@ impl Reporting {
                 .write_all(text.as_bytes())
                 .with_context(|| format!("--output={}", p.display()))?,
             _ => self.head = text,
+        }
+        Ok(())
+    }
+
+    /// An informational line ("x: Laying out IO file (1 file / 1MiB)"): where fio
+    /// writes it, with the normal report (on stdout, or into --output before the
+    /// report); with JSON or terse output nowhere, so stdout stays one document and
+    /// stderr stays empty.
+    pub fn message(&mut self, line: &str) -> Result<()> {
+        self.status.finish();
+        if !self.formats.contains(&OutputFormat::Normal) {
+            return Ok(());
+        }
+        match &mut self.output {
+            None => {
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "{line}")?;
+                out.flush()?;
+            }
+            Some((p, f)) if self.interim => {
+                writeln!(f, "{line}").with_context(|| format!("--output={}", p.display()))?
+            }
+            Some(_) => {
+                self.head.push_str(line);
+                self.head.push('\n');
+            }
         }
         Ok(())
     }

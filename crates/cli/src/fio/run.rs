@@ -5,34 +5,36 @@ use super::args::Invocation;
 use super::bwlog::BwLog;
 use super::report::{headers, with_act_table, Reporting};
 use crate::term::signals;
-use crate::term::status::Status;
 use anyhow::{anyhow, Result};
 use ioscope_runner::{JobProgress, Observer, Plan, Runner};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// The status line and, with --bandwidth-log, the aggregate bandwidth log.
+/// The report's informational lines and status line and, with --bandwidth-log, the
+/// aggregate bandwidth log.
 struct Observers<'a> {
-    status: &'a mut Status,
+    rep: &'a mut Reporting,
     bw: Option<&'a mut BwLog>,
 }
 
 impl Observer for Observers<'_> {
     fn message(&mut self, line: &str) {
-        self.status.message(line);
+        if let Err(e) = self.rep.message(line) {
+            eprintln!("ioscope: {e:#}");
+        }
     }
     fn warning(&mut self, line: &str) {
-        self.status.warning(line);
+        self.rep.status.warning(line);
     }
     fn progress(&mut self, jobs: &[JobProgress]) {
         if let Some(b) = self.bw.as_deref_mut() {
             b.progress(jobs);
         }
-        self.status.progress(jobs);
+        self.rep.status.progress(jobs);
     }
     fn interim(&mut self, report: &ioscope_stats::RunResult) {
-        self.status.interim(report);
+        self.rep.status.interim(report);
     }
 }
 
@@ -46,7 +48,7 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
     };
     signals::install();
     let mut obs = Observers {
-        status: &mut rep.status,
+        rep: &mut rep,
         bw: bw.as_mut(),
     };
     let mut result = runner.run(plan, &mut obs)?;

@@ -53,6 +53,9 @@ pub enum Prereq {
     Mpi,
     /// Network namespaces (`ip netns`) and `unshare`: hosts on one machine.
     NetNs,
+    /// fio 3.42 (the newest release), from `../shared/tools/fio-3.42/fio` beside the
+    /// checkout: what ioscope's behaviour and output follow where 3.42 differs from 3.33.
+    Fio342,
     /// The Debian package built from this commit (`packaging/deb/build.sh`, which
     /// `.ci/run` runs): `<target>/debian/ioscope_*.deb`, or the file `IOSCOPE_DEB` names.
     DebPackage,
@@ -110,6 +113,7 @@ impl Prereq {
                  target/mpi; .ci/run builds it)",
                 mpi_build().display()
             ),
+            Prereq::Fio342 => format!("fio 3.42 at {}", fio342_path().display()),
             Prereq::DebPackage => "the Debian package (packaging/deb/build.sh target/release/ioscope; .ci/run builds it)".into(),
             Prereq::NetNs => "network namespaces: root, `ip` (apt-get install iproute2) and `unshare` (util-linux)".into(),
             Prereq::SharedExamples => format!(
@@ -183,6 +187,18 @@ impl Prereq {
                 }
             }
             Prereq::DebPackage => deb_package().map(|_| ()),
+            Prereq::Fio342 => {
+                let out = Command::new(fio342_path())
+                    .arg("--version")
+                    .output()
+                    .map_err(|e| format!("{}: {e}", fio342_path().display()))?;
+                let v = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                if v == "fio-3.42" {
+                    Ok(())
+                } else {
+                    Err(format!("{} says {v:?}", fio342_path().display()))
+                }
+            }
         }
     }
 }
@@ -318,6 +334,11 @@ pub fn on_path(name: &str) -> bool {
 }
 
 /// `shared/fio-examples` next to the repository (the repository never needs it).
+/// fio 3.42's binary in ../shared.
+pub fn fio342_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/fio-3.42/fio")
+}
+
 pub fn shared_examples_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/fio-examples")
 }

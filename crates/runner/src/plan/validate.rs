@@ -57,16 +57,24 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
         }
         check_size(&j.opts).map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         check_openfiles(j)?;
-        check_directory(j)?;
-        check_opendir(j)?;
         crate::sys::cgroup::check(&j.opts)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
-        crate::sys::numa::check(&j.opts)
-            .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
-        check_cpus(&j.opts).map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         check_logs(&j.opts).map_err(|m| RunError::Unsupported(format!("job '{}': {m}", j.name)))?;
     }
+    // What this machine has, once every job's options passed: a job file generated on
+    // a build host is checked there (--parse-only warns of these) and run elsewhere.
+    for j in &set.jobs {
+        check_machine(j).map_err(|m| RunError::Environment(format!("job '{}': {m}", j.name)))?;
+    }
     Ok(())
+}
+
+/// The directories, NUMA nodes and CPUs a job names exist here.
+fn check_machine(j: &JobSpec) -> Result<(), String> {
+    check_directory(j)?;
+    check_opendir(j)?;
+    crate::sys::numa::check(&j.opts)?;
+    check_cpus(&j.opts)
 }
 
 /// As fio: a size smaller than the smallest block size is an error, not a short run.
@@ -112,28 +120,24 @@ fn check_logs(o: &JobOptions) -> Result<(), String> {
 
 /// directory= must name existing directories (fio refuses others; missing parents of
 /// a filename= are created instead).
-fn check_directory(j: &JobSpec) -> Result<(), RunError> {
+fn check_directory(j: &JobSpec) -> Result<(), String> {
     let Some(dirs) = j.opts.directory.as_deref() else {
         return Ok(());
     };
     for d in split_names(dirs) {
         if !std::path::Path::new(&d).is_dir() {
-            return Err(RunError::Setup(format!(
-                "job '{}': directory={d}: not a directory",
-                j.name
-            )));
+            return Err(format!("directory={d}: not a directory"));
         }
     }
     Ok(())
 }
 
 /// opendir= must name a directory to walk.
-fn check_opendir(j: &JobSpec) -> Result<(), RunError> {
+fn check_opendir(j: &JobSpec) -> Result<(), String> {
     match j.opts.opendir.as_deref() {
-        Some(d) if !std::path::Path::new(d).is_dir() => Err(RunError::Setup(format!(
-            "job '{}': opendir={d}: not a directory",
-            j.name
-        ))),
+        Some(d) if !std::path::Path::new(d).is_dir() => {
+            Err(format!("opendir={d}: not a directory"))
+        }
         _ => Ok(()),
     }
 }

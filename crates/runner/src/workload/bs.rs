@@ -36,6 +36,20 @@ impl BsChoice {
             BsChoice::Split { table, .. } => table.iter().map(|t| t.1).max().unwrap_or(4096),
         }
     }
+    /// The largest block size of this choice that fits in `room` bytes (None: none
+    /// does). fio issues no I/O that does not fit: at the end of a region it takes a
+    /// smaller size the job allows, or none.
+    #[cold]
+    pub(super) fn largest_within(&self, room: u64) -> Option<u64> {
+        match self {
+            BsChoice::Fixed(b) => (*b <= room).then_some(*b),
+            BsChoice::Range { lo, hi, step } => {
+                (room >= *lo).then(|| lo + (room.min(*hi) - lo) / step * step)
+            }
+            BsChoice::Split { table, .. } => table.iter().map(|t| t.1).filter(|b| *b <= room).max(),
+        }
+    }
+
     #[inline(always)]
     pub(super) fn pick(&self, rng: &mut Taus88) -> u64 {
         match self {

@@ -29,9 +29,10 @@ impl Workload {
         }
     }
 
-    /// A new I/O's direction, whether its offset is random, and its length.
+    /// A new I/O's direction, whether its offset is random, its length, and which
+    /// block-size choice gave it.
     #[inline]
-    fn pick_shape(&mut self) -> (Ddir, bool, u64) {
+    fn pick_shape(&mut self) -> (Ddir, bool, u64, usize) {
         let ddir = self.pick_ddir();
         let d = ddir.index();
         let random = self.mode.is_random() && self.mix_rng.percent(self.random_pct[d]);
@@ -40,7 +41,29 @@ impl Workload {
         } else {
             d
         };
-        (ddir, random, self.bs[b].pick(&mut self.bs_rng))
+        (ddir, random, self.bs[b].pick(&mut self.bs_rng), b)
+    }
+
+    /// `len`, or when it runs past the end of the file (`room` bytes left): for a
+    /// sequential I/O the largest size of choice `b` that fits, 0 when none does (fio
+    /// issues no sequential I/O that does not fit); a random one is cut at the end.
+    #[inline(always)]
+    fn fitting(&self, len: u64, room: u64, b: usize, random: bool) -> u64 {
+        if len <= room {
+            len
+        } else {
+            self.fit_short(room, b, random)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fit_short(&self, room: u64, b: usize, random: bool) -> u64 {
+        if random {
+            room
+        } else {
+            self.bs[b].largest_within(room).unwrap_or(0)
+        }
     }
 
     /// zonemode=strided's offsets, out of the common path: the zone moves on when it
@@ -49,7 +72,7 @@ impl Workload {
     #[cold]
     #[inline(never)]
     fn fresh_zoned(&mut self) -> Option<Io> {
-        let (ddir, random, len) = self.pick_shape();
+        let (ddir, random, len, _) = self.pick_shape();
         let d = ddir.index();
         let fi = self.choose_file();
         for _ in 0..2 {
@@ -93,7 +116,7 @@ impl Workload {
         if self.zones.is_some() {
             return self.fresh_zoned();
         }
-        let (ddir, random, len) = self.pick_shape();
+        let (ddir, random, len, b) = self.pick_shape();
         let d = ddir.index();
         let n = self.files.len();
         for _ in 0..n {
@@ -105,8 +128,7 @@ impl Workload {
             };
             if let Some(off) = got {
                 let f = &self.files[fi];
-                let end = f.start + f.len;
-                let len = len.min(end - off);
+                let len = self.fitting(len, f.start + f.len - off, b, random);
                 if len > 0 {
                     return Some(Io {
                         ddir,
@@ -137,7 +159,11 @@ impl Workload {
             self.seq_offset(fi, d, len)?
         };
         let f = &self.files[fi];
-        let len = len.min(f.start + f.len - off).max(1);
+        let len = self.fitting(len, f.start + f.len - off, b, random);
+        if len == 0 {
+            // Not even a new pass has room for a block: the job is done.
+            return None;
+        }
         Some(Io {
             ddir,
             file: fi as u32,

@@ -194,3 +194,27 @@ fn backwards_and_fsync() {
         .collect();
     assert_eq!(syncs, [(0, 8192), (8192, 8192)]);
 }
+
+/// The largest block size of a choice that fits what is left of a region: fio issues
+/// no sequential I/O that does not fit (end to end: fio_342.rs
+/// no_io_runs_past_the_end_of_its_region).
+#[test]
+fn the_last_sequential_io_fits_or_is_not_issued() {
+    use super::bs::BsChoice;
+    assert_eq!(BsChoice::Fixed(4096).largest_within(4095), None);
+    assert_eq!(BsChoice::Fixed(4096).largest_within(4096), Some(4096));
+    let r = BsChoice::Range {
+        lo: 512 << 10,
+        hi: 1 << 20,
+        step: 512 << 10,
+    };
+    assert_eq!(r.largest_within(700 << 10), Some(512 << 10));
+    assert_eq!(r.largest_within(400 << 10), None);
+    assert_eq!(r.largest_within(4 << 20), Some(1 << 20));
+    let s = BsChoice::Split {
+        table: vec![(40, 64 << 10), (100, 1 << 20)],
+        total: 100,
+    };
+    assert_eq!(s.largest_within(500 << 10), Some(64 << 10));
+    assert_eq!(s.largest_within(32 << 10), None);
+}

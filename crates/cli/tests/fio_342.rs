@@ -1,0 +1,152 @@
+//! fio 3.42 side by side (`../shared/tools/fio-3.42/fio`): where ioscope follows the
+//! newest fio, each test runs the same job through both and compares what is
+//! deterministic.
+
+use crate::common::*;
+use std::path::Path;
+
+/// Run `args` through fio 3.42 and ioscope, each in its own directory.
+fn both(args: &[&str]) -> [(Run, tempfile::TempDir); 2] {
+    let fio = tmpdir();
+    let ios = tmpdir();
+    let f = run_tool(&fio342_path(), fio.path(), args, &[]);
+    let i = run_in(ios.path(), args);
+    [(f, fio), (i, ios)]
+}
+
+/// Where the line "x: Laying out IO file (1 file / 1MiB)" went: (on stdout, on stderr,
+/// in the --output file) and its line number there.
+fn layout_line(r: &Run, dir: &Path) -> (Option<usize>, bool, Option<usize>) {
+    let at = |text: &str| text.lines().position(|l| l.contains("Laying out IO file"));
+    let file = std::fs::read_to_string(dir.join("out.txt")).unwrap_or_default();
+    (at(&r.stdout), r.stderr.contains("Laying out"), at(&file))
+}
+
+/// fio prints its informational lines with the normal report only: on stdout, or into
+/// the --output file, after the header lines; with JSON or terse output nowhere (its
+/// harness and fio-plot require an empty stderr).
+#[test]
+fn the_layout_line_goes_where_fios_does() {
+    require!(Prereq::Fio342);
+    for format in [
+        "normal",
+        "json",
+        "terse",
+        "json+",
+        "normal,json",
+        "json,normal",
+    ] {
+        for output in [None, Some("--output=out.txt")] {
+            let fmt = format!("--output-format={format}");
+            let mut args = vec![
+                "--name=x",
+                "--filename=data",
+                "--size=1m",
+                "--bs=64k",
+                "--rw=read",
+                fmt.as_str(),
+            ];
+            args.extend(output);
+            let [(f, fd), (i, id)] = both(&args);
+            assert_eq!(f.code, 0, "fio: {}", f.stderr);
+            assert_eq!(i.code, 0, "ioscope: {}", i.stderr);
+            let (want, got) = (layout_line(&f, fd.path()), layout_line(&i, id.path()));
+            assert_eq!(
+                got, want,
+                "{format} {output:?}: (stdout line, stderr, file line)"
+            );
+            assert!(
+                i.stderr.is_empty(),
+                "{format} {output:?}: stderr {}",
+                i.stderr
+            );
+            // The data file was laid out by both.
+            assert_eq!(
+                std::fs::metadata(id.path().join("data")).unwrap().len(),
+                1 << 20
+            );
+        }
+    }
+}
+
+/// fio's --parse-only checks the job file, not this machine: a directory= that exists
+/// only on the device's host passes (ioscope warns); a run still fails on it.
+#[test]
+fn parse_only_checks_the_file_not_this_machine() {
+    require!(Prereq::Fio342);
+    let job = "[x]\ndirectory=/no/such/dir\nsize=1m\nrw=read\n";
+    let d = tmpdir();
+    std::fs::write(d.path().join("d.fio"), job).unwrap();
+    let f = run_tool(&fio342_path(), d.path(), &["--parse-only", "d.fio"], &[]);
+    let i = run_in(d.path(), &["--parse-only", "d.fio"]);
+    assert_eq!((i.code, f.code), (0, 0), "{}", i.stderr);
+    assert!(
+        i.stderr
+            .contains("warning: job 'x': directory=/no/such/dir: not a directory"),
+        "{}",
+        i.stderr
+    );
+    // A syntax error is still an error, also next to a missing directory.
+    std::fs::write(d.path().join("e.fio"), format!("{job}rw=sideways\n")).unwrap();
+    let f = run_tool(&fio342_path(), d.path(), &["--parse-only", "e.fio"], &[]);
+    let i = run_in(d.path(), &["--parse-only", "e.fio"]);
+    assert_eq!((i.code, f.code), (1, 1), "{}", i.stderr);
+    assert!(i.stderr.contains("e.fio:5"), "{}", i.stderr);
+    // The run fails, as fio's does.
+    let f = run_tool(
+        &fio342_path(),
+        d.path(),
+        &["d.fio", "--output-format=json"],
+        &[],
+    );
+    let i = run_in(d.path(), &["d.fio", "--output-format=json"]);
+    assert_eq!(i.code, 1, "{}", i.stdout);
+    assert!(f.stderr.contains("not a directory"), "{}", f.stderr);
+    assert!(i.stderr.contains("not a directory"), "{}", i.stderr);
+}
+
+/// fio issues no I/O that does not fit in the region: a sequential job whose size is
+/// not a whole number of blocks ends before the remainder (holes too), and with a
+/// block-size range the last I/O takes a size that fits.
+#[test]
+fn no_io_runs_past_the_end_of_its_region() {
+    require!(Prereq::Fio342);
+    let cases: &[(&[&str], bool)] = &[
+        (&["--rw=read", "--bs=1m", "--size=10752k"], true),
+        (&["--rw=read:512k", "--bs=1m", "--size=11m"], true),
+        (&["--rw=write", "--bs=1m", "--size=10752k"], true),
+        (&["--rw=read:512k", "--bs=1m", "--size=10m"], true),
+        // Sizes are drawn at random: the bytes agree, the counts need not.
+        (&["--rw=read", "--bsrange=512k-1m", "--size=10752k"], false),
+    ];
+    for (extra, counts) in cases {
+        let mut args = vec!["--name=x", "--filename=data", "--output-format=json"];
+        args.extend(extra.iter());
+        let [(f, _fd), (i, _id)] = both(&args);
+        assert_eq!(f.code, 0, "fio: {}", f.stderr);
+        assert_eq!(i.code, 0, "ioscope: {}", i.stderr);
+        let fv: serde_json::Value = serde_json::from_str(&f.stdout).unwrap();
+        let iv: serde_json::Value = serde_json::from_str(&i.stdout).unwrap();
+        for dir in ["read", "write"] {
+            let (fj, ij) = (&fv["jobs"][0][dir], &iv["jobs"][0][dir]);
+            assert_eq!(ij["io_bytes"], fj["io_bytes"], "{extra:?} {dir} bytes");
+            if *counts {
+                assert_eq!(ij["total_ios"], fj["total_ios"], "{extra:?} {dir} I/Os");
+            }
+        }
+    }
+}
+
+/// `--parse-only` alone: fio has no job to find fault with and exits 0; no arguments at
+/// all is still an error, as in fio.
+#[test]
+fn parse_only_without_a_job_exits_0() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let f = run_tool(&fio342_path(), d.path(), &["--parse-only"], &[]);
+    let i = run_in(d.path(), &["--parse-only"]);
+    assert_eq!((i.code, i.stderr.as_str()), (f.code, ""));
+    let f = run_tool(&fio342_path(), d.path(), &[], &[]);
+    let i = run_in(d.path(), &[]);
+    assert_eq!((i.code, f.code), (1, 1));
+}
