@@ -150,3 +150,49 @@ fn parse_only_without_a_job_exits_0() {
     let i = run_in(d.path(), &[]);
     assert_eq!((i.code, f.code), (1, 1));
 }
+
+/// Two ways of saying one thing: the one set last wins, a job's own over its
+/// [global]'s, as in fio (fio's harness test 2 has a global bssplit and a job bsrange).
+#[test]
+fn the_block_size_set_last_wins() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let job = "[global]\nioengine=null\nsize=1m\nrw=read\nbssplit=4k/50:64k/50\n\
+               [ranged]\nbsrange=8k-8k\n[split]\n";
+    std::fs::write(d.path().join("j.fio"), job).unwrap();
+    let args = ["j.fio", "--output-format=json"];
+    let f = run_tool(&fio342_path(), d.path(), &args, &[]);
+    let i = run_in(d.path(), &args);
+    assert_eq!((i.code, f.code), (0, 0), "{}", i.stderr);
+    let ios = |r: &Run, k: usize| {
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        v["jobs"][k]["read"]["total_ios"].clone()
+    };
+    // The job's bsrange: 128 reads of 8k.
+    assert_eq!(ios(&f, 0), 128);
+    assert_eq!(ios(&i, 0), ios(&f, 0));
+    // The global bssplit where the job sets nothing: bytes agree.
+    let bytes = |r: &Run| {
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        v["jobs"][1]["read"]["io_bytes"].clone()
+    };
+    assert_eq!(bytes(&i), bytes(&f));
+    // direct and buffered: the later one decides.
+    for (opts, direct) in [
+        ("direct=1\nbuffered=1\n", "0"),
+        ("buffered=1\ndirect=1\n", "1"),
+    ] {
+        let text = format!("[x]\nioengine=null\nsize=64k\n{opts}");
+        std::fs::write(d.path().join("b.fio"), text).unwrap();
+        let r = run_in(d.path(), &["--dump-jobs", "b.fio"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        assert_eq!(
+            v["jobs"][0]["opts"]["direct"].to_string(),
+            if direct == "1" { "true" } else { "false" },
+            "{opts}"
+        );
+        let f = run_tool(&fio342_path(), d.path(), &["--parse-only", "b.fio"], &[]);
+        assert_eq!(f.code, 0);
+    }
+}

@@ -377,12 +377,6 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
     if b.has("cmdprio_percentage") && b.has("cmdprio_bssplit") {
         conflict("cmdprio_percentage", "cmdprio_bssplit")?;
     }
-    if b.has("direct") && b.has("buffered") && o.direct == o.buffered {
-        conflict("direct", "buffered")?;
-    }
-    if b.has("bsrange") && b.has("bssplit") {
-        conflict("bsrange", "bssplit")?;
-    }
     if b.has("rwmixread") && b.has("rwmixwrite") && o.rwmixread + o.rwmixwrite != 100 {
         conflict("rwmixread", "rwmixwrite")?;
     }
@@ -432,9 +426,38 @@ fn check_zones(b: &Builder) -> Result<(), OptionsError> {
     Ok(())
 }
 
+/// Options that say the same thing two ways: as in fio, the one set last wins (a job's
+/// own over its [global]'s; later over earlier): direct/buffered, bsrange/bssplit.
+fn last_one_wins(b: &mut Builder, done: &mut Vec<String>) {
+    let last = |n: &str| b.explicit.iter().rposition(|(x, _, _)| x == n);
+    let (direct, buffered) = (last("direct"), last("buffered"));
+    let (range, split) = (last("bsrange"), last("bssplit"));
+    let o = &mut b.opts;
+    if let (Some(d), Some(bu)) = (direct, buffered) {
+        if d > bu && o.direct == o.buffered {
+            o.buffered = !o.direct;
+            done.push(format!(
+                "direct={} (set last) sets buffered={}",
+                u8::from(o.direct),
+                u8::from(o.buffered)
+            ));
+        }
+    }
+    if let (Some(r), Some(s)) = (range, split) {
+        if r > s {
+            o.bssplit = None;
+            done.push("bsrange (set last) replaces bssplit".into());
+        } else {
+            o.bsrange = None;
+            done.push("bssplit (set last) replaces bsrange".into());
+        }
+    }
+}
+
 /// fio's derived defaults and clamps, each one visible here and recorded.
 fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
     let mut done = Vec::new();
+    last_one_wins(b, &mut done);
     let has = |n: &str| b.explicit.iter().any(|(x, _, _)| x == n);
     let (set_buffered, set_rwmixwrite, set_rwmixread, set_class) = (
         has("buffered"),

@@ -130,44 +130,83 @@ impl OptValue for NumaPolicy {
     }
 }
 
-/// buffer_pattern: `0xHEX`, `"string"`, `'string'` or a decimal number (its bytes,
-/// little-endian); any other text is taken as it is.
+/// buffer_pattern: fio's pattern elements in any order and number: `0xHEX`,
+/// `"string"`, a decimal number (its bytes, little-endian, 32 bits) and `'file'`, whose
+/// contents are read when the job is set up ([`BufferPattern::resolve`]). Text that is
+/// none of these is taken as it is.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct BufferPattern(pub Vec<u8>);
+pub struct BufferPattern(pub Vec<PatternPart>);
 
 impl OptValue for BufferPattern {
     fn parse(raw: &str, _: &ValueCx, _: &Self) -> Result<Self, String> {
         let t = raw.trim();
-        let out = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            if h.is_empty() || h.len() % 2 != 0 {
-                return Err(format!("'{raw}': hex needs an even number of digits"));
+        let mut parts = Vec::new();
+        let mut rest = t;
+        while !rest.is_empty() {
+            match pattern_part(rest) {
+                Ok((PatternPart::Offset, _)) => {
+                    return Err(format!("'{raw}': %o is for verify_pattern only"))
+                }
+                Ok((part, r)) => {
+                    parts.push(part);
+                    rest = r;
+                }
+                // Plain text: its bytes (ioscope has always taken it so).
+                Err(_) if !t.contains(['"', '\'']) => {
+                    parts = vec![PatternPart::Bytes(t.as_bytes().to_vec())];
+                    break;
+                }
+                Err(e) => return Err(format!("'{raw}': {e}")),
             }
-            (0..h.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&h[i..i + 2], 16))
-                .collect::<Result<Vec<u8>, _>>()
-                .map_err(|_| format!("'{raw}' is not valid hex"))?
-        } else if (t.starts_with('"') && t.ends_with('"')
-            || t.starts_with('\'') && t.ends_with('\''))
-            && t.len() >= 2
-        {
-            t.as_bytes()[1..t.len() - 1].to_vec()
-        } else if let Ok(n) = t.parse::<u64>() {
-            let bytes = n.to_le_bytes();
-            let used = 8 - (n.leading_zeros() / 8) as usize;
-            bytes[..used.max(1)].to_vec()
-        } else {
-            t.as_bytes().to_vec()
-        };
-        if out.is_empty() {
+        }
+        let bytes: usize = parts
+            .iter()
+            .map(|p| match p {
+                PatternPart::Bytes(b) => b.len(),
+                _ => 0,
+            })
+            .sum();
+        if bytes > MAX_PATTERN {
+            return Err(format!("'{raw}': longer than {MAX_PATTERN} bytes"));
+        }
+        if parts.is_empty() || parts == [PatternPart::Bytes(Vec::new())] {
             return Err(format!("'{raw}' is empty"));
         }
-        Ok(BufferPattern(out))
+        Ok(BufferPattern(parts))
     }
 }
 
-/// The longest pattern fio takes.
-pub const MAX_PATTERN: usize = 512;
+impl BufferPattern {
+    /// The pattern's bytes, with its files read now (as much of each as fits in
+    /// [`MAX_PATTERN`], as fio reads them).
+    pub fn resolve(&self) -> Result<Vec<u8>, String> {
+        let mut bytes = Vec::new();
+        for p in &self.0 {
+            match p {
+                PatternPart::Bytes(b) => bytes.extend(b),
+                PatternPart::Offset => {}
+                PatternPart::File(f) => read_pattern_file(f, &mut bytes)?,
+            }
+        }
+        if bytes.is_empty() {
+            return Err("empty".into());
+        }
+        Ok(bytes)
+    }
+}
+
+/// Append what fits of file `f` to a pattern: at most [`MAX_PATTERN`] bytes in all.
+fn read_pattern_file(f: &str, bytes: &mut Vec<u8>) -> Result<(), String> {
+    use std::io::Read;
+    let room = MAX_PATTERN.saturating_sub(bytes.len()) as u64;
+    std::fs::File::open(f)
+        .and_then(|file| file.take(room).read_to_end(bytes))
+        .map(|_| ())
+        .map_err(|e| format!("'{f}': {e}"))
+}
+
+/// The longest pattern fio takes (fio 3.42: 128 MiB; 512 bytes before).
+pub const MAX_PATTERN: usize = 128 << 20;
 
 /// One element of a verify_pattern.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -221,9 +260,7 @@ impl VerifyPattern {
                     offset_at.push(bytes.len());
                     bytes.extend([0u8; 8]);
                 }
-                PatternPart::File(f) => {
-                    bytes.extend(std::fs::read(f).map_err(|e| format!("'{f}': {e}"))?)
-                }
+                PatternPart::File(f) => read_pattern_file(f, &mut bytes)?,
             }
             if bytes.len() > MAX_PATTERN {
                 return Err(format!("longer than {MAX_PATTERN} bytes"));
@@ -356,6 +393,47 @@ mod tests {
     use super::*;
 
     #[test]
+    fn buffer_patterns_combine_hex_strings_numbers_and_files() {
+        let def = crate::OPTIONS
+            .iter()
+            .find(|d| d.name == "buffer_pattern")
+            .unwrap();
+        let cx = ValueCx { def, kb_base: 1024 };
+        let p = |s: &str| <BufferPattern as OptValue>::parse(s, &cx, &BufferPattern::default());
+        let dir = std::env::temp_dir().join(format!("ioscope-pattern-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("pat");
+        std::fs::write(&file, b"FILE").unwrap();
+        let text = format!("0xdeadface\"abcd\"-12'{}'", file.display());
+        let got = p(&text).unwrap().resolve().unwrap();
+        let mut want = vec![0xde, 0xad, 0xfa, 0xce];
+        want.extend(b"abcd");
+        want.extend((-12i32).to_le_bytes());
+        want.extend(b"FILE");
+        assert_eq!(got, want);
+        // A 'file' is its contents, not its name; plain text is its bytes.
+        assert_eq!(
+            p(&format!("'{}'", file.display()))
+                .unwrap()
+                .resolve()
+                .unwrap(),
+            b"FILE"
+        );
+        assert_eq!(p("abc").unwrap().resolve().unwrap(), b"abc");
+        // Longer than 512 bytes, as fio 3.42 takes it.
+        let long = format!("0x{}", "ab".repeat(4096));
+        assert_eq!(p(&long).unwrap().resolve().unwrap().len(), 4096);
+        assert!(p("'/no/such/pattern'")
+            .unwrap()
+            .resolve()
+            .unwrap_err()
+            .contains("/no/such/pattern"));
+        assert!(p("\"open").is_err());
+        assert!(p("%o").is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn cpu_lists_and_masks() {
         assert_eq!(CpuList::parse("0-3,6").unwrap().0, [0, 1, 2, 3, 6]);
         assert_eq!(CpuList::parse("").unwrap().0, Vec::<usize>::new());
@@ -432,7 +510,8 @@ mod tests {
         for bad in ["0xZZ", "\"open", "'open", "x", ""] {
             assert!(VerifyPattern::parse(bad).is_err(), "{bad}");
         }
-        assert!(VerifyPattern::parse(&format!("0x{}", "ab".repeat(513))).is_err());
+        // fio 3.42 takes patterns of up to 128 MiB (512 bytes before).
+        assert!(VerifyPattern::parse(&format!("0x{}", "ab".repeat(513))).is_ok());
         let missing = VerifyPattern::parse("'/nonexistent/pattern'").unwrap();
         assert!(missing
             .resolve()

@@ -233,7 +233,7 @@ option_table! {
     refill_buffers: bool { kind: SET, category: C::Buffers, help: "Refill write buffers with new data before every write" }
     scramble_buffers: bool { kind: BOOL, default: "1", category: C::Buffers, help: "Lightly scramble write buffers before every write" }
     zero_buffers: bool { kind: SET, category: C::Buffers, help: "Fill write buffers with zeros" }
-    buffer_pattern: Option<BufferPattern> { kind: Kind::Special("0xHEX | \"string\" | number"), category: C::Buffers, help: "Fill write buffers with this pattern" }
+    buffer_pattern: Option<BufferPattern> { kind: Kind::Special("0xHEX | \"string\" | number | 'file', combined in any order"), category: C::Buffers, help: "Fill write buffers with this pattern" }
     buffer_compress_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Make write buffers compressible to this percentage" }
     buffer_compress_chunk: u64 { kind: SIZE, default: "512", category: C::Buffers, help: "Granularity of compressible regions" }
     dedupe_percentage: u32 { kind: INT, default: "0", min: Some(0), max: Some(100), category: C::Buffers, help: "Percentage of writes whose content repeats the previous write (implies refilled buffers)" }

@@ -120,7 +120,9 @@ fn finish_logs(job: &str, closed: crate::record::log::Closed, obs: &mut dyn Obse
             .iter()
             .map(|p| p.display().to_string())
             .collect();
-        obs.warning(&format!(
+        // A note on the measurement, not an error: it goes with the normal report (as
+        // fio's informational lines do), so stderr stays empty where fio's is.
+        obs.message(&format!(
             "{job}: the log writer could not keep up: the job waited {} ms in {} pause(s) \
              between I/Os for the disk under its logs ({}); every I/O is logged and latencies \
              are unaffected, but the I/O rate was held back",

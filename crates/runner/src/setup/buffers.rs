@@ -114,7 +114,7 @@ impl Buffers {
             return Ok(());
         }
         if let Some(p) = &o.buffer_pattern {
-            let pat = &p.0;
+            let pat = p.resolve().map_err(|e| format!("buffer_pattern: {e}"))?;
             for (i, b) in self.all().iter_mut().enumerate() {
                 *b = pat[i % pat.len()];
             }
