@@ -59,6 +59,18 @@ fn sides(dir: &Path, n: usize, gain: f64, noise: f64, seed: u64) -> (String, Str
     )
 }
 
+/// The exit status compare gives for its rows: 2 when one is significantly worse.
+fn exit_for(rows: &Value) -> i32 {
+    let worse = rows
+        .as_array()
+        .is_some_and(|a| a.iter().any(|r| r["verdict"] == "worse"));
+    if worse {
+        2
+    } else {
+        0
+    }
+}
+
 fn row<'a>(rows: &'a Value, dir: &str, metric: &str) -> &'a Value {
     rows.as_array()
         .unwrap()
@@ -249,7 +261,8 @@ fn run_interleaves_two_job_files_and_keeps_the_results() {
             "compare", "--run", "--repeat", "3", "-o", "out", "--json", &a, &b,
         ],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    // 64k blocks: more bandwidth, and (when significant) fewer IOPS, a regression.
+    assert_eq!(r.code, exit_for(&v), "{}", r.stderr);
     let bw = row(&v, "read", "bw");
     assert_eq!(bw["verdict"], "not enough repetitions", "{bw}");
     assert!(bw["delta_pct"].as_f64().unwrap() > 0.0, "{bw}");
@@ -282,7 +295,7 @@ fn run_interleaves_two_job_files_and_keeps_the_results() {
             &b,
         ],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, exit_for(&v), "{}", r.stderr);
     assert_eq!(row(&v, "read", "bw")["verdict"], "better");
     assert_eq!(row(&v, "read", "bw")["n_a"], 4);
     assert!(r.stderr.contains("bs: A 4k, B 64k"), "{}", r.stderr);
