@@ -314,9 +314,13 @@ fn pattern_part(s: &str) -> Result<(PatternPart, &str), String> {
 fn decimal_part(s: &str) -> Result<(PatternPart, &str), String> {
     let neg = s.starts_with('-');
     let digits = if neg { &s[1..] } else { s };
-    let n = digits
+    let mut n = digits
         .find(|c: char| !c.is_ascii_digit())
         .unwrap_or(digits.len());
+    // "-120xdeadface" is -12 then 0xdeadface: a number ends before a "0x".
+    if n > 1 && digits[n..].starts_with(['x', 'X']) && digits.as_bytes()[n - 1] == b'0' {
+        n -= 1;
+    }
     if n == 0 {
         return Err(format!(
             "cannot read '{s}' (hex 0x.., decimal, \"text\", 'file' or %o)"
@@ -420,6 +424,11 @@ mod tests {
             b"FILE"
         );
         assert_eq!(p("abc").unwrap().resolve().unwrap(), b"abc");
+        // fio's harness test 28: a number ends where a "0x" begins.
+        let mut want = b"abcd".to_vec();
+        want.extend((-12i32).to_le_bytes());
+        want.extend([0xde, 0xad, 0xfa, 0xce]);
+        assert_eq!(p("\"abcd\"-120xdeadface").unwrap().resolve().unwrap(), want);
         // Longer than 512 bytes, as fio 3.42 takes it.
         let long = format!("0x{}", "ab".repeat(4096));
         assert_eq!(p(&long).unwrap().resolve().unwrap().len(), 4096);
