@@ -341,8 +341,11 @@ fn reads_fio_333_json() {
             assert_eq!(r.code, 0, "fio: {}", r.stderr);
         }
     }
+    // Real runs: a latency row may come out significantly worse on a loaded machine,
+    // and then the status is 2 (the same rows, the same verdicts, in both forms).
+    let (_, v) = run_json(d.path(), &["compare", "--json", "a", "b"]);
     let r = run_in(d.path(), &["compare", "a", "b"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, exit_for(&v), "{}", r.stderr);
     assert!(
         r.stdout.contains("version: same (fio-3.33)"),
         "{}",
@@ -354,7 +357,6 @@ fn reads_fio_333_json() {
         "{}",
         r.stdout
     );
-    let (_, v) = run_json(d.path(), &["compare", "--json", "a", "b"]);
     assert_eq!(row(&v, "read", "bw")["verdict"], "better");
     assert!(v
         .as_array()
