@@ -1,6 +1,6 @@
 //! fio's JSON and JSON+ output.
 //!
-//! The document is built as a `serde_json::Value` (insertion-ordered) with fio 3.33's
+//! The document is built as a `serde_json::Value` (insertion-ordered) with fio 3.42's
 //! keys in fio's order, then printed the way fio prints it: 2-space indent,
 //! `"key" : value`, floats with 6 decimals, `{` and `}` of the top level on lines of
 //! their own. ioscope's own data goes under one extra top-level key, `"ioscope"`.
@@ -81,6 +81,7 @@ fn dir_obj(run: &RunResult, job: &JobResult, kind: DirKind, d: &DirStats, plus: 
                 let mut e = obj();
                 e.insert("prioclass".into(), p.class().into());
                 e.insert("prio".into(), p.level().into());
+                e.insert("priohint".into(), p.hint().into());
                 let h = if enabled { Some(&p.hist) } else { None };
                 e.insert(key.into(), lat_obj(&p.stat, h, &list, plus));
                 Value::Object(e)
@@ -118,6 +119,7 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     let mut m = obj();
     m.insert("jobname".into(), job.name.clone().into());
     m.insert("groupid".into(), job.groupid.into());
+    m.insert("job_start".into(), job.start_unix_ms.into());
     m.insert("error".into(), job.error.into());
     m.insert("eta".into(), i32::MAX.into());
     m.insert("elapsed".into(), job.elapsed_s.into());
@@ -179,8 +181,10 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     let lt = latency_target(info);
     m.insert("latency_depth".into(), lt.depth.into());
     m.insert("latency_target".into(), lt.target_ns.into());
+    m.insert("latency_target_ns".into(), lt.target_ns.into());
     m.insert("latency_percentile".into(), float(lt.percentile));
     m.insert("latency_window".into(), lt.window_us.into());
+    m.insert("latency_window_us".into(), lt.window_us.into());
     if let Some(desc) = info.description.as_deref().filter(|d| !d.is_empty()) {
         m.insert("desc".into(), desc.into());
     }
@@ -271,6 +275,8 @@ pub fn json_value(run: &RunResult, plus: bool) -> Value {
                 o.insert("name".into(), d.name.clone().into());
                 o.insert("read_ios".into(), d.read_ios.into());
                 o.insert("write_ios".into(), d.write_ios.into());
+                o.insert("read_sectors".into(), d.read_sectors.into());
+                o.insert("write_sectors".into(), d.write_sectors.into());
                 o.insert("read_merges".into(), d.read_merges.into());
                 o.insert("write_merges".into(), d.write_merges.into());
                 o.insert("read_ticks".into(), d.read_ticks.into());

@@ -54,9 +54,12 @@ pub fn parse_formats(s: &str) -> Result<Vec<OutputFormat>, String> {
     Ok(v)
 }
 
-/// The version string ioscope prints where fio prints `fio-3.33`:
-/// `ioscope-<version>` from the run's metadata.
+/// The version string ioscope prints where fio prints `fio-3.42`: the fio version
+/// it answers to when run as fio, else `ioscope-<version>` from the run's metadata.
 pub fn version_string(run: &RunResult) -> String {
+    if let Some(v) = &run.meta.report_version {
+        return v.clone();
+    }
     let v = run.meta.ioscope_version.trim();
     if v.is_empty() {
         "ioscope".to_string()

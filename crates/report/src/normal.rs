@@ -96,10 +96,12 @@ pub fn write_normal(run: &RunResult, out: &mut String) {
         out.push_str("\nDisk stats (read/write):\n");
         for d in &run.disks {
             out.push_str(&format!(
-                "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%\n",
+                "  {}: ios={}/{}, sectors={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%\n",
                 d.name,
                 d.read_ios,
                 d.write_ios,
+                d.read_sectors,
+                d.write_sectors,
                 d.read_merges,
                 d.write_merges,
                 d.read_ticks,
@@ -281,7 +283,7 @@ fn write_dir(run: &RunResult, job: &JobResult, kind: DirKind, d: &DirStats, out:
     let prios = d.shown_prios();
     for p in prios {
         push(num::lat_line(
-            &format!("{pname} prio {}/{}", p.class(), p.level()),
+            &format!("{pname} prio {}/{}/{}", p.class(), p.level(), p.hint()),
             &p.stat,
         ));
     }
@@ -314,7 +316,7 @@ fn write_dir(run: &RunResult, job: &JobResult, kind: DirKind, d: &DirStats, out:
         for p in prios.iter().filter(|p| p.stat.n > 0) {
             let share = p.stat.n as f64 * 100.0 / total.max(1) as f64;
             let name = format!(
-                "{pname} prio {}/{} ({share:.2}% of IOs)",
+                "{pname} prio {}/{}/{} ({share:.2}% of IOs)",
                 p.class(),
                 p.level()
             );

@@ -403,12 +403,12 @@ mod tests {
             out.starts_with("\npr: (groupid=0, jobs=1): err= 0: pid=4242: "),
             "{out}"
         );
-        assert!(out.contains("    clat prio 0/0 ("), "{out}");
-        assert!(out.contains("    clat prio 1/0 ("), "{out}");
+        assert!(out.contains("    clat prio 0/0/0 ("), "{out}");
+        assert!(out.contains("    clat prio 1/0/0 ("), "{out}");
         assert!(out.contains("% of IOs) percentiles ("), "{out}");
         assert!(out.contains("\n   READ: bw="), "{out}");
         assert!(out.contains(
-            "  vda: ios=71329/30397, merge=0/0, ticks=5797/2424, in_queue=8221, util=74.68%\n"
+            "  vda: ios=71329/30397, sectors=0/0, merge=0/0, ticks=5797/2424, in_queue=8221, util=74.68%\n"
         ));
         let g = normal(&group_run());
         assert!(g.contains("(groupid=0, jobs=2)"), "{g}");
@@ -616,7 +616,8 @@ mod tests {
             .unwrap_or_default()
     }
 
-    // Key sets of fio 3.33's JSON, from real runs (psync/libaio/null engines).
+    // Key sets of fio 3.42's JSON: fio 3.33's from real runs (psync/libaio/null engines)
+    // plus the keys 3.42 added (`as_342`).
     const TOP: [&str; 6] = [
         "fio version",
         "timestamp",
@@ -625,9 +626,10 @@ mod tests {
         "jobs",
         "disk_util",
     ];
-    const JOB: [&str; 26] = [
+    const JOB: [&str; 29] = [
         "jobname",
         "groupid",
+        "job_start",
         "error",
         "eta",
         "elapsed",
@@ -650,8 +652,10 @@ mod tests {
         "latency_ms",
         "latency_depth",
         "latency_target",
+        "latency_target_ns",
         "latency_percentile",
         "latency_window",
+        "latency_window_us",
     ];
     const DIR: [&str; 23] = [
         "io_bytes",
@@ -679,10 +683,12 @@ mod tests {
         "iops_samples",
     ];
     const LAT: [&str; 5] = ["min", "max", "mean", "stddev", "N"];
-    const DISK: [&str; 9] = [
+    const DISK: [&str; 11] = [
         "name",
         "read_ios",
         "write_ios",
+        "read_sectors",
+        "write_sectors",
         "read_merges",
         "write_merges",
         "read_ticks",
@@ -760,7 +766,10 @@ mod tests {
         for l in ["slat_ns", "clat_ns", "lat_ns"] {
             assert_eq!(keys(&r[l]), with(&LAT, &["percentile", "bins"]), "{l}");
         }
-        assert_eq!(keys(&r["prios"][0]), ["prioclass", "prio", "lat_ns"]);
+        assert_eq!(
+            keys(&r["prios"][0]),
+            ["prioclass", "prio", "priohint", "lat_ns"]
+        );
         assert_eq!(
             keys(&r["prios"][0]["lat_ns"]),
             with(&LAT, &["percentile", "bins"])
@@ -768,7 +777,7 @@ mod tests {
         let v = json(&prio_run(false, true), false);
         assert_eq!(
             keys(&v["jobs"][0]["write"]["prios"][1]),
-            ["prioclass", "prio", "clat_ns"]
+            ["prioclass", "prio", "priohint", "clat_ns"]
         );
         assert_eq!(
             keys(&v["jobs"][0]["write"]["prios"][1]["clat_ns"]),
@@ -794,7 +803,7 @@ mod tests {
             ]
         );
         let mut job = JOB.to_vec();
-        job.splice(22..22, ["total_err", "first_error"]);
+        job.splice(23..23, ["total_err", "first_error"]);
         job.push("desc");
         assert_eq!(keys(&v["jobs"][0]), job);
 
@@ -803,14 +812,14 @@ mod tests {
         r.jobs[0].info.unified_rw_reporting = 1;
         let v = json(&r, false);
         let mut job: Vec<&str> = JOB.to_vec();
-        job.splice(6..10, ["mixed"]);
+        job.splice(7..11, ["mixed"]);
         assert_eq!(keys(&v["jobs"][0]), job);
         assert_eq!(keys(&v["jobs"][0]["mixed"]), DIR);
         assert_eq!(v["jobs"][0]["mixed"]["total_ios"], 4000);
         r.jobs[0].info.unified_rw_reporting = 2;
         let v = json(&r, false);
         let mut job: Vec<&str> = JOB.to_vec();
-        job.insert(10, "mixed");
+        job.insert(11, "mixed");
         assert_eq!(keys(&v["jobs"][0]), job);
     }
 
@@ -835,8 +844,49 @@ mod tests {
         }
     }
 
+    /// Insert `new` after `after` in an object, keeping the order.
+    fn insert_after(o: &mut Value, after: &str, new: &str) {
+        let Some(m) = o.as_object_mut() else { return };
+        if !m.contains_key(after) {
+            return;
+        }
+        let old = std::mem::take(m);
+        for (k, v) in old {
+            let hit = k == after;
+            m.insert(k, v);
+            if hit {
+                m.insert(new.into(), Value::from(0));
+            }
+        }
+    }
+
+    /// A fio 3.33 document with the keys fio 3.42 added, where 3.42 puts them.
+    fn as_342(mut fio: Value) -> Value {
+        if let Some(jobs) = fio.get_mut("jobs").and_then(Value::as_array_mut) {
+            for j in jobs {
+                insert_after(j, "groupid", "job_start");
+                insert_after(j, "latency_target", "latency_target_ns");
+                insert_after(j, "latency_window", "latency_window_us");
+                for d in ["read", "write", "trim"] {
+                    if let Some(prios) = j.get_mut(d).and_then(|d| d.get_mut("prios")) {
+                        for p in prios.as_array_mut().into_iter().flatten() {
+                            insert_after(p, "prio", "priohint");
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(disks) = fio.get_mut("disk_util").and_then(Value::as_array_mut) {
+            for d in disks {
+                insert_after(d, "write_ios", "read_sectors");
+                insert_after(d, "read_sectors", "write_sectors");
+            }
+        }
+        fio
+    }
+
     fn same_shape(ours: &Value, fio: &str) {
-        let fio: Value = serde_json::from_str(fio).unwrap_or(Value::Null);
+        let fio = as_342(serde_json::from_str(fio).unwrap_or(Value::Null));
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let mut ours = ours.clone();
         if let Some(o) = ours.as_object_mut() {

@@ -25,6 +25,10 @@ impl PrioStat {
     pub fn level(&self) -> u16 {
         self.ioprio & 7
     }
+    /// The priority hint (bits 3..12 of the ioprio: command duration limits).
+    pub fn hint(&self) -> u16 {
+        (self.ioprio >> 3) & 0x3ff
+    }
 }
 
 /// One direction of one job.
@@ -260,6 +264,11 @@ pub struct DiskUtil {
     pub name: String,
     pub read_ios: u64,
     pub write_ios: u64,
+    /// 512-byte sectors read and written (fio 3.42's `sectors=`).
+    #[serde(default)]
+    pub read_sectors: u64,
+    #[serde(default)]
+    pub write_sectors: u64,
     pub read_merges: u64,
     pub write_merges: u64,
     pub read_ticks: u64,
@@ -285,6 +294,10 @@ pub struct RunMeta {
     /// The signal that stopped it, when known ("SIGINT", "SIGTERM").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
+    /// The version the reports name where fio names its own ("fio-3.42" when ioscope
+    /// runs as fio); `None`: ioscope's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub report_version: Option<String>,
 }
 
 /// Everything a run produced.

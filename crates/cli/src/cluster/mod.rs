@@ -281,7 +281,7 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
     }
     if let Some(r) = rep.as_mut() {
         // Not fatal here: the other ranks are about to meet this one.
-        if let Err(e) = r.headers(format!("{}{}", headers(&plan), ranks_line(&rank))) {
+        if let Err(e) = r.headers(format!("{}{}", headers(&plan, false), ranks_line(&rank))) {
             eprintln!("ioscope: {e:#}");
         }
     }

@@ -31,7 +31,7 @@ pub fn keywords(a: &FioArgs) -> Result<jobfile::Keywords> {
 
 /// fio's lenient values: `--compat=fio`, else `IOSCOPE_COMPAT=fio`, else when this
 /// program runs under the name `fio` (a symlink that harnesses call).
-fn compat_fio(a: &FioArgs) -> Result<bool> {
+pub fn compat_fio(a: &FioArgs) -> Result<bool> {
     if let Some(c) = a.compat {
         return Ok(c);
     }

@@ -73,7 +73,7 @@ fn answer(cx: &Context, inv: &Invocation, no_args: bool) -> Result<Option<ExitCo
         // Harnesses that call `fio` gate features on its version: say which fio we follow.
         if a.json {
             println!("{}", serde_json::to_string_pretty(&crate::version::json())?);
-        } else if jobs::invoked_as_fio() {
+        } else if jobs::compat_fio(a)? {
             println!("{}", crate::version::FIO_COMPAT);
         } else {
             println!("{}", crate::version::line());

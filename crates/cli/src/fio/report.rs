@@ -13,6 +13,16 @@ pub fn version() -> String {
     format!("ioscope-{}", env!("CARGO_PKG_VERSION"))
 }
 
+/// The version the report names: the fio version followed when ioscope runs as fio
+/// (harnesses and wrappers gate on it), else ioscope's.
+pub fn report_version(as_fio: bool) -> String {
+    if as_fio {
+        crate::version::FIO_COMPAT.to_string()
+    } else {
+        version()
+    }
+}
+
 /// The formats asked for: --output-format, --minimal, --append-terse.
 fn formats(a: &FioArgs) -> Vec<OutputFormat> {
     let mut f = a
@@ -168,7 +178,7 @@ fn write_output(f: &mut std::fs::File, text: &str) -> std::io::Result<()> {
 
 /// Job lines, version and "Starting N processes", as fio prints them before a run
 /// (jobs with thread=1 are counted as threads, as fio does).
-pub fn headers(plan: &Plan) -> String {
+pub fn headers(plan: &Plan, as_fio: bool) -> String {
     let mut s = String::new();
     // As fio: the version follows the jobs of the command line and job files, before
     // a --profile's (and is left out when there are none).
@@ -177,7 +187,7 @@ pub fn headers(plan: &Plan) -> String {
     let own = plan.set.jobs.iter().filter(|j| !profile(j)).count();
     for (i, (j, gid, info)) in plan.spec_infos().into_iter().enumerate() {
         if i == own && own > 0 {
-            s.push_str(&version());
+            s.push_str(&report_version(as_fio));
             s.push('\n');
         }
         s.push_str(&ioscope_report::normal::job_header_line(
@@ -189,7 +199,7 @@ pub fn headers(plan: &Plan) -> String {
         }
     }
     if own == plan.set.jobs.len() {
-        s.push_str(&version());
+        s.push_str(&report_version(as_fio));
         s.push('\n');
     }
     s.push_str(&starting_line(plan));

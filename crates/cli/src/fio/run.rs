@@ -41,7 +41,8 @@ impl Observer for Observers<'_> {
 /// Run the plan and report it.
 pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<ExitCode> {
     let mut rep = Reporting::new(&inv.args)?;
-    rep.headers(headers(plan))?;
+    let as_fio = super::jobs::compat_fio(&inv.args)?;
+    rep.headers(headers(plan, as_fio))?;
     let mut bw = match &inv.args.bandwidth_log {
         Some(name) => Some(BwLog::create(name, genesis)?),
         None => None,
@@ -53,6 +54,9 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
     };
     let mut result = runner.run(plan, &mut obs)?;
     signals::mark(&mut result);
+    if as_fio {
+        result.meta.report_version = Some(crate::version::FIO_COMPAT.to_string());
+    }
     rep.status.finish();
     if let Some(b) = bw {
         b.finish()?;

@@ -52,9 +52,11 @@ pub fn polls(dev: (u32, u32)) -> Result<(), String> {
 #[derive(Clone, Copy, Default)]
 struct Stat {
     rios: u64,
+    rsect: u64,
     rmerge: u64,
     rticks: u64,
     wios: u64,
+    wsect: u64,
     wmerge: u64,
     wticks: u64,
     io_ticks: u64,
@@ -73,9 +75,11 @@ fn read_stat(disk: &str) -> Option<Stat> {
     Some(Stat {
         rios: v[0],
         rmerge: v[1],
+        rsect: v[2],
         rticks: v[3],
         wios: v[4],
         wmerge: v[5],
+        wsect: v[6],
         wticks: v[7],
         io_ticks: v[9],
         in_queue: v[10],
@@ -113,6 +117,8 @@ impl DiskWatch {
                     name: n.clone(),
                     read_ios: b.rios.saturating_sub(a.rios),
                     write_ios: b.wios.saturating_sub(a.wios),
+                    read_sectors: b.rsect.saturating_sub(a.rsect),
+                    write_sectors: b.wsect.saturating_sub(a.wsect),
                     read_merges: b.rmerge.saturating_sub(a.rmerge),
                     write_merges: b.wmerge.saturating_sub(a.wmerge),
                     read_ticks: b.rticks.saturating_sub(a.rticks),
