@@ -196,3 +196,131 @@ fn the_block_size_set_last_wins() {
         assert_eq!(f.code, 0);
     }
 }
+
+/// Every key path of a JSON document (`/jobs[]/read/lat_ns/min`), numeric-keyed maps
+/// (percentiles, bins) and job options left out.
+fn key_paths(v: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(o) => {
+            for (k, e) in o {
+                let p = format!("{path}/{k}");
+                out.insert(p.clone());
+                if !["percentile", "bins", "job options", "global options"].contains(&k.as_str()) {
+                    key_paths(e, &p, out);
+                }
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for e in a {
+                key_paths(e, &format!("{path}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// fio 3.42's JSON keys (job_start, latency_target_ns, latency_window_us, priohint,
+/// disk sectors) are all there, in a plain job and one with two priorities; run as
+/// fio, "fio version" and terse's version field name the fio followed, as
+/// `--version` does.
+#[test]
+fn json_has_fio_342s_keys_and_run_as_fio_names_its_version() {
+    require!(Prereq::Fio342);
+    let jobs: &[&[&str]] = &[
+        &["--rw=randrw", "--bs=4k"],
+        &[
+            "--rw=randread",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--direct=1",
+            "--cmdprio_percentage=40",
+            "--cmdprio_class=1",
+        ],
+    ];
+    let compat = [("IOSCOPE_COMPAT".to_string(), "fio".to_string())];
+    for extra in jobs {
+        let mut args = vec!["--name=k", "--filename=data", "--size=4m", "--output-format=json"];
+        args.extend(extra.iter());
+        let fd = tmpdir();
+        let f = run_tool(&fio342_path(), fd.path(), &args, &[]);
+        let id = tmpdir();
+        let i = run_tool(&bin(), id.path(), &args, &compat);
+        assert_eq!((f.code, i.code), (0, 0), "{extra:?}: {}{}", f.stderr, i.stderr);
+        let fv: serde_json::Value = serde_json::from_str(&f.stdout).unwrap();
+        let iv: serde_json::Value = serde_json::from_str(&i.stdout).unwrap();
+        let (mut fk, mut ik) = (Default::default(), Default::default());
+        key_paths(&fv, "", &mut fk);
+        key_paths(&iv, "", &mut ik);
+        ik.retain(|k: &String| !k.starts_with("/ioscope"));
+        let missing: Vec<_> = fk.difference(&ik).collect();
+        let extra_keys: Vec<_> = ik.difference(&fk).collect();
+        assert!(missing.is_empty(), "{extra:?}: fio 3.42 has, ioscope not: {missing:?}");
+        assert!(extra_keys.is_empty(), "{extra:?}: ioscope has, fio 3.42 not: {extra_keys:?}");
+        assert_eq!(iv["fio version"], fv["fio version"]);
+        let start = iv["jobs"][0]["job_start"].as_u64().unwrap_or(0);
+        let stamp = iv["timestamp_ms"].as_u64().unwrap_or(0);
+        assert!(start > 0 && start <= stamp, "job_start {start}, timestamp_ms {stamp}");
+    }
+    let d = tmpdir();
+    let args = ["--name=k", "--filename=data", "--size=64k", "--output-format=terse"];
+    let i = run_tool(&bin(), d.path(), &args, &compat);
+    let f = run_tool(&fio342_path(), d.path(), &args, &[]);
+    assert_eq!(i.stdout.split(';').nth(1), f.stdout.split(';').nth(1));
+    let v = run_tool(&bin(), d.path(), &["--version"], &compat);
+    assert_eq!(v.stdout.trim(), f.stdout.split(';').nth(1).unwrap_or("?"));
+    // Not run as fio: ioscope's own name.
+    let i = run_in(d.path(), &args);
+    assert!(i.stdout.starts_with("3;ioscope-"), "{}", i.stdout);
+}
+
+/// Beyond fio: a paced job's latency from when each I/O was due. Asked for more I/Os
+/// per second than any device here does, the job falls behind: every I/O waits in the
+/// backlog (schedlat) although each is as quick as ever once issued (clat). At a rate
+/// the device keeps up with, schedlat is each I/O's latency plus the pacer's wake-up.
+#[test]
+fn schedlat_shows_the_backlog_that_clat_hides() {
+    let d = tmpdir();
+    let job = |rate: &str| {
+        let r = run_in(
+            d.path(),
+            &[
+                "--name=s",
+                "--filename=data",
+                "--size=16m",
+                "--rw=randread",
+                "--direct=1",
+                "--time_based",
+                "--runtime=1",
+                &format!("--rate_iops={rate}"),
+                "--output-format=json",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        v["jobs"][0]["read"].clone()
+    };
+    // 10 million I/Os per second: the schedule runs ahead from the first I/O.
+    let r = job("10000000");
+    let (clat, sched) = (&r["clat_ns"], &r["schedlat_ns"]);
+    assert_eq!(sched["N"], clat["N"], "one schedlat per I/O");
+    let (c, s) = (clat["mean"].as_f64().unwrap(), sched["mean"].as_f64().unwrap());
+    // After 1 s the backlog is ~1 s (the pacer catches up by at most 1 s): the mean
+    // wait is hundreds of ms where each I/O itself takes µs to a few ms.
+    assert!(s > 50e6 && s > 20.0 * c, "schedlat mean {s} ns, clat mean {c} ns");
+    let p50 = sched["percentile"]["50.000000"].as_u64().unwrap_or(0);
+    assert!(p50 as f64 > 10.0 * c, "schedlat p50 {p50} ns, clat mean {c} ns");
+    // 100 I/Os per second: no backlog.
+    let r = job("100");
+    let (lat, sched) = (&r["lat_ns"], &r["schedlat_ns"]);
+    assert_eq!(sched["N"], lat["N"]);
+    for k in ["min", "mean"] {
+        let (l, s) = (lat[k].as_f64().unwrap(), sched[k].as_f64().unwrap());
+        assert!(s >= l, "{k}: schedlat {s} ns below lat {l} ns");
+    }
+    // Unpaced: no schedlat.
+    let r = run_in(
+        d.path(),
+        &["--name=u", "--filename=data", "--size=1m", "--output-format=json"],
+    );
+    assert!(!r.stdout.contains("schedlat"), "{}", r.stdout);
+}

@@ -66,6 +66,13 @@ fn dir_obj(run: &RunResult, job: &JobResult, kind: DirKind, d: &DirStats, plus: 
     m.insert("slat_ns".into(), lat_obj(&d.slat.stat, slat, &list, plus));
     m.insert("clat_ns".into(), lat_obj(&d.clat.stat, clat, &list, plus));
     m.insert("lat_ns".into(), lat_obj(&d.lat.stat, lat, &list, plus));
+    // ioscope's own key, for paced jobs: latency from when each I/O was due.
+    if let Some(h) = &d.schedlat.hist {
+        m.insert(
+            "schedlat_ns".into(),
+            lat_obj(&d.schedlat.stat, Some(h), &list, plus),
+        );
+    }
     let prios = d.shown_prios();
     if !prios.is_empty() {
         let use_lat = calc::prio_uses_lat(info);

@@ -278,6 +278,10 @@ fn write_dir(run: &RunResult, job: &JobResult, kind: DirKind, d: &DirStats, out:
     }
     push(num::lat_line("clat", &d.clat.stat));
     push(num::lat_line(" lat", &d.lat.stat));
+    // A paced job's latency from when each I/O was due (ioscope's own line).
+    if d.schedlat.hist.is_some() {
+        push(num::lat_line("schedlat", &d.schedlat.stat));
+    }
     let use_lat = calc::prio_uses_lat(info);
     let pname = if use_lat { "lat" } else { "clat" };
     let prios = d.shown_prios();
@@ -318,7 +322,8 @@ fn write_dir(run: &RunResult, job: &JobResult, kind: DirKind, d: &DirStats, out:
             let name = format!(
                 "{pname} prio {}/{}/{} ({share:.2}% of IOs)",
                 p.class(),
-                p.level()
+                p.level(),
+                p.hint()
             );
             s.push_str(&block(&name, Some(&p.hist)));
         }

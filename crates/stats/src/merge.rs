@@ -43,6 +43,7 @@ pub fn merge_dir(dst: &mut DirStats, src: &DirStats) {
     dst.slat.merge(&src.slat);
     dst.clat.merge(&src.clat);
     dst.lat.merge(&src.lat);
+    dst.schedlat.merge(&src.schedlat);
     merge_prios(&mut dst.prios, &src.prios);
     dst.bw.sum_with(&src.bw);
     dst.iops.sum_with(&src.iops);

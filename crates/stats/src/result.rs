@@ -42,6 +42,11 @@ pub struct DirStats {
     pub slat: LatTrack,
     pub clat: LatTrack,
     pub lat: LatTrack,
+    /// A paced job's latency from when each I/O was due by its rate's schedule to its
+    /// completion (queueing behind a slow device included); a histogram only when the
+    /// job is paced.
+    #[serde(default)]
+    pub schedlat: LatTrack,
     /// Per-priority clat (or lat with lat_percentiles), when the job tracks priorities.
     pub prios: Vec<PrioStat>,
     /// Bandwidth samples in KiB/s (every bwavgtime).

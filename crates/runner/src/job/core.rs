@@ -136,11 +136,14 @@ impl<'a, E: Engine> Loop<'a, E> {
                 now = self.s.clock.now();
                 continue;
             }
-            let Some(io) = self.s.pace(io, now) else {
-                return false;
-            };
+            // A unit first, then the pacer: an I/O it admits is issued at once, so its
+            // place in the schedule (and its schedlat) is never taken twice.
             let Some(idx) = self.s.q.free.pop() else {
                 self.s.held = Some(io);
+                return false;
+            };
+            let Some(io) = self.s.pace(io, now) else {
+                self.s.q.free.push(idx);
                 return false;
             };
             self.s.prepare(idx, io, now);

@@ -23,6 +23,8 @@ pub struct Pacer {
     pub next_due: Ticks,
     /// An I/O is being held back until `next_due`.
     pub waiting: bool,
+    /// When the I/O admitted last was due by the schedule (0: none since taken).
+    sched: Ticks,
 }
 
 impl Pacer {
@@ -51,6 +53,16 @@ impl Pacer {
             hz,
             next_due: u64::MAX,
             waiting: false,
+            sched: 0,
+        }
+    }
+
+    /// When the I/O just admitted was due (`now` for one the schedule did not hold).
+    #[inline(always)]
+    pub fn take_sched(&mut self, now: Ticks) -> Ticks {
+        match std::mem::take(&mut self.sched) {
+            0 => now,
+            t => t,
         }
     }
 
@@ -80,6 +92,9 @@ impl Pacer {
         } else {
             gap
         };
+        // The time this I/O was due: its latency from then is its schedlat (what a
+        // user issuing at this rate would have waited, queueing included).
+        self.sched = (self.due[d] as Ticks).max(1);
         // After a stall, catch up by at most one second's worth of I/O.
         self.due[d] = self.due[d].max(now as f64 - self.hz) + step;
         self.waiting = false;

@@ -294,6 +294,10 @@ impl<'a> State<'a> {
             }
             (None, _) => {}
         }
+        if self.rec.keeps_schedlat() {
+            let due = self.pacer.take_sched(now);
+            self.rec.schedule(idx, due);
+        }
         let u = &mut self.q.units[idx as usize];
         u.ddir = io.ddir;
         u.offset = io.offset;
@@ -338,7 +342,7 @@ impl<'a> State<'a> {
             self.io_error(c.unit, ddir, offset, len, (-c.result) as i32);
             return;
         }
-        if let Err(lat) = self.rec.completed(u, c.result as u64, t) {
+        if let Err(lat) = self.rec.completed(c.unit, u, c.result as u64, t) {
             let max = self.ctx.opts.max_latency * 1000;
             self.fail(
                 libc::ETIMEDOUT,

@@ -52,6 +52,12 @@ fn syncs(o: &JobOptions) -> bool {
     o.fsync > 0 || o.fdatasync > 0
 }
 
+/// Whether the job is paced (rate, rate_iops): its I/Os have scheduled times, and
+/// their latency from then (schedlat) is kept.
+fn paced(o: &JobOptions) -> bool {
+    o.rate.0.iter().chain(o.rate_iops.0.iter()).any(|&r| r > 0)
+}
+
 /// Per-direction live statistics.
 #[derive(Clone)]
 struct Live {
@@ -75,6 +81,7 @@ impl Live {
                 slat: LatTrack::new(track_slat && o.slat_percentiles),
                 clat: LatTrack::new(!o.disable_clat && o.clat_percentiles),
                 lat: LatTrack::new(!o.disable_lat && o.lat_percentiles),
+                schedlat: LatTrack::new(paced(o)),
                 ..Default::default()
             };
             d.prios = prio_slots
@@ -111,6 +118,7 @@ impl Live {
             d.slat.reset();
             d.clat.reset();
             d.lat.reset();
+            d.schedlat.reset();
             for p in &mut d.prios {
                 p.stat = Default::default();
                 p.hist.clear();
@@ -153,6 +161,8 @@ pub struct Recorder {
     /// act's slices and block_error_percentiles' blocks (for the jobs that have them:
     /// `slow_from` is 0 then, so that every completion, even one of 0 ns, reaches them).
     tally: Option<Box<Tally>>,
+    /// A paced job: when each unit's I/O was due by the schedule (empty otherwise).
+    sched: Vec<Ticks>,
 }
 
 /// What some jobs count per completion beyond their statistics, out of the common path.
@@ -217,6 +227,11 @@ impl Recorder {
             over_target: 0,
             over_io: None,
             tally: None,
+            sched: if paced(o) {
+                vec![0; o.iodepth.max(1) as usize]
+            } else {
+                Vec::new()
+            },
         };
         // Over a limit means above it: the first latency that is slow is one past it.
         r.slow_from = r.lat_target_ns.min(r.max_latency_ns).saturating_add(1);
@@ -290,6 +305,20 @@ impl Recorder {
         self.shared.state.store(STATE_RUNNING, Relaxed);
     }
 
+    /// Whether the job keeps schedlat (it is paced).
+    #[inline(always)]
+    pub fn keeps_schedlat(&self) -> bool {
+        !self.sched.is_empty()
+    }
+
+    /// Unit `idx` carries an I/O that was due at `due`.
+    #[inline(always)]
+    pub fn schedule(&mut self, idx: u32, due: Ticks) {
+        if let Some(s) = self.sched.get_mut(idx as usize) {
+            *s = due;
+        }
+    }
+
     /// A unit entered the kernel (its `issue` time is set): its slat.
     #[inline(always)]
     pub fn issued(&mut self, u: &IoUnit) {
@@ -323,7 +352,7 @@ impl Recorder {
     /// A unit completed at `t`, moving `bytes`. Returns the I/O's total latency when
     /// it exceeds max_latency (the job then fails; the I/O is counted, not timed).
     #[inline(always)]
-    pub fn completed(&mut self, u: &IoUnit, bytes: u64, t: Ticks) -> Result<(), u64> {
+    pub fn completed(&mut self, idx: u32, u: &IoUnit, bytes: u64, t: Ticks) -> Result<(), u64> {
         let d = u.ddir.index();
         let dir = &mut self.live.dirs[d];
         dir.io_bytes += bytes;
@@ -350,6 +379,9 @@ impl Recorder {
         }
         if self.track_lat && !self.lat_is_clat {
             dir.lat.add(lat);
+        }
+        if let Some(&due) = self.sched.get(idx as usize) {
+            dir.schedlat.add(self.clock.delta_ns(due.min(u.start), t));
         }
         if let Some(p) = dir.prios.get_mut((u.flags >> 16) as usize) {
             let v = if self.prio_uses_lat { lat } else { clat };

@@ -224,3 +224,50 @@ fn each_direction_of_a_mixed_job_keeps_its_own_rate() {
     assert!(near(rd, 4 << 20), "read {rd} B in 1 s at rate 4 MiB/s");
     assert!(near(wr, 2 << 20), "write {wr} B in 1 s at rate 2 MiB/s");
 }
+
+/// schedlat: latency from when the rate's schedule made each I/O due. A device that
+/// stalls half a second hides the wait of the I/Os queued behind it from clat (each
+/// still takes 100 µs once issued); schedlat shows it.
+#[test]
+fn schedlat_counts_the_wait_behind_a_stall_and_clat_does_not() {
+    let s = Script::new(|n, _| Outcome::ok(if n == 100 { 500 * MS } else { 100 * US }));
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=read\nsize=64m\nbs=4k\ntime_based\nruntime=2s\nrate_iops=1000\n",
+        &s,
+    );
+    let d = &only(&r).dirs[0];
+    let clat = d.clat.hist.as_ref().expect("clat histogram");
+    let sched = d.schedlat.hist.as_ref().expect("a paced job keeps schedlat");
+    assert_eq!(d.schedlat.stat.n, d.clat.stat.n, "one schedlat per I/O");
+    let pct = |h: &ioscope_stats::Histogram, p: f64| h.percentile(p).unwrap_or(0);
+    // clat: one slow I/O in ~2000; its 99th percentile is the device's 100 µs.
+    assert!(pct(clat, 99.0) <= 101 * US, "clat p99 {}", pct(clat, 99.0));
+    // The ~550 I/Os due during the stall and the catch-up waited 0-500 ms each.
+    let (p90, max) = (pct(sched, 90.0), d.schedlat.stat.max);
+    assert!(p90 >= 100 * MS, "schedlat p90 {p90} ns");
+    assert!((500 * MS..=502 * MS).contains(&max), "schedlat max {max} ns");
+    let backlog: u64 = sched
+        .buckets()
+        .filter(|&(i, _)| ioscope_stats::hist::lower_bound(i) > 10 * MS)
+        .map(|(_, c)| c)
+        .sum();
+    assert!((450..=600).contains(&backlog), "{backlog} I/Os waited over 10 ms");
+    // Without a stall every I/O goes when due: schedlat is its latency.
+    let s = Script::fixed(100 * US);
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=read\nsize=64m\nbs=4k\ntime_based\nruntime=200ms\nrate_iops=1000\n",
+        &s,
+    );
+    let d = &only(&r).dirs[0];
+    assert!(d.schedlat.stat.max <= 100 * US + 1, "{}", d.schedlat.stat.max);
+    assert_eq!(d.schedlat.stat.min, 100 * US);
+}
+
+#[test]
+fn unpaced_jobs_keep_no_schedlat() {
+    let s = Script::fixed(100 * US);
+    let (r, _) = run_with("[j]\nioengine=psync\nrw=read\nsize=64k\nbs=4k\n", &s);
+    let d = &only(&r).dirs[0];
+    assert!(d.schedlat.hist.is_none());
+    assert_eq!(d.schedlat.stat.n, 0);
+}
