@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 /// The fio release whose behaviour and formats ioscope follows; what `fio --version`
 /// prints when ioscope is invoked as `fio`.
-pub const FIO_COMPAT: &str = "fio-3.33";
+pub const FIO_COMPAT: &str = "fio-3.42";
 
 /// Cargo features built in.
 fn features() -> Vec<&'static str> {

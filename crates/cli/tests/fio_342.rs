@@ -239,13 +239,24 @@ fn json_has_fio_342s_keys_and_run_as_fio_names_its_version() {
     ];
     let compat = [("IOSCOPE_COMPAT".to_string(), "fio".to_string())];
     for extra in jobs {
-        let mut args = vec!["--name=k", "--filename=data", "--size=4m", "--output-format=json"];
+        let mut args = vec![
+            "--name=k",
+            "--filename=data",
+            "--size=4m",
+            "--output-format=json",
+        ];
         args.extend(extra.iter());
         let fd = tmpdir();
         let f = run_tool(&fio342_path(), fd.path(), &args, &[]);
         let id = tmpdir();
         let i = run_tool(&bin(), id.path(), &args, &compat);
-        assert_eq!((f.code, i.code), (0, 0), "{extra:?}: {}{}", f.stderr, i.stderr);
+        assert_eq!(
+            (f.code, i.code),
+            (0, 0),
+            "{extra:?}: {}{}",
+            f.stderr,
+            i.stderr
+        );
         let fv: serde_json::Value = serde_json::from_str(&f.stdout).unwrap();
         let iv: serde_json::Value = serde_json::from_str(&i.stdout).unwrap();
         let (mut fk, mut ik) = (Default::default(), Default::default());
@@ -254,15 +265,29 @@ fn json_has_fio_342s_keys_and_run_as_fio_names_its_version() {
         ik.retain(|k: &String| !k.starts_with("/ioscope"));
         let missing: Vec<_> = fk.difference(&ik).collect();
         let extra_keys: Vec<_> = ik.difference(&fk).collect();
-        assert!(missing.is_empty(), "{extra:?}: fio 3.42 has, ioscope not: {missing:?}");
-        assert!(extra_keys.is_empty(), "{extra:?}: ioscope has, fio 3.42 not: {extra_keys:?}");
+        assert!(
+            missing.is_empty(),
+            "{extra:?}: fio 3.42 has, ioscope not: {missing:?}"
+        );
+        assert!(
+            extra_keys.is_empty(),
+            "{extra:?}: ioscope has, fio 3.42 not: {extra_keys:?}"
+        );
         assert_eq!(iv["fio version"], fv["fio version"]);
         let start = iv["jobs"][0]["job_start"].as_u64().unwrap_or(0);
         let stamp = iv["timestamp_ms"].as_u64().unwrap_or(0);
-        assert!(start > 0 && start <= stamp, "job_start {start}, timestamp_ms {stamp}");
+        assert!(
+            start > 0 && start <= stamp,
+            "job_start {start}, timestamp_ms {stamp}"
+        );
     }
     let d = tmpdir();
-    let args = ["--name=k", "--filename=data", "--size=64k", "--output-format=terse"];
+    let args = [
+        "--name=k",
+        "--filename=data",
+        "--size=64k",
+        "--output-format=terse",
+    ];
     let i = run_tool(&bin(), d.path(), &args, &compat);
     let f = run_tool(&fio342_path(), d.path(), &args, &[]);
     assert_eq!(i.stdout.split(';').nth(1), f.stdout.split(';').nth(1));
@@ -303,12 +328,21 @@ fn schedlat_shows_the_backlog_that_clat_hides() {
     let r = job("10000000");
     let (clat, sched) = (&r["clat_ns"], &r["schedlat_ns"]);
     assert_eq!(sched["N"], clat["N"], "one schedlat per I/O");
-    let (c, s) = (clat["mean"].as_f64().unwrap(), sched["mean"].as_f64().unwrap());
+    let (c, s) = (
+        clat["mean"].as_f64().unwrap(),
+        sched["mean"].as_f64().unwrap(),
+    );
     // After 1 s the backlog is ~1 s (the pacer catches up by at most 1 s): the mean
     // wait is hundreds of ms where each I/O itself takes µs to a few ms.
-    assert!(s > 50e6 && s > 20.0 * c, "schedlat mean {s} ns, clat mean {c} ns");
+    assert!(
+        s > 50e6 && s > 20.0 * c,
+        "schedlat mean {s} ns, clat mean {c} ns"
+    );
     let p50 = sched["percentile"]["50.000000"].as_u64().unwrap_or(0);
-    assert!(p50 as f64 > 10.0 * c, "schedlat p50 {p50} ns, clat mean {c} ns");
+    assert!(
+        p50 as f64 > 10.0 * c,
+        "schedlat p50 {p50} ns, clat mean {c} ns"
+    );
     // 100 I/Os per second: no backlog.
     let r = job("100");
     let (lat, sched) = (&r["lat_ns"], &r["schedlat_ns"]);
@@ -320,7 +354,169 @@ fn schedlat_shows_the_backlog_that_clat_hides() {
     // Unpaced: no schedlat.
     let r = run_in(
         d.path(),
-        &["--name=u", "--filename=data", "--size=1m", "--output-format=json"],
+        &[
+            "--name=u",
+            "--filename=data",
+            "--size=1m",
+            "--output-format=json",
+        ],
     );
     assert!(!r.stdout.contains("schedlat"), "{}", r.stdout);
+}
+
+/// (io_bytes, total_ios) of each direction with I/O, and the (class, level, hint) of
+/// each priority, of a fio-format JSON document's first job.
+type Counts = (Vec<(String, u64, u64)>, Vec<(u64, u64, u64)>);
+
+fn counts(json: &str) -> Counts {
+    let v: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+    let j = &v["jobs"][0];
+    let mut dirs = Vec::new();
+    let mut prios = Vec::new();
+    for d in ["read", "write", "trim"] {
+        let b = j[d]["io_bytes"].as_u64().unwrap_or(0);
+        if b > 0 {
+            dirs.push((d.to_string(), b, j[d]["total_ios"].as_u64().unwrap_or(0)));
+        }
+        for p in j[d]["prios"].as_array().into_iter().flatten() {
+            let n = |k: &str| p[k].as_u64().unwrap_or(99);
+            prios.push((n("prioclass"), n("prio"), n("priohint")));
+        }
+    }
+    (dirs, prios)
+}
+
+/// Options fio added after 3.33, run through fio 3.42 and ioscope: the same bytes,
+/// I/O counts and priorities. Character devices are not laid out; ramp_size, as
+/// ramp_time, comes before the job's size; cmdprio_hint is each priority's hint;
+/// job_start_clock_id=1 counts from boot.
+#[test]
+fn fio_342s_new_options_do_what_fio_does() {
+    require!(Prereq::Fio342);
+    let cases: &[&[&str]] = &[
+        &["--filename=/dev/null", "--rw=write"],
+        &["--filename=/dev/zero", "--rw=randread", "--filetype=char"],
+        &["--filename=data", "--rw=write", "--ramp_size=256k"],
+        &[
+            "--filename=data",
+            "--rw=write",
+            "--ramp_time=1",
+            "--loops=2",
+        ],
+        &[
+            "--filename=data",
+            "--rw=write",
+            "--ramp_size=256k",
+            "--number_ios=50",
+        ],
+        &["--filename=data", "--rw=read", "--thinkcycles=20000"],
+        &[
+            "--filename=data",
+            "--rw=randread",
+            "--ioengine=libaio",
+            "--direct=1",
+            "--iodepth=4",
+            "--cmdprio_percentage=50",
+            "--cmdprio_class=2",
+            "--cmdprio_hint=3",
+        ],
+        &[
+            "--filename=data",
+            "--rw=write",
+            "--ioengine=libaio",
+            "--libaio_vectored=1",
+            "--direct=1",
+            "--iodepth=8",
+            "--verify=crc32c",
+        ],
+        &[
+            "--filename=data",
+            "--rw=write",
+            "--end_syncfs=1",
+            "--fadvise_hint=noreuse",
+            "--comm=fio-like",
+            "--priohint=2",
+            "--prioclass=2",
+        ],
+        &["--filename=data", "--rw=read", "--job_start_clock_id=1"],
+    ];
+    for extra in cases {
+        let mut args = vec!["--name=n", "--size=1m", "--output-format=json"];
+        args.extend(extra.iter());
+        let [(f, _fd), (i, _id)] = both(&args);
+        assert_eq!(f.code, 0, "fio {extra:?}: {}", f.stderr);
+        assert_eq!(i.code, 0, "ioscope {extra:?}: {}", i.stderr);
+        assert_eq!(i.stderr, "", "{extra:?}");
+        let (fc, ic) = (counts(&f.stdout), counts(&i.stdout));
+        assert_eq!(ic, fc, "{extra:?}: ioscope, fio 3.42");
+        assert!(!ic.0.is_empty(), "{extra:?}: no I/O");
+        if extra.contains(&"--job_start_clock_id=1") {
+            let v: serde_json::Value = serde_json::from_str(&i.stdout).unwrap();
+            let start = v["jobs"][0]["job_start"].as_u64().unwrap_or(0);
+            let up = std::fs::read_to_string("/proc/uptime").unwrap_or_default();
+            let up_ms = up
+                .split('.')
+                .next()
+                .and_then(|s| s.parse::<u64>().ok())
+                .unwrap_or(0)
+                * 1000;
+            assert!(
+                start > 0 && start <= up_ms + 1000,
+                "job_start {start} ms on CLOCK_MONOTONIC, uptime {up_ms} ms"
+            );
+        }
+    }
+}
+
+/// A character device other than the sinks is written only when the user says so.
+#[test]
+fn writes_to_other_character_devices_are_refused() {
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=c",
+            "--filename=/dev/full",
+            "--size=64k",
+            "--rw=write",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("refusing to write to /dev/full")
+            && r.stderr.contains("allow_mounted_write"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=c",
+            "--filename=/dev/full",
+            "--size=64k",
+            "--rw=read",
+        ],
+    );
+    assert_eq!(r.code, 0, "reads are fine: {}", r.stderr);
+}
+
+/// Options of fio 3.42 that ioscope accepts and does not implement yet fail by name,
+/// in a run and under --parse-only.
+#[test]
+fn fio_342_options_not_built_yet_are_refused_by_name() {
+    let d = tmpdir();
+    for opt in ["--log_issue_time=1", "--verify_pattern_interval=4k"] {
+        for extra in [&[][..], &["--parse-only"][..]] {
+            let mut args = vec!["--name=x", "--ioengine=null", "--size=1m", opt];
+            args.extend(extra);
+            let r = run_in(d.path(), &args);
+            let name = opt.trim_start_matches("--").split('=').next().unwrap_or("");
+            assert_eq!(r.code, 1, "{opt} {extra:?}");
+            assert!(
+                r.stderr.contains(name) && r.stderr.contains("not supported yet"),
+                "{}",
+                r.stderr
+            );
+        }
+    }
 }

@@ -664,7 +664,7 @@ fn run_as_fio_by_name() {
     let fio = tmp.path().join("fio");
     std::os::unix::fs::symlink(bin(), &fio).unwrap();
     let v = run_tool(&fio, tmp.path(), &["--version"], &[]);
-    assert_eq!(v.stdout.trim(), "fio-3.33");
+    assert_eq!(v.stdout.trim(), "fio-3.42");
     let q = run_tool(&fio, tmp.path(), &["quick"], &[]);
     assert!(q.code != 0 && q.stderr.contains("quick"), "{}", q.stderr);
     let args = [

@@ -32,13 +32,13 @@ fn version_names_the_commit_the_build_and_the_fio_it_follows() {
         line.starts_with(&format!("ioscope-{} (commit ", env!("CARGO_PKG_VERSION")))
             && line.contains(", built 20")
             && line.contains("; features: ")
-            && line.ends_with("; follows fio-3.33)"),
+            && line.ends_with("; follows fio-3.42)"),
         "{line}"
     );
     // The JSON form follows docs/schema/version.schema.json (run_json checks it).
     let (_, v) = run_json(d.path(), &["--version", "--json"]);
     let commit = v["commit"].as_str().unwrap_or_default().to_string();
-    assert_eq!(v["fio_compat"], "fio-3.33");
+    assert_eq!(v["fio_compat"], "fio-3.42");
     assert!(
         v["build_date"].as_str().is_some_and(|s| s.len() == 10),
         "{v}"
@@ -54,7 +54,7 @@ fn version_names_the_commit_the_build_and_the_fio_it_follows() {
     let fio = d.path().join("fio");
     std::os::unix::fs::symlink(bin(), &fio).unwrap();
     let r = run_tool(&fio, d.path(), &["--version"], &[]);
-    assert_eq!(r.stdout, "fio-3.33\n");
+    assert_eq!(r.stdout, "fio-3.42\n");
     // --json alone is no report format.
     let r = run_in(
         d.path(),
@@ -545,7 +545,7 @@ fn the_debian_package_installs_a_working_tool() {
         &["--version"],
         &[],
     );
-    assert_eq!(r.stdout, "fio-3.33\n");
+    assert_eq!(r.stdout, "fio-3.42\n");
     check_man_page(&root.join("usr/share/man/man1/ioscope.1.gz"));
     completes_every_case(
         "bash",

@@ -161,6 +161,8 @@ pub struct EngineOptions {
     pub hipri: bool,
     pub hipri_percentage: u32,
     pub uncached: u32,
+    /// libaio: reads and writes as IOCB_CMD_PREADV/PWRITEV with one iovec.
+    pub libaio_vectored: bool,
     pub nowait: bool,
     pub userspace_reap: bool,
     pub fixedbufs: bool,

@@ -82,6 +82,7 @@ option_table! {
     exit_what: ExitWhat { kind: Kind::Choice(ExitWhat::CHOICES), default: "group", category: C::Job, help: "Which jobs exitall ends" }
     exitall_on_error: bool { kind: SET, category: C::Job, help: "When one job fails, end all jobs" }
     ioscheduler: Option<String> { category: C::Job, help: "Switch the I/O scheduler of the device behind each file to this (restored afterwards)" }
+    comm: Option<String> { category: C::Job, help: "Name the job's thread this (its comm, as ps and top show it; at most 15 bytes are kept)" }
     nice: i32 { kind: INT, default: "0", min: Some(-20), max: Some(19), category: C::Job, help: "Run the job at this nice value" }
     cpus_allowed: Option<CpuList> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Job, help: "CPUs the job may run on" }
     cpumask: Option<CpuMask> { kind: Kind::Special("CPU bit mask, e.g. 0x3"), category: C::Job, help: "CPU mask the job may run on" }
@@ -127,9 +128,11 @@ option_table! {
     write_barrier: u32 { kind: INT, default: "0", category: C::Io, help: "Make every Nth write a barrier write", status: noop("fio sets barriers only in its sg and binject engines; with every other engine, as with all of ioscope's, no write is a barrier") }
     sync_file_range: Option<SyncFileRange> { kind: Kind::Special("FLAGS:N, FLAGS from wait_before,write,wait_after"), category: C::Io, help: "sync_file_range(2) over the range written since the last one, every N writes" }
     end_fsync: bool { kind: BOOL, default: "0", category: C::Io, help: "fsync(2) the files when the job ends" }
+    end_syncfs: bool { kind: BOOL, default: "0", category: C::Io, help: "syncfs(2) once when the job ends, for every file of the job's filesystems (instead of end_fsync's fsync per file)" }
+    filetype: FileType { kind: Kind::Choice(FileType::CHOICES), default: "none", category: C::Files, help: "The type of all the job's files, taken as given instead of stat(2)ing each (for huge filesets)" }
     fsync_on_close: bool { kind: BOOL, default: "0", category: C::Io, help: "fsync(2) a file when closing it" }
     fallocate: Fallocate { kind: Kind::Choice(Fallocate::CHOICES), default: "native", category: C::Files, help: "How to preallocate files being laid out" }
-    fadvise_hint: String { kind: Kind::Choice(&[("1", "Hint by workload: random or sequential"), ("0", "No hint"), ("sequential", "POSIX_FADV_SEQUENTIAL"), ("random", "POSIX_FADV_RANDOM"), ("normal", "POSIX_FADV_NORMAL")]), default: "1", category: C::Io, help: "posix_fadvise(2) hint for buffered I/O" }
+    fadvise_hint: String { kind: Kind::Choice(&[("1", "Hint by workload: random or sequential"), ("0", "No hint"), ("sequential", "POSIX_FADV_SEQUENTIAL"), ("random", "POSIX_FADV_RANDOM"), ("normal", "POSIX_FADV_NORMAL"), ("noreuse", "POSIX_FADV_NOREUSE")]), default: "1", category: C::Io, help: "posix_fadvise(2) hint for buffered I/O" }
     invalidate: bool { kind: BOOL, default: "1", category: C::Io, help: "Drop the page cache of the files before the run" }
     overwrite: bool { kind: BOOL, default: "0", category: C::Files, help: "Lay out write files fully before writing (overwrite existing data)" }
     create_on_open: bool { kind: BOOL, default: "0", category: C::Files, help: "Create files when first opened for I/O rather than before the run" }
@@ -179,6 +182,7 @@ option_table! {
     hipri_percentage: u32 { kind: INT, default: "100", min: Some(0), max: Some(100), engines: &["pvsync2"], category: C::Engine, help: "Percentage of I/Os issued with RWF_HIPRI" }
     uncached: u32 { kind: INT, default: "0", engines: &["pvsync2", "io_uring"], category: C::Engine, help: "Buffered I/O that drops pages after the I/O (RWF_UNCACHED)" }
     nowait: bool { kind: BOOL, default: "0", engines: NOWAIT_ENGINES, category: C::Engine, help: "Issue I/O with RWF_NOWAIT / IOCB_NOWAIT" }
+    libaio_vectored: bool { kind: BOOL, default: "0", engines: &["libaio"], category: C::Engine, help: "Submit reads and writes as vectored (IOCB_CMD_PREADV/PWRITEV, one iovec)" }
     userspace_reap: bool { kind: SET, engines: &["libaio"], category: C::Engine, help: "Reap libaio completions from the ring in user space" }
     fixedbufs: bool { kind: SET, engines: URING, category: C::Engine, help: "Register the I/O buffers with io_uring (IORING_REGISTER_BUFFERS)" }
     registerfiles: bool { kind: SET, engines: URING, category: C::Engine, help: "Register the files with io_uring (IORING_REGISTER_FILES)" }
@@ -189,6 +193,7 @@ option_table! {
     cmdprio_percentage: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(100), engines: ASYNC_PRIO, category: C::Priority, help: "Percentage of I/Os issued with the cmdprio priority" }
     cmdprio_class: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(3), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority class of cmdprio I/Os (1 RT, 2 BE, 3 IDLE; default RT when a percentage or bssplit is set)" }
     cmdprio: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(7), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority level of cmdprio I/Os" }
+    cmdprio_hint: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(1023), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority hint of cmdprio I/Os (read,write)" }
     cmdprio_bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct[/class/level]:... per direction"), engines: ASYNC_PRIO, category: C::Priority, help: "Priority per block size" }
     thp: u32 { kind: INT, default: "0", engines: &["mmap"], category: C::Engine, help: "Use transparent huge pages for the mapping (madvise MADV_HUGEPAGE)" }
     stat_type: StatType { kind: Kind::Choice(StatType::CHOICES), default: "stat", engines: &["filestat", "dirstat"], category: C::Engine, help: "Which stat call filestat and dirstat time" }
@@ -206,6 +211,7 @@ option_table! {
     runtime: u64 { kind: SECS, default: "0", aliases: &["timeout"], category: C::Time, help: "Stop after this long (0 = when size is done)" }
     time_based: bool { kind: SET, category: C::Time, help: "Keep running until runtime, repeating the workload" }
     ramp_time: u64 { kind: SECS, default: "0", category: C::Time, help: "Run this long before measuring" }
+    ramp_size: u64 { kind: SIZE, default: "0", category: C::Time, help: "Do this many bytes of I/O before measuring (with ramp_time, both must pass)" }
     startdelay: Range { kind: Kind::TimeRange(TimeUnit::Seconds), default: "0", category: C::Time, help: "Wait this long (or a random time in lo-hi) before starting" }
     clocksource: ClockSource { kind: Kind::Choice(ClockSource::CHOICES), default: "cpu", category: C::Time, help: "Clock for timestamps (ioscope uses the calibrated TSC where it is invariant, else CLOCK_MONOTONIC)", status: noop("ioscope chooses the most exact clock available") }
     gtod_cpu: Option<u32> { kind: INT, category: C::Time, help: "Keep the jobs off this CPU (fio's time-keeping CPU; ioscope reads the clock in each job and needs no time-keeping thread)" }
@@ -220,6 +226,7 @@ option_table! {
     rate_ignore_thinktime: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep the rate schedule through think time" }
     thinktime: u64 { kind: USECS, default: "0", category: C::Rate, help: "Pause this long after thinktime_blocks I/Os" }
     thinktime_spin: u64 { kind: USECS, default: "0", category: C::Rate, help: "Busy-spin this part of thinktime" }
+    thinkcycles: u64 { kind: INT, default: "0", category: C::Rate, help: "Stall this many CPU cycles (TSC ticks) after each completion before the next issue, as an application processing its data would" }
     thinktime_blocks: u32 { kind: INT, default: "1", min: Some(1), category: C::Rate, help: "I/Os between think times" }
     thinktime_blocks_type: ThinktimeBlocksType { kind: Kind::Choice(ThinktimeBlocksType::CHOICES), default: "complete", category: C::Rate, help: "Whether thinktime_blocks counts completed or issued I/Os" }
     thinktime_iotime: u64 { kind: SECS, default: "0", category: C::Rate, help: "Think after this much I/O time since the last think (with the default thinktime_blocks, only the time counts)" }
@@ -246,6 +253,7 @@ option_table! {
 
     // ---- Priority ----
     prio: Option<u32> { kind: INT, min: Some(0), max: Some(7), category: C::Priority, help: "I/O priority level of the job (ioprio_set)" }
+    priohint: u32 { kind: INT, default: "0", min: Some(0), max: Some(1023), category: C::Priority, help: "I/O priority hint of the job's I/O (bits 3-12 of the ioprio: a command duration limit index on devices with CDL)" }
     prioclass: Option<u32> { kind: INT, min: Some(0), max: Some(3), category: C::Priority, help: "I/O priority class of the job: 1 RT, 2 BE, 3 IDLE" }
 
     // ---- Verify ----
@@ -262,6 +270,11 @@ option_table! {
     verify_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks verified per backlog" }
     verify_state_save: bool { kind: BOOL, default: "1", category: C::Verify, help: "Write local-JOB-N-verify.state when a verifying writer ends (also when interrupted)" }
     verify_state_load: bool { kind: BOOL, default: "0", category: C::Verify, help: "Verify only the blocks local-JOB-N-verify.state says were written" }
+    verify_header_seed: bool { kind: BOOL, default: "1", category: C::Verify, help: "Check the seed in each block's header (0: skip, where offsets differ from the write's, as with norandommap and rw= offset modifiers)" }
+    verify_write_sequence: bool { kind: BOOL, default: "1", category: C::Verify, help: "Check the write sequence number in each block's header (0: skip, e.g. several jobs writing the same blocks, atomic writes)" }
+    job_start_clock_id: i32 { kind: INT, default: "0", category: C::Reporting, help: "clock_gettime(2) clock of the JSON's job_start (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, ...)" }
+    log_issue_time: bool { kind: BOOL, default: "0", category: C::Logging, help: "Add each I/O's issue time to the per-I/O latency logs (with log_offset)", status: NOT_YET }
+    verify_pattern_interval: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Recreate verify_pattern (its %o) every this many bytes", status: NOT_YET }
     verify_only: bool { kind: SET, category: C::Verify, help: "Only verify, do not write" }
     experimental_verify: bool { kind: BOOL, default: "0", category: C::Verify, help: "Verify once after all loops, each block's last write" }
 

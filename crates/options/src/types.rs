@@ -917,6 +917,16 @@ choice_enum!(
 );
 
 choice_enum!(
+    /// `filetype=`: the type of every file of the job, taken as given.
+    FileType {
+        None = ["none"]: "Unset: stat(2) each file (the default)",
+        File = ["file"]: "Regular files",
+        Block = ["block"]: "Block devices",
+        Char = ["char"]: "Character devices",
+    }
+);
+
+choice_enum!(
     /// `stat_type=` (filestat, dirstat)
     StatType {
         Stat = ["stat"]: "stat(2)",

@@ -126,7 +126,11 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     let mut m = obj();
     m.insert("jobname".into(), job.name.clone().into());
     m.insert("groupid".into(), job.groupid.into());
-    m.insert("job_start".into(), job.start_unix_ms.into());
+    let start = match job.job_start_ms {
+        0 => job.start_unix_ms,
+        t => t,
+    };
+    m.insert("job_start".into(), start.into());
     m.insert("error".into(), job.error.into());
     m.insert("eta".into(), i32::MAX.into());
     m.insert("elapsed".into(), job.elapsed_s.into());

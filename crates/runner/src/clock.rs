@@ -221,6 +221,18 @@ impl Clock {
         self.ns(b.saturating_sub(a))
     }
 
+    /// Ticks in `n` CPU cycles: on the TSC a tick is a cycle (at its nominal rate);
+    /// other clocks take a cycle as 1 ns (a 1 GHz CPU).
+    pub fn cycles(&self, n: u64) -> Ticks {
+        if self.tsc || n == 0 {
+            return n;
+        }
+        match self.source {
+            Source::Manual(_) => n,
+            _ => self.ticks(Duration::from_nanos(n)),
+        }
+    }
+
     /// Ticks in a duration.
     pub fn ticks(&self, d: Duration) -> Ticks {
         (d.as_nanos() * self.hz as u128 / 1_000_000_000) as u64

@@ -171,6 +171,9 @@ pub struct JobResult {
     pub pid: u32,
     /// Wall-clock start, ms since the Unix epoch.
     pub start_unix_ms: u64,
+    /// The JSON's job_start: ms on the job_start_clock_id clock (0: start_unix_ms).
+    #[serde(default)]
+    pub job_start_ms: u64,
     /// Seconds since the run started when the job ended.
     pub elapsed_s: u64,
     /// Measured runtime of the job, ms.

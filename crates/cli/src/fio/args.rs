@@ -224,7 +224,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
     Flag {
         def: FlagDef {
             choices: &["fio", "none"],
-            ..flag("compat", ReqVal, "MODE", "fio: read values as fio 3.33 does (4q = 4, a range splits at its first - or :); also IOSCOPE_COMPAT=fio, or run as `fio`")
+            ..flag("compat", ReqVal, "MODE", "fio: read values as fio does (4q = 4, a range splits at its first - or :); also IOSCOPE_COMPAT=fio, or run as `fio`")
         },
         verbs: &[],
         set: |a, v| {
@@ -312,7 +312,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: flag("max-jobs", ReqVal, "N", "Refuse to run more than N jobs (numjobs clones included)"),
+        def: flag("max-jobs", ReqVal, "N", "Allow up to N jobs (numjobs clones included; default 4096): as in fio, a value below the default does not lower the limit"),
         verbs: &[],
         set: |a, v| {
             let v = v.unwrap_or("");

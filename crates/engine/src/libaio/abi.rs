@@ -8,6 +8,8 @@ pub type AioContext = libc::c_ulong;
 
 pub const IOCB_CMD_PREAD: u16 = 0;
 pub const IOCB_CMD_PWRITE: u16 = 1;
+pub const IOCB_CMD_PREADV: u16 = 7;
+pub const IOCB_CMD_PWRITEV: u16 = 8;
 /// `aio_flags` bit: `aio_reqprio` holds an ioprio value (Linux 5.0+).
 pub const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 

@@ -14,7 +14,10 @@ use std::io;
 
 use crate::ops::{self, RWF_NOWAIT};
 use crate::{Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
-use abi::{AioContext, IoEvent, Iocb, IOCB_CMD_PREAD, IOCB_CMD_PWRITE, IOCB_FLAG_IOPRIO};
+use abi::{
+    AioContext, IoEvent, Iocb, IOCB_CMD_PREAD, IOCB_CMD_PREADV, IOCB_CMD_PWRITE, IOCB_CMD_PWRITEV,
+    IOCB_FLAG_IOPRIO,
+};
 use ring::UserRing;
 
 const NAME: &str = "libaio";
@@ -40,6 +43,9 @@ pub(crate) struct LibaioEngine {
     rw_flags: i32,
     /// The mapped completion ring, when `userspace_reap` is set and its layout is known.
     user_ring: Option<UserRing>,
+    /// libaio_vectored: one iovec per unit index, which its iocb points to (empty
+    /// otherwise).
+    iovecs: Box<[libc::iovec]>,
 }
 
 impl LibaioEngine {
@@ -69,6 +75,15 @@ impl LibaioEngine {
             events: vec![IoEvent::default(); depth as usize].into_boxed_slice(),
             rw_flags: if cfg.opts.nowait { RWF_NOWAIT } else { 0 },
             user_ring,
+            iovecs: if cfg.opts.libaio_vectored {
+                let empty = libc::iovec {
+                    iov_base: std::ptr::null_mut(),
+                    iov_len: 0,
+                };
+                vec![empty; units].into_boxed_slice()
+            } else {
+                Box::default()
+            },
         })
     }
 
@@ -89,6 +104,20 @@ impl LibaioEngine {
             aio_offset: unit.offset as i64,
             ..Iocb::default()
         };
+        if let Some(v) = self.iovecs.get_mut(idx as usize) {
+            // Vectored: the iocb points at the unit's one iovec (boxed, so it stays put).
+            *v = libc::iovec {
+                iov_base: unit.buf.cast(),
+                iov_len: unit.len as usize,
+            };
+            iocb.aio_lio_opcode = if unit.ddir == Ddir::Write {
+                IOCB_CMD_PWRITEV
+            } else {
+                IOCB_CMD_PREADV
+            };
+            iocb.aio_buf = v as *const libc::iovec as u64;
+            iocb.aio_nbytes = 1;
+        }
         if unit.ioprio != 0 {
             // The ioprio value (class << 13 | level) fits in the signed 16-bit field.
             iocb.aio_reqprio = unit.ioprio as i16;

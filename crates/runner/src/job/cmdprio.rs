@@ -1,6 +1,6 @@
 //! cmdprio_percentage and its relatives: each I/O's priority, chosen per I/O.
 
-use crate::sys::prio::ioprio_value;
+use crate::sys::prio::{ioprio_value, with_hint};
 use crate::workload::rng::{Rng, Taus88};
 use ioscope_options::JobOptions;
 
@@ -19,8 +19,12 @@ pub struct CmdPrio {
 impl CmdPrio {
     /// None when the job issues every I/O at its default priority.
     pub fn new(o: &JobOptions, default: u16, seed: u64) -> Option<CmdPrio> {
-        let prio: [u16; 3] =
-            std::array::from_fn(|d| ioprio_value(o.cmdprio_class.0[d], o.cmdprio.0[d]));
+        let prio: [u16; 3] = std::array::from_fn(|d| {
+            with_hint(
+                ioprio_value(o.cmdprio_class.0[d], o.cmdprio.0[d]),
+                o.cmdprio_hint.0[d],
+            )
+        });
         let split: Option<[Vec<(u64, u32, u16)>; 3]> = o.cmdprio_bssplit.as_ref().map(|s| {
             std::array::from_fn(|d| {
                 s.0[d]

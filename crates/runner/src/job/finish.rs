@@ -23,10 +23,28 @@ impl State<'_> {
                 unsafe { libc::fsync(f.file.as_raw_fd()) };
             }
         }
+        if self.ctx.opts.end_syncfs && !self.ctx.diskless {
+            self.syncfs_all();
+        }
         let usage = thread_usage().since(&self.times.usage_start);
         let logs = self.rec.take_logs();
         let result = self.results(end, usage);
         Outcome { result, logs }
+    }
+
+    /// end_syncfs: one syncfs(2) per filesystem the job's files are on.
+    fn syncfs_all(&self) {
+        let mut done: Vec<u64> = Vec::new();
+        for f in &self.ctx.files {
+            let Ok(md) = f.file.metadata() else { continue };
+            let dev = std::os::unix::fs::MetadataExt::dev(&md);
+            if done.contains(&dev) {
+                continue;
+            }
+            done.push(dev);
+            // SAFETY: syncfs on an fd the job owns.
+            unsafe { libc::syncfs(f.file.as_raw_fd()) };
+        }
     }
 
     /// write_iolog: the recorded I/O flushed to its file.

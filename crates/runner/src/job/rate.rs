@@ -131,10 +131,14 @@ pub struct Think {
     iotime: Ticks,
     since: Ticks,
     timed_out: bool,
+    /// thinkcycles: clock ticks to stall after each completion (TSC cycles on the
+    /// TSC clock).
+    stall: Ticks,
+    clock: &'static Clock,
 }
 
 impl Think {
-    pub fn new(o: &JobOptions, clock: &Clock, start: Ticks) -> Think {
+    pub fn new(o: &JobOptions, clock: &'static Clock, start: Ticks) -> Think {
         let iotime = clock.ticks(Duration::from_micros(o.thinktime_iotime));
         Think {
             think_us: o.thinktime,
@@ -146,6 +150,8 @@ impl Think {
             iotime,
             since: start,
             timed_out: false,
+            stall: clock.cycles(o.thinkcycles),
+            clock,
         }
     }
 
@@ -168,6 +174,17 @@ impl Think {
         if self.think_us > 0 && !self.on_issue {
             self.done += 1;
         }
+        if self.stall > 0 {
+            self.stall_now();
+        }
+    }
+
+    /// thinkcycles: busy the CPU as an application processing the data would.
+    #[cold]
+    #[inline(never)]
+    fn stall_now(&self) {
+        let until = self.clock.now() + self.stall;
+        self.clock.spin_until(until, &AtomicBool::new(false));
     }
 
     #[inline(always)]

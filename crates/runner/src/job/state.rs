@@ -139,7 +139,7 @@ impl<'a> State<'a> {
         }
         let timed = needs_times(o, &rec);
         let times = times(o, clock, start);
-        State {
+        let mut s = State {
             q: Units::new(units, &run.buffers),
             lim,
             rec,
@@ -177,17 +177,27 @@ impl<'a> State<'a> {
             cmdprio: run.cmdprio,
             clock,
             ctx: run.ctx,
+        };
+        if s.rec.in_ramp() {
+            s.wl.begin_ramp();
         }
+        s
     }
 
     /// Once per round: the end of ramp_time, interim snapshots, and the limits that
     /// end the job (runtime, a stop request). False when the job must end.
     #[inline(always)]
     pub fn within_limits(&mut self, now: Ticks) -> bool {
-        if self.rec.in_ramp() && now >= self.times.ramp_end {
+        if self.rec.in_ramp() && now >= self.times.ramp_end && self.ramp_size_done() {
             self.rec.end_ramp(now);
+            self.wl.end_ramp(&self.ctx.opts);
             self.times.measure_start = now;
             self.times.usage_start = thread_usage();
+            // ramp_size: the runtime starts when the ramp's bytes are done.
+            let o = &self.ctx.opts;
+            if o.ramp_size > 0 && o.runtime > 0 {
+                self.times.deadline = now + self.clock.ticks(Duration::from_micros(o.runtime));
+            }
         }
         let req = self.ctx.shared.snapshot_request.load(Relaxed);
         if req != self.snapshot_seen {
@@ -328,6 +338,12 @@ impl<'a> State<'a> {
             .store(self.submit_calls, Relaxed);
     }
 
+    /// ramp_size: the job has done that many bytes (true without one).
+    fn ramp_size_done(&self) -> bool {
+        let want = self.ctx.opts.ramp_size;
+        want == 0 || self.rec.bytes_done() >= want
+    }
+
     /// One I/O completed: free its unit and record it.
     #[inline(always)]
     pub fn complete(&mut self, c: Completion, t: Ticks) {
@@ -406,7 +422,8 @@ fn needs_times(o: &JobOptions, rec: &Recorder) -> bool {
 
 fn times(o: &JobOptions, clock: &Clock, start: Ticks) -> Times {
     let ramp = clock.ticks(Duration::from_micros(o.ramp_time));
-    let deadline = if o.runtime > 0 {
+    // With ramp_size the runtime starts when the ramp ends (within_limits).
+    let deadline = if o.runtime > 0 && o.ramp_size == 0 {
         start + ramp + clock.ticks(Duration::from_micros(o.runtime))
     } else {
         u64::MAX

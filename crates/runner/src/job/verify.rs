@@ -125,6 +125,9 @@ pub struct Verifier {
     depth: usize,
     files: usize,
     trim: Trims<Entry>,
+    /// verify_header_seed, verify_write_sequence: which header fields are checked.
+    check_seed: bool,
+    check_sequence: bool,
 }
 
 /// How big a verifier's tables are.
@@ -215,6 +218,8 @@ impl Verifier {
                 verify_zero: o.trim_verify_zero,
                 issued: 0,
             },
+            check_seed: o.verify_header_seed,
+            check_sequence: o.verify_write_sequence,
         })
     }
 
@@ -352,7 +357,21 @@ impl Verifier {
 
     /// Unit `idx` completed (`ok`: all bytes transferred): record a write, or say
     /// what its buffer must be checked against.
+    /// A unit completed: what to check of it (the header fields the job checks).
     pub fn completed(&mut self, idx: usize, ddir: Ddir, offset: u64, ok: bool) -> Check {
+        let mut c = self.judge(idx, ddir, offset, ok);
+        if let Check::Block(job) = &mut c {
+            if !self.check_seed {
+                job.exp.seed = None;
+            }
+            if !self.check_sequence {
+                job.exp.numberio = None;
+            }
+        }
+        c
+    }
+
+    fn judge(&mut self, idx: usize, ddir: Ddir, offset: u64, ok: bool) -> Check {
         match std::mem::replace(&mut self.units[idx], Unit::Plain) {
             Unit::Write(e) if ok => {
                 self.written(e);

@@ -92,10 +92,24 @@ fn start(r: Ready, env: &Env, barrier: Arc<Barrier>) -> Result<Running, RunError
     let watch = Watch::new(o, env.clock);
     let (group_reporting, stats, postrun) = (o.group_reporting, o.stats, o.exec_postrun.clone());
     let (shared, ioprio) = (r.ctx.shared.clone(), r.ctx.ioprio);
+    let job_start_ms = match o.job_start_clock_id {
+        0 => 0,
+        id => crate::clock::epoch_ms(id).map_err(|e| {
+            RunError::Setup(format!(
+                "job '{}': job_start_clock_id={id}: {e}",
+                r.meta.name
+            ))
+        })?,
+    };
+    // comm: the thread's name as ps and top show it (the kernel keeps 15 bytes).
+    let thread_name = match &o.comm {
+        Some(c) => c.clone(),
+        None => format!("ioscope-{}", r.meta.name),
+    };
     let ctx = r.ctx;
     let engine = env.engine.clone();
     let handle = std::thread::Builder::new()
-        .name(format!("ioscope-{}", r.meta.name))
+        .name(thread_name)
         .spawn(move || job_thread(ctx, barrier, engine))
         .map_err(|e| RunError::Setup(format!("cannot start a job thread: {e}")))?;
     Ok(Running {
@@ -103,6 +117,7 @@ fn start(r: Ready, env: &Env, barrier: Arc<Barrier>) -> Result<Running, RunError
         shared,
         meta: r.meta,
         start_ms: unix_ms(),
+        job_start_ms,
         group_reporting,
         ioprio,
         stats,
@@ -193,6 +208,7 @@ fn collect(
     res.jobs = 1;
     res.pid = tid;
     res.start_unix_ms = r.start_ms;
+    res.job_start_ms = r.job_start_ms;
     res.elapsed_s = run_start.elapsed().as_secs().max(1);
     // The job's own findings (latency_target's depth) stay; the rest is the plan's.
     let found = res.info.latency_target;

@@ -23,6 +23,8 @@ pub(crate) struct Running {
     pub shared: Arc<Shared>,
     pub meta: JobMeta,
     pub start_ms: u64,
+    /// job_start on the job_start_clock_id clock (0: that clock is CLOCK_REALTIME).
+    pub job_start_ms: u64,
     pub group_reporting: bool,
     pub ioprio: u16,
     /// stats=0: run the job but leave it out of the report.
@@ -240,6 +242,7 @@ fn interim_report(
                 res.groupid = r.meta.groupid;
                 res.jobs = 1;
                 res.start_unix_ms = r.start_ms;
+                res.job_start_ms = r.job_start_ms;
                 res.elapsed_s = run_start.elapsed().as_secs().max(1);
                 res.info = r.meta.info.clone();
                 got.push(Finished {

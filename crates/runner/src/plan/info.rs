@@ -10,6 +10,7 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
         hipri: o.hipri,
         hipri_percentage: o.hipri_percentage,
         uncached: o.uncached,
+        libaio_vectored: o.libaio_vectored,
         nowait: o.nowait,
         userspace_reap: o.userspace_reap,
         fixedbufs: o.fixedbufs,

@@ -202,7 +202,7 @@ impl Recorder {
             logs,
             shared,
             clock,
-            in_ramp: o.ramp_time > 0,
+            in_ramp: o.ramp_time > 0 || o.ramp_size > 0,
             track_slat,
             track_clat: !o.disable_clat,
             track_lat: !o.disable_lat,
@@ -284,6 +284,11 @@ impl Recorder {
 
     pub fn in_ramp(&self) -> bool {
         self.in_ramp
+    }
+
+    /// Bytes the job moved so far (the ramp's, while it ramps).
+    pub fn bytes_done(&self) -> u64 {
+        self.live.dirs.iter().map(|d| d.io_bytes).sum()
     }
 
     /// The ramp is over at `now`: start measuring afresh.

@@ -237,7 +237,11 @@ fn schedlat_counts_the_wait_behind_a_stall_and_clat_does_not() {
     );
     let d = &only(&r).dirs[0];
     let clat = d.clat.hist.as_ref().expect("clat histogram");
-    let sched = d.schedlat.hist.as_ref().expect("a paced job keeps schedlat");
+    let sched = d
+        .schedlat
+        .hist
+        .as_ref()
+        .expect("a paced job keeps schedlat");
     assert_eq!(d.schedlat.stat.n, d.clat.stat.n, "one schedlat per I/O");
     let pct = |h: &ioscope_stats::Histogram, p: f64| h.percentile(p).unwrap_or(0);
     // clat: one slow I/O in ~2000; its 99th percentile is the device's 100 µs.
@@ -245,13 +249,19 @@ fn schedlat_counts_the_wait_behind_a_stall_and_clat_does_not() {
     // The ~550 I/Os due during the stall and the catch-up waited 0-500 ms each.
     let (p90, max) = (pct(sched, 90.0), d.schedlat.stat.max);
     assert!(p90 >= 100 * MS, "schedlat p90 {p90} ns");
-    assert!((500 * MS..=502 * MS).contains(&max), "schedlat max {max} ns");
+    assert!(
+        (500 * MS..=502 * MS).contains(&max),
+        "schedlat max {max} ns"
+    );
     let backlog: u64 = sched
         .buckets()
         .filter(|&(i, _)| ioscope_stats::hist::lower_bound(i) > 10 * MS)
         .map(|(_, c)| c)
         .sum();
-    assert!((450..=600).contains(&backlog), "{backlog} I/Os waited over 10 ms");
+    assert!(
+        (450..=600).contains(&backlog),
+        "{backlog} I/Os waited over 10 ms"
+    );
     // Without a stall every I/O goes when due: schedlat is its latency.
     let s = Script::fixed(100 * US);
     let (r, _) = run_with(
@@ -259,7 +269,11 @@ fn schedlat_counts_the_wait_behind_a_stall_and_clat_does_not() {
         &s,
     );
     let d = &only(&r).dirs[0];
-    assert!(d.schedlat.stat.max <= 100 * US + 1, "{}", d.schedlat.stat.max);
+    assert!(
+        d.schedlat.stat.max <= 100 * US + 1,
+        "{}",
+        d.schedlat.stat.max
+    );
     assert_eq!(d.schedlat.stat.min, 100 * US);
 }
 

@@ -95,6 +95,9 @@ pub struct Workload {
     loop_bytes: u64,
     total_bytes: u64,
     time_based: bool,
+    /// In ramp_time/ramp_size: the workload wraps as a time_based one would, and the
+    /// job's size starts after the ramp (as in fio); the job's own time_based.
+    ramping: Option<bool>,
     /// io_size was given: keep wrapping until that many bytes are done.
     io_size_set: bool,
     ios_left: u64,
@@ -159,6 +162,7 @@ impl Workload {
             loop_bytes: io_size.max(1),
             total_bytes: io_size.saturating_mul(o.loops.max(1) as u64),
             time_based: o.time_based,
+            ramping: None,
             io_size_set: o.io_size.is_some(),
             ios_left: Some(o.number_ios).filter(|&n| n > 0).unwrap_or(u64::MAX),
             repeat_left: 0,
@@ -276,6 +280,23 @@ impl Workload {
         for f in &mut self.files {
             f.pos = [f.zone; 3];
             f.perm.reset();
+        }
+    }
+
+    /// The ramp begins: the I/O until its end does not count toward the job's size
+    /// (fio runs size, io_size and number_ios after the ramp).
+    pub fn begin_ramp(&mut self) {
+        self.ramping = Some(self.time_based);
+        self.time_based = true;
+        self.ios_left = u64::MAX;
+    }
+
+    /// The ramp is over: the job's size, loops and number_ios start now.
+    pub fn end_ramp(&mut self, o: &JobOptions) {
+        if let Some(tb) = self.ramping.take() {
+            self.time_based = tb;
+            self.total_left = self.total_bytes;
+            self.ios_left = Some(o.number_ios).filter(|&n| n > 0).unwrap_or(u64::MAX);
         }
     }
 

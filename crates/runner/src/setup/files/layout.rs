@@ -152,6 +152,7 @@ pub(super) fn fadvise(o: &JobOptions, f: &File, start: u64, len: u64) {
         "1" | "sequential" => libc::POSIX_FADV_SEQUENTIAL,
         "random" => libc::POSIX_FADV_RANDOM,
         "normal" => libc::POSIX_FADV_NORMAL,
+        "noreuse" => libc::POSIX_FADV_NOREUSE,
         _ => return,
     };
     // SAFETY: advisory call on a valid fd.

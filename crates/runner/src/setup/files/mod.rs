@@ -134,7 +134,7 @@ struct FileLayout<'a> {
 
 impl FileLayout<'_> {
     fn plan(&self, o: &JobOptions, p: &Path) -> Result<FilePlan, RunError> {
-        let ex = probe(p)?;
+        let ex = probe(p, o.filetype)?;
         let (mut start, mut len, mut target) = match self.trace {
             Some(t) => (0, t.ends[self.index], t.ends[self.index]),
             None => region(o, self.files, self.clone, ex.as_ref().map(|e| e.size), p)?,
@@ -158,9 +158,14 @@ impl FileLayout<'_> {
             Some(e) => self.check_device(o, p, e, (start, len, target))?,
             None => None,
         };
+        if ex.as_ref().is_some_and(|e| e.is_char) {
+            self.check_char_device(o, p)?;
+        }
         let layout = !o.create_on_open
             && !fill
-            && ex.as_ref().map_or(true, |e| !e.is_block && e.size < target);
+            && ex
+                .as_ref()
+                .map_or(true, |e| !e.is_block && !e.is_char && e.size < target);
         Ok(FilePlan {
             path: p.to_path_buf(),
             ex,
@@ -168,6 +173,22 @@ impl FileLayout<'_> {
             layout,
             claim,
         })
+    }
+
+    /// A character device is written only when it discards what it is given
+    /// (/dev/null, /dev/zero) or the user said so: /dev/mem or a tape is not a sink.
+    fn check_char_device(&self, o: &JobOptions, p: &Path) -> Result<(), RunError> {
+        let writes = self.access.writes || self.access.trims;
+        let sink = ["/dev/null", "/dev/zero"]
+            .iter()
+            .any(|s| std::fs::canonicalize(p).is_ok_and(|c| c == Path::new(s)));
+        if writes && !sink && !(self.allow_destructive || o.allow_mounted_write) {
+            return Err(RunError::Refused(format!(
+                "refusing to write to {}: a character device other than /dev/null and /dev/zero. Set allow_mounted_write=1 or pass --allow-destructive to write anyway",
+                p.display()
+            )));
+        }
+        Ok(())
     }
 
     /// A device is written only when it is safe (or the user said so), and the

@@ -36,6 +36,7 @@ pub(super) fn open_one(
     access: Access,
 ) -> Result<JobFile, RunError> {
     let is_block = ex.as_ref().is_some_and(|e| e.is_block);
+    let is_char = ex.as_ref().is_some_and(|e| e.is_char);
     if ex.is_none() && !o.allow_file_create {
         return Err(RunError::Setup(format!(
             "{}: file does not exist and allow_file_create=0",
@@ -82,6 +83,8 @@ pub(super) fn open_one(
         .map_err(|e| RunError::Setup(format!("{}: {e}", path.display())))?;
     let real_size = if is_block {
         crate::sys::disk::block_size(&file).unwrap_or(0)
+    } else if is_char {
+        target.max(start + len)
     } else {
         md.len()
     };

@@ -2,25 +2,42 @@
 //! (size, filesize, offset, offset_increment, percentages, block devices).
 
 use crate::error::RunError;
-use ioscope_options::JobOptions;
 use ioscope_options::SizePct;
+use ioscope_options::{FileType, JobOptions};
 use std::fs::File;
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 
 pub(super) struct Existing {
     pub is_block: bool,
+    /// A character device (/dev/null, /dev/zero): nothing to lay out, no size of its
+    /// own; the job's region is what it reads or writes.
+    pub is_char: bool,
     pub size: u64,
     pub rdev: u64,
 }
 
 /// What is at `path` now: nothing, a file, or a block device and its size (a device
-/// that cannot be opened is an error that says why, not a size of 0).
-pub(super) fn probe(path: &Path) -> Result<Option<Existing>, RunError> {
+/// that cannot be opened is an error that says why, not a size of 0). `filetype`, when
+/// set, is taken as the type instead of the file's own.
+pub(super) fn probe(path: &Path, filetype: FileType) -> Result<Option<Existing>, RunError> {
     let Ok(md) = std::fs::metadata(path) else {
+        if matches!(filetype, FileType::Block | FileType::Char) {
+            return Err(RunError::Setup(format!(
+                "{}: filetype={}, and there is no such device",
+                path.display(),
+                filetype.name()
+            )));
+        }
         return Ok(None);
     };
-    let is_block = md.file_type().is_block_device();
+    let t = md.file_type();
+    let (is_block, is_char) = match filetype {
+        FileType::None => (t.is_block_device(), t.is_char_device()),
+        FileType::File => (false, false),
+        FileType::Block => (true, false),
+        FileType::Char => (false, true),
+    };
     let size = if is_block {
         File::open(path)
             .and_then(|f| crate::sys::disk::block_size(&f))
@@ -30,6 +47,7 @@ pub(super) fn probe(path: &Path) -> Result<Option<Existing>, RunError> {
     };
     Ok(Some(Existing {
         is_block,
+        is_char,
         size,
         rdev: md.rdev(),
     }))
