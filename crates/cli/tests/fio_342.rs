@@ -277,7 +277,7 @@ fn json_has_fio_342s_keys_and_run_as_fio_names_its_version() {
         let start = iv["jobs"][0]["job_start"].as_u64().unwrap_or(0);
         let stamp = iv["timestamp_ms"].as_u64().unwrap_or(0);
         assert!(
-            start > 0 && start <= stamp,
+            start > 0 && start.abs_diff(stamp) < 60_000,
             "job_start {start}, timestamp_ms {stamp}"
         );
     }

@@ -443,6 +443,11 @@ fn kinds(stdout: &str, allow: Allow) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut in_disk = false;
     for line in stdout.lines() {
+        // fio 3.42's additions to 3.33's lines (and ioscope's schedlat): as 3.33 has them.
+        if line.starts_with("    schedlat (") {
+            continue;
+        }
+        let line = &as_fio_333_line(line);
         if line.starts_with("Disk stats") {
             in_disk = true;
             if !allow.diskless {
@@ -466,6 +471,29 @@ fn kinds(stdout: &str, allow: Allow) -> Vec<String> {
         out.push(k);
     }
     out
+}
+
+/// A line of fio 3.42's normal output as fio 3.33 prints it: no `sectors=` in the disk
+/// stats, priorities as class/level (3.42 adds /hint).
+fn as_fio_333_line(line: &str) -> String {
+    let mut s = line.to_string();
+    if let Some(a) = s.find(", sectors=") {
+        if let Some(len) = s[a + 2..].find(", ") {
+            s.replace_range(a..a + 2 + len, "");
+        }
+    }
+    if let Some(a) = s.find(" prio ") {
+        let rest = &s[a + 6..];
+        let end = rest
+            .find(|c: char| c != '/' && !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let parts: Vec<&str> = rest[..end].split('/').collect();
+        if parts.len() == 3 {
+            let short = format!("{}/{}", parts[0], parts[1]);
+            s.replace_range(a + 6..a + 6 + end, &short);
+        }
+    }
+    s
 }
 
 fn is_bw_iops(k: &str) -> bool {

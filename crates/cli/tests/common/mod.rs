@@ -295,11 +295,26 @@ pub fn cpu_list(s: &str) -> Vec<usize> {
 /// of fio's and ioscope's: arrays by their first element, histogram bins and percentile
 /// maps as one key each; ioscope's own `ioscope` object left out. The echo of the
 /// options ("job options", "global options") is in: its keys are the options as written.
+/// Keys fio 3.42's JSON added to fio 3.33's (and schedlat_ns, ioscope's own): left out
+/// where ioscope's JSON is compared with Debian's fio 3.33.
+pub const KEYS_AFTER_FIO_333: &[&str] = &[
+    "job_start",
+    "latency_target_ns",
+    "latency_window_us",
+    "read_sectors",
+    "write_sectors",
+    "priohint",
+    "schedlat_ns",
+];
+
 pub fn json_keys(v: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
     match v {
         serde_json::Value::Object(m) => {
             for (k, x) in m {
                 if path.is_empty() && k == "ioscope" {
+                    continue;
+                }
+                if KEYS_AFTER_FIO_333.contains(&k.as_str()) {
                     continue;
                 }
                 let p = format!("{path}/{k}");

@@ -361,12 +361,8 @@ impl Verifier {
     pub fn completed(&mut self, idx: usize, ddir: Ddir, offset: u64, ok: bool) -> Check {
         let mut c = self.judge(idx, ddir, offset, ok);
         if let Check::Block(job) = &mut c {
-            if !self.check_seed {
-                job.exp.seed = None;
-            }
-            if !self.check_sequence {
-                job.exp.numberio = None;
-            }
+            job.exp.seed = job.exp.seed.filter(|_| self.check_seed);
+            job.exp.numberio = job.exp.numberio.filter(|_| self.check_sequence);
         }
         c
     }

@@ -81,12 +81,10 @@ pub(super) fn open_one(
     let md = file
         .metadata()
         .map_err(|e| RunError::Setup(format!("{}: {e}", path.display())))?;
-    let real_size = if is_block {
-        crate::sys::disk::block_size(&file).unwrap_or(0)
-    } else if is_char {
-        target.max(start + len)
-    } else {
-        md.len()
+    let real_size = match (is_block, is_char) {
+        (true, _) => crate::sys::disk::block_size(&file).unwrap_or(0),
+        (_, true) => target.max(start + len),
+        _ => md.len(),
     };
     let devnum = if is_block { md.rdev() } else { md.dev() };
     if o.pre_read && !o.direct && !is_block {
