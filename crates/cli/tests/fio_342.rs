@@ -500,21 +500,185 @@ fn writes_to_other_character_devices_are_refused() {
     assert_eq!(r.code, 0, "reads are fine: {}", r.stderr);
 }
 
-/// Options of fio 3.42 that ioscope accepts and does not implement yet fail by name,
-/// in a run and under --parse-only.
+/// log_issue_time, as fio 3.42's harness checks it (t0034): the clat and slat lines
+/// end with the issue time, lat, bw and iops lines and windowed rows with 0.
 #[test]
-fn fio_342_options_not_built_yet_are_refused_by_name() {
+fn log_issue_time_columns_are_fios() {
+    require!(Prereq::Fio342);
+    let job = "[global]\nrw=read\nfilename=t0034file\nsize=8k\ntime_based\nruntime=1s\n\
+               ioengine=libaio\niodepth=1\n\
+               [job1]\nwrite_lat_log=log\nlog_offset=1\nlog_issue_time=1\n\
+               [job2]\nwrite_lat_log=log\nlog_offset=1\nlog_issue_time=1\nlog_avg_msec=100\nlog_window_value=both\n\
+               [job3]\nwrite_lat_log=log\nwrite_bw_log=log\nwrite_iops_log=log\nlog_offset=1\nlog_issue_time=1\n";
+    // (file, fields, which must be 0): fio 3.42's shapes.
+    let shapes: &[(&str, usize, &[usize])] = &[
+        ("log_clat.1.log", 7, &[]),
+        ("log_slat.1.log", 7, &[]),
+        ("log_lat.1.log", 7, &[6]),
+        ("log_clat.2.log", 8, &[4, 5, 7]),
+        ("log_bw.3.log", 7, &[6]),
+        ("log_iops.3.log", 7, &[6]),
+    ];
+    for tool in [fio342_path(), bin()] {
+        let d = tmpdir();
+        std::fs::write(d.path().join("t.fio"), job).unwrap();
+        let r = run_tool(&tool, d.path(), &["t.fio", "--output-format=json"], &[]);
+        assert_eq!(r.code, 0, "{}: {}", tool.display(), r.stderr);
+        for (file, n, zeros) in shapes {
+            let text = std::fs::read_to_string(d.path().join(file)).unwrap_or_default();
+            assert!(!text.is_empty(), "{}: {file} is empty", tool.display());
+            for line in text.lines() {
+                let f: Vec<&str> = line.split(", ").collect();
+                assert_eq!(f.len(), *n, "{}: {file}: {line}", tool.display());
+                assert!(f.iter().all(|x| x.parse::<u64>().is_ok()), "{file}: {line}");
+                for z in *zeros {
+                    assert_eq!(f[*z], "0", "{}: {file}: {line}", tool.display());
+                }
+            }
+            if file.starts_with("log_clat.1") {
+                // The issue time is before the completion (the time column, in ms).
+                for line in text.lines() {
+                    let f: Vec<u64> = line.split(", ").filter_map(|x| x.parse().ok()).collect();
+                    assert!(f[6] / 1_000_000 <= f[0], "{file}: {line}");
+                }
+            }
+        }
+    }
     let d = tmpdir();
-    for opt in ["--log_issue_time=1", "--verify_pattern_interval=4k"] {
-        for extra in [&[][..], &["--parse-only"][..]] {
-            let mut args = vec!["--name=x", "--ioengine=null", "--size=1m", opt];
-            args.extend(extra);
-            let r = run_in(d.path(), &args);
-            let name = opt.trim_start_matches("--").split('=').next().unwrap_or("");
-            assert_eq!(r.code, 1, "{opt} {extra:?}");
-            assert!(
-                r.stderr.contains(name) && r.stderr.contains("not supported yet"),
-                "{}",
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=x",
+            "--ioengine=null",
+            "--size=1m",
+            "--write_lat_log=l",
+            "--log_issue_time=1",
+        ],
+    );
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("log_issue_time goes with log_offset=1"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// The sectors a job touched, from its write_iolog... here from its per-I/O log with
+/// offsets: (offset, bs) of each line of the direction `ddir`.
+fn touched(log: &Path, ddir: u64) -> Vec<(u64, u64)> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<u64> = l.split(", ").filter_map(|x| x.parse().ok()).collect();
+            (f.len() >= 6 && f[2] == ddir).then(|| (f[4], f[3]))
+        })
+        .collect()
+}
+
+/// With the random map and mixed block sizes (fio's t0023/t0024), every block is done
+/// exactly once: an I/O is cut short where one done before begins, and the pass's
+/// bytes are the region's, as in fio 3.42. trimwrite's trim and write count as one
+/// of number_ios.
+#[test]
+fn the_random_map_does_every_block_once_with_mixed_sizes() {
+    require!(Prereq::Fio342);
+    for split in [
+        &["--bsrange=512-4k"][..],
+        &["--bssplit=512/25:1k/:2k/:4k/"][..],
+    ] {
+        for rw in ["randwrite", "randtrimwrite"] {
+            let mut args = vec![
+                "--name=m",
+                "--ioengine=null",
+                "--filesize=1m",
+                "--randrepeat=0",
+                "--write_lat_log=m",
+                "--log_offset=1",
+                "--per_job_logs=0",
+                "--output-format=json",
+            ];
+            let rw_arg = format!("--rw={rw}");
+            args.push(&rw_arg);
+            args.extend(split);
+            let [(f, fd), (i, id)] = both(&args);
+            assert_eq!((f.code, i.code), (0, 0), "{}{}", f.stderr, i.stderr);
+            for (tool, dir) in [("fio", fd.path()), ("ioscope", id.path())] {
+                let mut ios = touched(&dir.join("m_lat.log"), 1);
+                ios.sort_unstable();
+                let mut next = 0;
+                for (off, bs) in &ios {
+                    assert_eq!(
+                        *off, next,
+                        "{tool} {rw} {split:?}: a gap or an overlap at {off}"
+                    );
+                    next = off + bs;
+                }
+                assert_eq!(
+                    next,
+                    1 << 20,
+                    "{tool} {rw} {split:?}: every sector written once"
+                );
+            }
+            let (fc, ic) = (counts(&f.stdout), counts(&i.stdout));
+            let bytes = |c: &Counts| c.0.iter().map(|d| (d.0.clone(), d.1)).collect::<Vec<_>>();
+            assert_eq!(bytes(&ic), bytes(&fc), "{rw} {split:?}");
+        }
+    }
+    for rw in ["trimwrite", "randtrimwrite", "randtrim"] {
+        let args = [
+            "--name=n",
+            "--ioengine=null",
+            "--size=1m",
+            "--number_ios=10",
+            "--output-format=json",
+            &format!("--rw={rw}"),
+        ];
+        let [(f, _fd), (i, _id)] = both(&args);
+        assert_eq!(counts(&i.stdout), counts(&f.stdout), "{rw}");
+    }
+}
+
+/// verify=pattern_hdr and verify_pattern_interval write what fio 3.42 writes: fio
+/// verifies ioscope's blocks and ioscope fio's.
+#[test]
+fn pattern_hdr_and_pattern_intervals_verify_across_fio_and_ioscope() {
+    require!(Prereq::Fio342);
+    let cases: &[&[&str]] = &[
+        &["--verify=pattern_hdr", "--verify_pattern=0xabcd"],
+        &[
+            "--verify=pattern",
+            "--verify_pattern=%o",
+            "--verify_pattern_interval=512",
+        ],
+        &[
+            "--verify=pattern_hdr",
+            "--verify_pattern=\"ab\"%o",
+            "--verify_pattern_interval=1k",
+        ],
+    ];
+    for extra in cases {
+        for (writer, reader) in [(fio342_path(), bin()), (bin(), fio342_path())] {
+            let d = tmpdir();
+            let mut w = vec![
+                "--name=v",
+                "--filename=data",
+                "--size=256k",
+                "--rw=write",
+                "--bs=4k",
+            ];
+            w.extend(extra.iter());
+            let r = run_tool(&writer, d.path(), &w, &[]);
+            assert_eq!(r.code, 0, "{} {extra:?}: {}", writer.display(), r.stderr);
+            let mut v = w.clone();
+            v.push("--verify_only");
+            let r = run_tool(&reader, d.path(), &v, &[]);
+            assert_eq!(
+                r.code,
+                0,
+                "{} verifying {}'s blocks {extra:?}: {}{}",
+                reader.display(),
+                writer.display(),
+                r.stdout,
                 r.stderr
             );
         }

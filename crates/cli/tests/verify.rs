@@ -569,11 +569,23 @@ fn verify_async_cpus_pins_the_checkers() {
     );
 }
 
-/// The other way round: fio 3.33 verifies the blocks ioscope writes, for every method
-/// but sha256 and sha512 (whose fio trailers are not digests; README).
+/// The other way round: fio 3.33 verifies the blocks ioscope writes with fio 3.33's
+/// header (verify_header_format=fio-3.33), for every method but sha256 and sha512
+/// (whose fio trailers are not digests; README).
 #[test]
 fn fio_verifies_what_ioscope_wrote() {
     require!(Prereq::Fio333);
+    fio_verifies(Path::new("fio"), &["--verify_header_format=fio-3.33"]);
+}
+
+/// fio 3.42 verifies what ioscope writes by default (fio 3.42's 48-byte header).
+#[test]
+fn fio_342_verifies_what_ioscope_wrote() {
+    require!(Prereq::Fio342);
+    fio_verifies(&fio342_path(), &[]);
+}
+
+fn fio_verifies(fio: &Path, format: &[&str]) {
     let d = tmpdir();
     let f = d.path().join("f");
     for m in [
@@ -581,21 +593,13 @@ fn fio_verifies_what_ioscope_wrote() {
         "sha3-256", "sha3-384", "sha3-512", "meta",
     ] {
         let _ = std::fs::remove_file(&f);
-        let (r, _) = run_job(
-            d.path(),
-            &job(
-                &f,
-                &[
-                    "--size=128k",
-                    "--rw=randwrite",
-                    &format!("--verify={m}"),
-                    "--do_verify=0",
-                ],
-            ),
-        );
+        let method = format!("--verify={m}");
+        let mut extra = vec!["--size=128k", "--rw=randwrite", &method, "--do_verify=0"];
+        extra.extend(format);
+        let (r, _) = run_job(d.path(), &job(&f, &extra));
         assert_eq!(r.code, 0, "{m}: {}", r.stderr);
         let fio = run_tool(
-            Path::new("fio"),
+            fio,
             d.path(),
             &[
                 "--name=w",
@@ -785,7 +789,7 @@ fn bad_verify_options_are_refused_before_any_io() {
     );
     bad(
         &["--verify=sha512", "--bs=128"],
-        "cannot hold the 168-byte verify header",
+        "cannot hold the 176-byte verify header",
     );
     bad(
         &["--verify=md5", "--verify_pattern=\"ab\"*3"],

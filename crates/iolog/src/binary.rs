@@ -235,6 +235,8 @@ pub struct Meta {
     pub logs: [Option<PathBuf>; 5],
     pub offset: bool,
     pub prio_hex: bool,
+    /// log_issue_time: the clat and slat lines end with the issue time.
+    pub issue_time: bool,
     /// With log_unix_epoch: the Unix time (ms) of the log's time zero.
     pub unix_epoch_ms: Option<u64>,
     pub records: u64,
@@ -253,9 +255,10 @@ impl Meta {
             ));
         }
         s.push_str(&format!(
-            "offset={}\nprio_hex={}\nunix_epoch_ms={}\nrecords={}\n\n",
+            "offset={}\nprio_hex={}\nissue_time={}\nunix_epoch_ms={}\nrecords={}\n\n",
             u8::from(self.offset),
             u8::from(self.prio_hex),
+            u8::from(self.issue_time),
             self.unix_epoch_ms
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
@@ -298,6 +301,7 @@ impl Meta {
                 "number" => m.number = num(v)? as u32,
                 "offset" => m.offset = v == "1",
                 "prio_hex" => m.prio_hex = v == "1",
+                "issue_time" => m.issue_time = v == "1",
                 "unix_epoch_ms" => m.unix_epoch_ms = (!v.is_empty()).then(|| num(v)).transpose()?,
                 "records" => m.records = num(v)?,
                 _ => {

@@ -31,13 +31,17 @@ fn num(s: &str) -> Option<u64> {
     }
 }
 
-/// Parse one log line: 5 fields, or 6 with an offset (log_offset=1).
+/// Parse one log line: 5 fields, 6 with an offset (log_offset=1), 7 with an offset
+/// and the issue time (log_issue_time=1, which is read past).
 pub fn parse_entry(line: &str) -> Result<Entry, String> {
-    let f: Vec<&str> = line.split(',').map(str::trim).collect();
+    let mut f: Vec<&str> = line.split(',').map(str::trim).collect();
+    if f.len() == 7 {
+        f.pop();
+    }
     let bad = |i: usize| format!("field {}: '{}' is not a number", i + 1, f[i]);
     if f.len() != 5 && f.len() != 6 {
         return Err(format!(
-            "expected 'time, value, ddir, bs[, offset], prio', got {} fields",
+            "expected 'time, value, ddir, bs[, offset], prio[, issue time]', got {} fields",
             f.len()
         ));
     }

@@ -24,6 +24,9 @@ pub struct Format {
     pub prio_hex: bool,
     /// log_window_value=both: a second value (the window's maximum).
     pub both: bool,
+    /// log_issue_time: a last column, the I/O's issue time (ns since the log's zero;
+    /// 0 in lat, bw and iops logs and in windowed rows, as in fio 3.42).
+    pub issue: bool,
 }
 
 /// One line's fields.
@@ -36,6 +39,7 @@ pub struct Line {
     pub bs: u64,
     pub offset: u64,
     pub prio: u16,
+    pub issue_ns: u64,
 }
 
 /// Append the line to `out` as fio writes it.
@@ -62,20 +66,26 @@ pub fn format_line(out: &mut Vec<u8>, num: &mut itoa::Buffer, l: &Line, fmt: For
         for shift in [12, 8, 4, 0] {
             out.push(HEX[((l.prio >> shift) & 0xf) as usize]);
         }
-        out.push(b'\n');
     } else {
         // Without log_prio fio writes 1 for the real-time class, 0 otherwise.
-        out.extend_from_slice(if l.prio >> 13 == 1 {
-            b", 1\n"
-        } else {
-            b", 0\n"
-        });
+        out.extend_from_slice(if l.prio >> 13 == 1 { b", 1" } else { b", 0" });
     }
+    if fmt.issue {
+        out.extend_from_slice(b", ");
+        out.extend_from_slice(num.format(l.issue_ns).as_bytes());
+    }
+    out.push(b'\n');
 }
 
 /// The line of log `kind` for one I/O; `None` for the slat log of an I/O without slat.
 pub fn record_line(r: &Rec, kind: usize, base_ms: u64) -> Option<Line> {
     let clat = r.clat();
+    // The I/O was issued its clat before it completed: the clat and slat logs carry
+    // that time with log_issue_time.
+    let issue_ns = match kind {
+        SLAT | CLAT => r.t_ns.saturating_sub(clat),
+        _ => 0,
+    };
     let (t_ns, value) = match kind {
         LAT => (r.t_ns, r.lat()),
         // The slat log is stamped when the I/O was submitted.
@@ -93,6 +103,7 @@ pub fn record_line(r: &Rec, kind: usize, base_ms: u64) -> Option<Line> {
         bs: r.bs(),
         offset: r.offset,
         prio: r.prio(),
+        issue_ns,
     })
 }
 
@@ -167,6 +178,7 @@ fn convert_share(
         offset: meta.offset,
         prio_hex: meta.prio_hex,
         both: false,
+        issue: meta.issue_time,
     };
     let base = meta.unix_epoch_ms.unwrap_or(0);
     let mut buf = vec![Rec::default(); 1 << 16];
@@ -225,6 +237,21 @@ mod tests {
         assert_eq!(
             text(&record_line(&r, LAT, 0).unwrap(), off),
             "2, 2081844, 0, 131072, 61440, 1\n"
+        );
+        // log_issue_time: clat and slat lines end with the issue time (2.5 ms less the
+        // clat), the lat line with 0.
+        let issue = Format {
+            offset: true,
+            issue: true,
+            ..Format::default()
+        };
+        assert_eq!(
+            text(&record_line(&r, CLAT, 0).unwrap(), issue),
+            "2, 2081839, 0, 131072, 61440, 1, 418161\n"
+        );
+        assert_eq!(
+            text(&record_line(&r, LAT, 0).unwrap(), issue),
+            "2, 2081844, 0, 131072, 61440, 1, 0\n"
         );
         assert_eq!(
             text(&record_line(&r, IOPS, 0).unwrap(), off),

@@ -257,7 +257,7 @@ option_table! {
     prioclass: Option<u32> { kind: INT, min: Some(0), max: Some(3), category: C::Priority, help: "I/O priority class of the job: 1 RT, 2 BE, 3 IDLE" }
 
     // ---- Verify ----
-    verify: String { kind: Kind::Choice(&[("0", "No verification"), ("none", "No verification"), ("md5", ""), ("crc64", ""), ("crc32", ""), ("crc32c", ""), ("crc32c-intel", ""), ("crc16", ""), ("crc7", ""), ("sha1", ""), ("sha256", ""), ("sha512", ""), ("sha3-224", ""), ("sha3-256", ""), ("sha3-384", ""), ("sha3-512", ""), ("xxhash", ""), ("meta", "Header only (and verify_pattern, when set)"), ("pattern", "No header: every byte is verify_pattern"), ("null", "Write random data, check nothing")]), default: "0", category: C::Verify, help: "Verify written data with this method: a header and checksum in every block, read back after the writes (or every verify_backlog writes) and checked" }
+    verify: String { kind: Kind::Choice(&[("0", "No verification"), ("none", "No verification"), ("md5", ""), ("crc64", ""), ("crc32", ""), ("crc32c", ""), ("crc32c-intel", ""), ("crc16", ""), ("crc7", ""), ("sha1", ""), ("sha256", ""), ("sha512", ""), ("sha3-224", ""), ("sha3-256", ""), ("sha3-384", ""), ("sha3-512", ""), ("xxhash", ""), ("meta", "Header only (and verify_pattern, when set)"), ("pattern", "No header: every byte is verify_pattern"), ("pattern_hdr", "A header, then verify_pattern"), ("null", "Write random data, check nothing")]), default: "0", category: C::Verify, help: "Verify written data with this method: a header and checksum in every block, read back after the writes (or every verify_backlog writes) and checked" }
     do_verify: bool { kind: BOOL, default: "1", category: C::Verify, help: "Run the verify phase after writing" }
     verify_interval: u64 { kind: SIZE, default: "0", category: C::Verify, help: "A verify header every this many bytes of a block (at least 80; default: one per block)" }
     verify_offset: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Swap the verify header to this offset of each chunk" }
@@ -270,11 +270,12 @@ option_table! {
     verify_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks verified per backlog" }
     verify_state_save: bool { kind: BOOL, default: "1", category: C::Verify, help: "Write local-JOB-N-verify.state when a verifying writer ends (also when interrupted)" }
     verify_state_load: bool { kind: BOOL, default: "0", category: C::Verify, help: "Verify only the blocks local-JOB-N-verify.state says were written" }
+    verify_header_format: String { kind: Kind::Choice(&[("fio-3.42", "fio 3.42's 48-byte header (64-bit write numbers)"), ("fio-3.33", "fio 3.33's 40-byte header, for data that fio 3.33 and older will verify")]), default: "fio-3.42", category: C::Verify, help: "ioscope's own: the layout of the verify headers written (either is read back: each header says which it is)" }
     verify_header_seed: bool { kind: BOOL, default: "1", category: C::Verify, help: "Check the seed in each block's header (0: skip, where offsets differ from the write's, as with norandommap and rw= offset modifiers)" }
     verify_write_sequence: bool { kind: BOOL, default: "1", category: C::Verify, help: "Check the write sequence number in each block's header (0: skip, e.g. several jobs writing the same blocks, atomic writes)" }
     job_start_clock_id: i32 { kind: INT, default: "0", category: C::Reporting, help: "clock_gettime(2) clock of the JSON's job_start (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, ...)" }
-    log_issue_time: bool { kind: BOOL, default: "0", category: C::Logging, help: "Add each I/O's issue time to the per-I/O latency logs (with log_offset)", status: NOT_YET }
-    verify_pattern_interval: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Recreate verify_pattern (its %o) every this many bytes", status: NOT_YET }
+    log_issue_time: bool { kind: BOOL, default: "0", category: C::Logging, help: "End each line of the clat and slat logs with the I/O's issue time (ns since the log's zero; 0 in the other logs and in windowed rows); goes with log_offset=1" }
+    verify_pattern_interval: u64 { kind: SIZE, default: "0", category: C::Verify, help: "Start verify_pattern again every this many bytes of a block, its %o the offset there (0: once per block)" }
     verify_only: bool { kind: SET, category: C::Verify, help: "Only verify, do not write" }
     experimental_verify: bool { kind: BOOL, default: "0", category: C::Verify, help: "Verify once after all loops, each block's last write" }
 

@@ -3,7 +3,7 @@
 //! block read back is checked, in fio's order, with fio's messages.
 
 use crate::checksum::Method;
-use crate::header::{Header, HEADER_LEN, MAGIC};
+use crate::header::{Header, Layout, MAGIC};
 use crate::pattern::{random_fill, Pattern};
 
 /// How a job's blocks are verified.
@@ -17,6 +17,8 @@ pub struct Spec {
     pub pattern: Option<Pattern>,
     /// The job's number (1-based), written in each header.
     pub thread: u16,
+    /// The header layout written (either is read: each header says which it is).
+    pub layout: Layout,
 }
 
 /// What the writer puts in a block's headers.
@@ -24,7 +26,7 @@ pub struct Spec {
 pub struct Stamp {
     pub offset: u64,
     pub seed: u64,
-    pub numberio: u16,
+    pub numberio: u64,
     pub time_sec: u32,
     pub time_nsec: u32,
 }
@@ -33,7 +35,7 @@ pub struct Stamp {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Expect {
     pub offset: u64,
-    pub numberio: Option<u16>,
+    pub numberio: Option<u64>,
     pub seed: Option<u64>,
 }
 
@@ -100,7 +102,7 @@ impl Failure {
                 out.push(format!(
                     "fio: got pattern '{got:02x}', wanted '{want:02x}'. Bad bits {bad}"
                 ));
-                let data_start = self.method.hdr_len();
+                let data_start = self.method.hdr_len(Layout::default());
                 out.push(format!(
                     "fio: bad pattern block offset {}",
                     pos.saturating_sub(data_start)
@@ -172,9 +174,14 @@ impl Spec {
         }
     }
 
+    /// Header and trailer of a chunk written by this spec.
+    pub fn hdr_len(&self) -> usize {
+        self.method.hdr_len(self.layout)
+    }
+
     /// The smallest block the method can verify (header and trailer must fit).
     pub fn min_block(&self) -> usize {
-        self.method.hdr_len().max(1)
+        self.hdr_len().max(1)
     }
 
     /// Fill a write buffer: data, then each chunk's header and checksum.
@@ -187,12 +194,13 @@ impl Spec {
             return;
         }
         let cl = self.chunk_len(buf.len());
-        let hl = self.method.hdr_len();
+        let hl = self.hdr_len();
         for (k, chunk) in buf.chunks_mut(cl).enumerate() {
             if chunk.len() < hl {
                 break;
             }
             let h = Header {
+                layout: self.layout,
                 magic: MAGIC,
                 vtype: self.method.type_code(),
                 len: chunk.len() as u32,
@@ -206,14 +214,14 @@ impl Spec {
             };
             h.encode(chunk);
             let (head, data) = chunk.split_at_mut(hl);
-            self.method.trailer(data, &mut head[HEADER_LEN..]);
+            self.method.trailer(data, &mut head[self.layout.len()..]);
             self.swap(chunk);
         }
     }
 
     /// verify_offset: exchange the header with the bytes at the offset (its own inverse).
     fn swap(&self, chunk: &mut [u8]) {
-        let hl = self.method.hdr_len();
+        let hl = self.hdr_len();
         let vo = self.verify_offset as usize;
         if vo == 0 || vo < hl || vo + hl > chunk.len() {
             return;
@@ -254,14 +262,18 @@ impl Spec {
             _ => {}
         }
         let cl = self.chunk_len(buf.len());
-        let hl = self.method.hdr_len();
         for (k, chunk) in buf.chunks_mut(cl).enumerate() {
-            if chunk.len() < hl {
+            if chunk.len() < self.hdr_len() {
                 break;
             }
             let coff = exp.offset + (k * cl) as u64;
             self.swap(chunk);
             let h = Header::decode(chunk);
+            // Either layout is read: the header says which it is.
+            let hl = self.method.hdr_len(h.layout);
+            if chunk.len() < hl {
+                break;
+            }
             let media = Some(h.vtype);
             if let Some(what) = header_problem(&h, chunk, coff, exp) {
                 return Err(fail(Problem::Header(what), coff, chunk.len() as u32, None));
@@ -271,7 +283,7 @@ impl Spec {
                 let mut computed = [0u8; 128];
                 self.method.trailer(data, &mut computed);
                 let n = self.method.trailer_len();
-                let stored = &head[HEADER_LEN..hl];
+                let stored = &head[h.layout.len()..hl];
                 if stored != &computed[..n] {
                     let problem = Problem::Checksum {
                         expected: stored.to_vec(),
@@ -318,7 +330,7 @@ fn header_problem(h: &Header, chunk: &[u8], coff: u64, exp: &Expect) -> Option<S
             h.offset, exp.offset
         ));
     }
-    if let Some(n) = exp.numberio.filter(|&n| n != h.numberio) {
+    if let Some(n) = exp.numberio.filter(|&n| !h.numberio_is(n)) {
         return Some(format!("bad header numberio {}, wanted {n}", h.numberio));
     }
     if let Some(seed) = exp.seed.filter(|&s| s != h.rand_seed) {
@@ -334,18 +346,6 @@ fn header_problem(h: &Header, chunk: &[u8], coff: u64, exp: &Expect) -> Option<S
     None
 }
 
-impl Pattern {
-    /// The first byte of `data` that is not the pattern, where `data` starts at byte
-    /// `start` of the block; the position reported is the block's.
-    pub fn mismatch_from(&self, data: &[u8], start: usize, offset: u64) -> Option<(usize, u8, u8)> {
-        let unit = self.unit(offset);
-        data.iter().enumerate().find_map(|(i, &b)| {
-            let want = unit[(start + i) % unit.len()];
-            (b != want).then_some((start + i, b, want))
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -357,6 +357,7 @@ mod tests {
             verify_offset: 0,
             pattern: None,
             thread: 1,
+            layout: Layout::default(),
         }
     }
 
@@ -389,7 +390,11 @@ mod tests {
             time_sec: 0x179,
             time_nsec: 0x290A_A1FD,
         };
-        spec(Method::Crc32c).fill(&mut b, &st);
+        let s = Spec {
+            layout: Layout::Fio333,
+            ..spec(Method::Crc32c)
+        };
+        s.fill(&mut b, &st);
         let want: [u8; 48] = [
             0xca, 0xac, 0x05, 0x00, 0x00, 0x10, 0x00, 0x00, 0x3c, 0x54, 0x09, 0xc5, 0x01, 0xcc,
             0xa4, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x79, 0x01, 0x00, 0x00,
@@ -399,6 +404,35 @@ mod tests {
         assert_eq!(b[..48], want);
     }
 
+    /// fio 3.42's first crc32c block, same seed: its 48-byte header (bytes 42-43 keep
+    /// the data), then the checksum and the data.
+    #[test]
+    fn writes_the_block_fio_342_writes() {
+        let mut b = vec![0u8; 4096];
+        let st = Stamp {
+            offset: 0,
+            seed: 0x00A4_CC01_C509_543C,
+            numberio: 0,
+            time_sec: 0,
+            time_nsec: 0x0658_7905,
+        };
+        spec(Method::Crc32c).fill(&mut b, &st);
+        let want = "caac8105001000003c5409c501cca400000000000000000000000000057958060000\
+                    00000000000001002e68b1a104b82438089ab6c6e00a64237304dbf5cbbc";
+        let got: String = b[..64].iter().map(|x| format!("{x:02x}")).collect();
+        assert_eq!(got, want);
+        assert_eq!(s_check(&mut b), Ok(()));
+    }
+
+    fn s_check(b: &mut [u8]) -> Result<(), Failure> {
+        let exp = Expect {
+            offset: 0,
+            numberio: Some(0),
+            seed: Some(0x00A4_CC01_C509_543C),
+        };
+        spec(Method::Crc32c).check(b, &exp)
+    }
+
     #[test]
     fn every_method_catches_a_flipped_bit_anywhere() {
         for m in Method::CHECKSUMS {
@@ -406,7 +440,7 @@ mod tests {
             let mut b = vec![0u8; 4096];
             s.fill(&mut b, &stamp(8192));
             assert_eq!(s.check(&mut b.clone(), &exp(8192)), Ok(()), "{m:?} clean");
-            for pos in [m.hdr_len(), 2000, 4095] {
+            for pos in [m.hdr_len(Layout::default()), 2000, 4095] {
                 let mut c = b.clone();
                 c[pos] ^= 0x10;
                 let f = s.check(&mut c, &exp(8192)).expect_err("corruption found");
@@ -496,6 +530,7 @@ mod tests {
             pattern: Some(Pattern {
                 bytes: vec![0xde, 0xad, 0xbe, 0xef],
                 offset_at: vec![],
+                interval: 0,
             }),
             ..spec(Method::Pattern)
         };
@@ -526,6 +561,7 @@ mod tests {
             pattern: Some(Pattern {
                 bytes: vec![0xaa, 0x55],
                 offset_at: vec![],
+                interval: 0,
             }),
             ..spec(Method::Meta)
         };

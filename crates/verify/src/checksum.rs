@@ -33,6 +33,8 @@ pub enum Method {
     Meta,
     /// No header: every byte is the pattern.
     Pattern,
+    /// A header, then the pattern (fio 3.42's pattern_hdr).
+    PatternHdr,
     /// Nothing written, nothing checked.
     Null,
 }
@@ -75,6 +77,7 @@ impl Method {
             "sha1" => Method::Sha1,
             "meta" => Method::Meta,
             "pattern" => Method::Pattern,
+            "pattern_hdr" => Method::PatternHdr,
             "null" => Method::Null,
             _ => return None,
         })
@@ -99,6 +102,7 @@ impl Method {
             Method::Sha1 => "sha1",
             Method::Meta => "meta",
             Method::Pattern => "pattern",
+            Method::PatternHdr => "pattern_hdr",
             Method::Null => "null",
         }
     }
@@ -121,6 +125,7 @@ impl Method {
             Method::Sha3_512 => 14,
             Method::Xxhash => 15,
             Method::Sha1 => 16,
+            Method::PatternHdr => 17,
             Method::Pattern => 18,
             Method::Null => 0,
         }
@@ -141,7 +146,7 @@ impl Method {
             Method::Sha3_384 => 48,
             Method::Sha3_512 => 64,
             Method::Sha1 => 20,
-            Method::Meta | Method::Pattern | Method::Null => 0,
+            Method::Meta | Method::Pattern | Method::PatternHdr | Method::Null => 0,
         }
     }
 
@@ -150,10 +155,11 @@ impl Method {
         !matches!(self, Method::Pattern | Method::Null)
     }
 
-    /// Header and trailer: where a chunk's checksummed data starts.
-    pub fn hdr_len(self) -> usize {
+    /// Header and trailer: where a chunk's checksummed data starts, in header layout
+    /// `layout`.
+    pub fn hdr_len(self, layout: crate::header::Layout) -> usize {
         if self.has_header() {
-            crate::header::HEADER_LEN + self.trailer_len()
+            layout.len() + self.trailer_len()
         } else {
             0
         }
@@ -193,7 +199,7 @@ impl Method {
             Method::Sha3_256 => out.copy_from_slice(&sha3::Sha3_256::digest(data)),
             Method::Sha3_384 => out.copy_from_slice(&sha3::Sha3_384::digest(data)),
             Method::Sha3_512 => out.copy_from_slice(&sha3::Sha3_512::digest(data)),
-            Method::Meta | Method::Pattern | Method::Null => {}
+            Method::Meta | Method::Pattern | Method::PatternHdr | Method::Null => {}
         }
     }
 
@@ -249,10 +255,13 @@ mod tests {
         assert_eq!(Method::Crc32c.type_code(), 5);
         assert_eq!(Method::Sha1.type_code(), 16);
         assert_eq!(Method::Pattern.type_code(), 18);
-        assert_eq!(Method::Md5.hdr_len(), 56);
-        assert_eq!(Method::Sha256.hdr_len(), 104);
-        assert_eq!(Method::Sha512.hdr_len(), 168);
-        assert_eq!(Method::Pattern.hdr_len(), 0);
-        assert_eq!(Method::from_name("pattern_hdr"), None);
+        use crate::header::Layout;
+        assert_eq!(Method::Md5.hdr_len(Layout::Fio333), 56);
+        assert_eq!(Method::Sha256.hdr_len(Layout::Fio333), 104);
+        assert_eq!(Method::Sha512.hdr_len(Layout::Fio333), 168);
+        assert_eq!(Method::Md5.hdr_len(Layout::Fio342), 64);
+        assert_eq!(Method::Pattern.hdr_len(Layout::Fio342), 0);
+        assert_eq!(Method::from_name("pattern_hdr"), Some(Method::PatternHdr));
+        assert_eq!(Method::PatternHdr.type_code(), 17);
     }
 }

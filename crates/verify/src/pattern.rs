@@ -9,6 +9,9 @@ pub struct Pattern {
     pub bytes: Vec<u8>,
     /// Where `%o` puts the block offset in the unit.
     pub offset_at: Vec<usize>,
+    /// verify_pattern_interval: the pattern starts again every this many bytes of the
+    /// block, its `%o` the offset where it starts (0: once, from the block's start).
+    pub interval: usize,
 }
 
 impl Pattern {
@@ -21,21 +24,47 @@ impl Pattern {
         u
     }
 
-    /// Fill `buf` with the pattern of a block at `offset`, from the unit's first byte.
+    /// Bytes from one start of the pattern to the next in a block of `len` bytes.
+    fn step(&self, len: usize) -> usize {
+        if self.interval > 0 {
+            self.interval
+        } else {
+            len.max(1)
+        }
+    }
+
+    /// Fill `buf` with the pattern of a block at `offset`, from the unit's first byte
+    /// (again at each verify_pattern_interval).
     pub fn fill(&self, buf: &mut [u8], offset: u64) {
-        let unit = self.unit(offset);
-        for (dst, src) in buf.chunks_mut(unit.len()).zip(std::iter::repeat(&unit)) {
-            dst.copy_from_slice(&src[..dst.len()]);
+        let step = self.step(buf.len());
+        for (k, seg) in buf.chunks_mut(step).enumerate() {
+            let unit = self.unit(offset + (k * step) as u64);
+            for (dst, src) in seg.chunks_mut(unit.len()).zip(std::iter::repeat(&unit)) {
+                dst.copy_from_slice(&src[..dst.len()]);
+            }
         }
     }
 
     /// The first byte of `buf[start..]` that is not the pattern (the unit's phase is
     /// `start`: the pattern runs from the block's first byte), if any.
     pub fn mismatch(&self, buf: &[u8], start: usize, offset: u64) -> Option<(usize, u8, u8)> {
-        let unit = self.unit(offset);
-        (start..buf.len()).find_map(|i| {
-            let want = unit[i % unit.len()];
-            (buf[i] != want).then_some((i, buf[i], want))
+        self.mismatch_from(buf.get(start..).unwrap_or(&[]), start, offset)
+    }
+
+    /// The first byte of `data` that is not the pattern, where `data` starts at byte
+    /// `start` of the block; the position reported is the block's.
+    pub fn mismatch_from(&self, data: &[u8], start: usize, offset: u64) -> Option<(usize, u8, u8)> {
+        let step = self.step(start + data.len());
+        let mut seg = usize::MAX;
+        let mut unit = Vec::new();
+        data.iter().enumerate().find_map(|(i, &b)| {
+            let pos = start + i;
+            if pos / step != seg {
+                seg = pos / step;
+                unit = self.unit(offset + (seg * step) as u64);
+            }
+            let want = unit[(pos - seg * step) % unit.len()];
+            (b != want).then_some((pos, b, want))
         })
     }
 }
@@ -71,6 +100,7 @@ mod tests {
         let p = Pattern {
             bytes: vec![0xff, 0, 0, 0, 0, 0, 0, 0, 0, b'a'],
             offset_at: vec![1],
+            interval: 0,
         };
         assert_eq!(p.unit(4096)[1..9], 4096u64.to_le_bytes());
         assert_eq!(p.unit(4096)[9], b'a');
@@ -81,6 +111,7 @@ mod tests {
         let p = Pattern {
             bytes: vec![0xaa, 0xbb, 0xcc],
             offset_at: vec![],
+            interval: 0,
         };
         let mut b = [0u8; 8];
         p.fill(&mut b, 0);
@@ -103,5 +134,30 @@ mod tests {
         let mut odd = vec![0u8; 45];
         random_fill(&mut odd, 7);
         assert_eq!(odd[..8], 7u64.to_le_bytes());
+    }
+
+    #[test]
+    fn an_interval_starts_the_pattern_again_with_its_own_offset() {
+        let p = Pattern {
+            bytes: vec![0xee, 0, 0, 0, 0, 0, 0, 0, 0],
+            offset_at: vec![1],
+            interval: 16,
+        };
+        let mut b = [0u8; 40];
+        p.fill(&mut b, 4096);
+        assert_eq!(b[0], 0xee);
+        assert_eq!(b[1..9], 4096u64.to_le_bytes());
+        assert_eq!(b[9], 0xee, "the unit repeats inside an interval");
+        assert_eq!(b[16], 0xee);
+        assert_eq!(
+            b[17..25],
+            4112u64.to_le_bytes(),
+            "the second interval's offset"
+        );
+        assert_eq!(b[33..40], 4128u64.to_le_bytes()[..7]);
+        assert_eq!(p.mismatch(&b, 0, 4096), None);
+        assert_eq!(p.mismatch_from(&b[20..], 20, 4096), None);
+        b[30] ^= 1;
+        assert_eq!(p.mismatch(&b, 0, 4096).map(|m| m.0), Some(30));
     }
 }

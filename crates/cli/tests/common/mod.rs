@@ -308,13 +308,23 @@ pub const KEYS_AFTER_FIO_333: &[&str] = &[
 ];
 
 pub fn json_keys(v: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+    json_keys_skipping(v, path, KEYS_AFTER_FIO_333, out)
+}
+
+/// The key paths of `v`, keys named in `skip` left out (with what is under them).
+pub fn json_keys_skipping(
+    v: &serde_json::Value,
+    path: &str,
+    skip: &[&str],
+    out: &mut std::collections::BTreeSet<String>,
+) {
     match v {
         serde_json::Value::Object(m) => {
             for (k, x) in m {
                 if path.is_empty() && k == "ioscope" {
                     continue;
                 }
-                if KEYS_AFTER_FIO_333.contains(&k.as_str()) {
+                if skip.contains(&k.as_str()) {
                     continue;
                 }
                 let p = format!("{path}/{k}");
@@ -323,12 +333,12 @@ pub fn json_keys(v: &serde_json::Value, path: &str, out: &mut std::collections::
                     out.insert(p);
                     continue;
                 }
-                json_keys(x, &p, out);
+                json_keys_skipping(x, &p, skip, out);
             }
         }
         serde_json::Value::Array(a) => {
             for x in a.iter().take(1) {
-                json_keys(x, &format!("{path}[]"), out);
+                json_keys_skipping(x, &format!("{path}[]"), skip, out);
             }
         }
         _ => {

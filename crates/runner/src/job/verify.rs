@@ -339,7 +339,7 @@ impl Verifier {
             &Stamp {
                 offset: e.offset,
                 seed: e.seed,
-                numberio: e.n as u16,
+                numberio: e.n,
                 time_sec: (now_ns / 1_000_000_000) as u32,
                 time_nsec: (now_ns % 1_000_000_000) as u32,
             },
@@ -391,7 +391,7 @@ impl Verifier {
                 Check::Block(Job {
                     exp: Expect {
                         offset: e.offset,
-                        numberio: Some(e.n as u16),
+                        numberio: Some(e.n),
                         seed: (self.spec.pattern.is_none()).then_some(e.seed),
                     },
                     phase: true,

@@ -18,12 +18,19 @@ pub fn spec_of(o: &JobOptions, thread: u16) -> Result<Option<Spec>, String> {
     let pattern = match &o.verify_pattern {
         Some(p) => {
             let (bytes, offset_at) = p.resolve().map_err(|e| format!("verify_pattern: {e}"))?;
-            Some(Pattern { bytes, offset_at })
+            Some(Pattern {
+                bytes,
+                offset_at,
+                interval: o.verify_pattern_interval.min(usize::MAX as u64) as usize,
+            })
         }
         None => None,
     };
-    if method == Method::Pattern && pattern.is_none() {
-        return Err("verify=pattern needs verify_pattern (the bytes every block must hold)".into());
+    if matches!(method, Method::Pattern | Method::PatternHdr) && pattern.is_none() {
+        return Err(format!(
+            "verify={} needs verify_pattern (the bytes every block must hold)",
+            o.verify
+        ));
     }
     if o.verify_interval > 0 && o.verify_interval < 80 {
         return Err(format!(
@@ -37,6 +44,8 @@ pub fn spec_of(o: &JobOptions, thread: u16) -> Result<Option<Spec>, String> {
         verify_offset: o.verify_offset.min(u32::MAX as u64) as u32,
         pattern,
         thread,
+        layout: ioscope_verify::header::Layout::from_name(&o.verify_header_format)
+            .unwrap_or_default(),
     };
     let min_bs = (0..3)
         .filter(|&d| o.bs.0[d] > 0)
@@ -51,11 +60,11 @@ pub fn spec_of(o: &JobOptions, thread: u16) -> Result<Option<Spec>, String> {
             spec.min_block()
         ));
     }
-    if spec.verify_offset > 0 && spec.verify_offset as usize + method.hdr_len() > chunk {
+    if spec.verify_offset > 0 && spec.verify_offset as usize + spec.hdr_len() > chunk {
         return Err(format!(
             "verify_offset={}: the {}-byte header does not fit at that offset of a {chunk}-byte block",
             spec.verify_offset,
-            method.hdr_len()
+            spec.hdr_len()
         ));
     }
     Ok(Some(spec))

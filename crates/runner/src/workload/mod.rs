@@ -42,6 +42,7 @@ fn walks(regions: &[(u64, u64)], grain: u64, seed: u64) -> Vec<FileWalk> {
                 perm: BlockPermutation::new(blocks, seed ^ (i as u64) << 32),
                 zone: 0,
                 wrap_at: len,
+                taken: None,
             }
         })
         .collect()
@@ -175,8 +176,27 @@ impl Workload {
             written: None,
             passes: 0,
         };
+        w.map_covered_blocks(o);
         w.plain = w.plain_case();
         w
+    }
+
+    /// With the random map, I/Os larger than its block (mixed sizes, or a direction
+    /// with a larger block size) cover several blocks: keep which, so that none is done
+    /// twice in a pass.
+    fn map_covered_blocks(&mut self, o: &JobOptions) {
+        let dirs = [o.rw.mode.reads(), o.rw.mode.writes(), o.rw.mode.trims()];
+        let largest = (0..3)
+            .filter(|&d| dirs[d])
+            .map(|d| self.bs[d].max())
+            .max()
+            .unwrap_or(0);
+        if !self.use_perm || self.norandommap || !o.rw.mode.is_random() || largest <= self.grain {
+            return;
+        }
+        for f in &mut self.files {
+            f.taken = Some(vec![0; f.blocks.div_ceil(64) as usize]);
+        }
     }
 
     /// The [`Plain`] shortcut, when every per-I/O choice of the general path is fixed.
@@ -280,6 +300,9 @@ impl Workload {
         for f in &mut self.files {
             f.pos = [f.zone; 3];
             f.perm.reset();
+            if let Some(t) = &mut f.taken {
+                t.fill(0);
+            }
         }
     }
 
@@ -305,8 +328,8 @@ impl Workload {
         if let Some(r) = &self.replay {
             return r.next >= r.entries.len();
         }
-        self.ios_left == 0
-            || (!self.time_based && self.total_left == 0 && self.pending_write.is_none())
+        (self.ios_left == 0 || (!self.time_based && self.total_left == 0))
+            && self.pending_write.is_none()
     }
 
     /// Which of the job's `loops` the last I/O belongs to (0 first). A time_based job
@@ -337,12 +360,12 @@ impl Workload {
             self.last = e.io;
             return Some(e.io);
         }
+        // trimwrite: a trim and its write count as one of number_ios, as in fio.
+        if let Some(w) = self.pending_write.take() {
+            return Some(w);
+        }
         if self.ios_left == 0 {
             return None;
-        }
-        if let Some(w) = self.pending_write.take() {
-            self.ios_left -= 1;
-            return Some(w);
         }
         // As fio: a sync is issued before the next I/O, so none follows the last write.
         if !self.time_based && self.total_left == 0 {

@@ -129,6 +129,7 @@ impl Workload {
             if let Some(off) = got {
                 let f = &self.files[fi];
                 let len = self.fitting(len, f.start + f.len - off, b, random);
+                let len = self.claim(fi, off, len, random);
                 if len > 0 {
                     return Some(Io {
                         ddir,
@@ -160,6 +161,7 @@ impl Workload {
         };
         let f = &self.files[fi];
         let len = self.fitting(len, f.start + f.len - off, b, random);
+        let len = self.claim(fi, off, len, random);
         if len == 0 {
             // Not even a new pass has room for a block: the job is done.
             return None;
@@ -171,6 +173,27 @@ impl Workload {
             len: len as u32,
             verify: false,
         })
+    }
+
+    /// With the random map and I/Os larger than a block: take the blocks the random
+    /// I/O at `off` covers, cut short where a block an earlier I/O took begins (as fio
+    /// does: every block is done once, and the pass's bytes are the region's).
+    #[inline(always)]
+    fn claim(&mut self, fi: usize, off: u64, len: u64, random: bool) -> u64 {
+        if !random || self.files[fi].taken.is_none() || len == 0 {
+            return len;
+        }
+        self.claim_run(fi, off, len)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn claim_run(&mut self, fi: usize, off: u64, len: u64) -> u64 {
+        let grain = self.grain;
+        let f = &mut self.files[fi];
+        let first = (off - f.start) / grain;
+        let n = f.take_run(first, len.div_ceil(grain));
+        len.min(n * grain)
     }
 
     #[inline]
@@ -186,7 +209,13 @@ impl Workload {
                     f.perm.map(b)
                 }
             }
-            None if self.use_perm && !self.norandommap => f.perm.next_block()?,
+            None if self.use_perm && !self.norandommap => loop {
+                // Blocks a larger I/O covered are not drawn again.
+                let b = f.perm.next_block()?;
+                if !f.is_taken(b) {
+                    break b;
+                }
+            },
             None if self.use_perm => f.perm.next_block().or_else(|| {
                 f.perm.reset();
                 f.perm.next_block()

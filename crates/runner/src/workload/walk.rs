@@ -20,6 +20,38 @@ pub(super) struct FileWalk {
     /// Where holed sequential I/O (rw=write:112k) wraps back to the start: the end of
     /// the file, relative to start (fio compares with the file's size, not the region's).
     pub(super) wrap_at: u64,
+    /// The random map's blocks an I/O covered (one bit per grain block), when I/Os can
+    /// be larger than a block (mixed sizes): a block an earlier I/O covered is not
+    /// drawn again, and an I/O is cut short where the next taken block begins.
+    pub(super) taken: Option<Vec<u64>>,
+}
+
+impl FileWalk {
+    /// Whether block `b` was covered by an earlier I/O of this pass.
+    #[inline(always)]
+    pub(super) fn is_taken(&self, b: u64) -> bool {
+        self.taken.as_ref().is_some_and(|t| {
+            t.get((b / 64) as usize)
+                .is_some_and(|w| w >> (b % 64) & 1 == 1)
+        })
+    }
+
+    /// Mark the free blocks from `first` on, at most `want` of them; how many.
+    pub(super) fn take_run(&mut self, first: u64, want: u64) -> u64 {
+        let mut n = 0;
+        while n < want && first + n < self.blocks && !self.is_taken(first + n) {
+            let b = first + n;
+            if let Some(w) = self
+                .taken
+                .as_mut()
+                .and_then(|t| t.get_mut((b / 64) as usize))
+            {
+                *w |= 1 << (b % 64);
+            }
+            n += 1;
+        }
+        n
+    }
 }
 
 /// The offset generator's uniform source (random_generator=).

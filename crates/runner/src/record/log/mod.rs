@@ -135,6 +135,7 @@ fn meta_of(o: &JobOptions, set: &LogSet, number: u32) -> Meta {
         number,
         offset: o.log_offset,
         prio_hex: o.log_prio,
+        issue_time: o.log_issue_time,
         ..Meta::default()
     };
     if !set.windows {
@@ -205,6 +206,7 @@ impl JobLogs {
                 offset: o.log_offset,
                 prio_hex: o.log_prio,
                 both: o.log_avg_msec > 0 && o.log_window_value == LogWindowValue::Both,
+                issue: o.log_issue_time,
             },
             records: 0,
         };
