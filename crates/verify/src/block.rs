@@ -214,7 +214,7 @@ impl Spec {
             };
             h.encode(chunk);
             let (head, data) = chunk.split_at_mut(hl);
-            self.method.trailer(data, &mut head[self.layout.len()..]);
+            self.method.trailer(data, &mut head[self.layout.bytes()..]);
             self.swap(chunk);
         }
     }
@@ -283,7 +283,7 @@ impl Spec {
                 let mut computed = [0u8; 128];
                 self.method.trailer(data, &mut computed);
                 let n = self.method.trailer_len();
-                let stored = &head[h.layout.len()..hl];
+                let stored = &head[h.layout.bytes()..hl];
                 if stored != &computed[..n] {
                     let problem = Problem::Checksum {
                         expected: stored.to_vec(),

@@ -159,7 +159,7 @@ impl Method {
     /// `layout`.
     pub fn hdr_len(self, layout: crate::header::Layout) -> usize {
         if self.has_header() {
-            layout.len() + self.trailer_len()
+            layout.bytes() + self.trailer_len()
         } else {
             0
         }

@@ -28,7 +28,7 @@ pub enum Layout {
 
 impl Layout {
     /// Bytes of the header.
-    pub fn len(self) -> usize {
+    pub fn bytes(self) -> usize {
         match self {
             Layout::Fio333 => HEADER_LEN,
             Layout::Fio342 => 48,
@@ -37,7 +37,7 @@ impl Layout {
 
     /// Bytes the header's CRC covers (all before it).
     fn crc_span(self) -> usize {
-        self.len() - 4
+        self.bytes() - 4
     }
 
     /// The layout of the header at the start of `b`.
@@ -92,7 +92,7 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
 impl Header {
     /// Write the header (with its CRC) at the start of `out`, in its layout.
     pub fn encode(&self, out: &mut [u8]) {
-        let b = &mut out[..self.layout.len()];
+        let b = &mut out[..self.layout.bytes()];
         b[0..2].copy_from_slice(&self.magic.to_le_bytes());
         b[4..8].copy_from_slice(&self.len.to_le_bytes());
         b[8..16].copy_from_slice(&self.rand_seed.to_le_bytes());
