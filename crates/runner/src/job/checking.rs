@@ -89,7 +89,7 @@ impl State<'_> {
         }
         if v.dump {
             let expected = (!f.is_header()).then(|| v.expected(buf, &f));
-            for m in super::verify::dump(&path, &f, buf, expected.as_deref()) {
+            for m in super::verify_dump::dump(&path, &f, buf, expected.as_deref()) {
                 self.ctx.shared.say(m);
             }
         }

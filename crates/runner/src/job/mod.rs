@@ -36,5 +36,6 @@ mod state;
 mod trims;
 mod units;
 pub(crate) mod verify;
+mod verify_dump;
 
 pub(crate) use inputs::{JobRun, Outcome};

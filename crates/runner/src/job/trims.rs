@@ -21,6 +21,25 @@ pub(super) struct Trims<E> {
 }
 
 impl<E> Trims<E> {
+    /// The job's trim_percentage, trim_backlog and trim_backlog_batch.
+    pub(super) fn new(o: &ioscope_options::JobOptions, seed: u64) -> Self {
+        Trims {
+            pct: o.trim_percentage,
+            rng: seed ^ 0x5452_494d,
+            backlog: o.trim_backlog,
+            batch: if o.trim_backlog_batch > 0 {
+                o.trim_backlog_batch
+            } else {
+                o.trim_backlog.max(1)
+            },
+            since: 0,
+            waiting: VecDeque::new(),
+            done: std::collections::HashSet::new(),
+            verify_zero: o.trim_verify_zero,
+            issued: 0,
+        }
+    }
+
     /// The next trim: at once without trim_backlog; otherwise a batch of
     /// trim_backlog_batch after every trim_backlog writes.
     pub(super) fn take(&mut self) -> Option<E> {

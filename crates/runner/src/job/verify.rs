@@ -128,6 +128,10 @@ pub struct Verifier {
     /// verify_header_seed, verify_write_sequence: which header fields are checked.
     check_seed: bool,
     check_sequence: bool,
+    /// With verify_backlog or time_based writes, a block can be written again before
+    /// its first write is read back: the latest write number of each (file, offset),
+    /// so that only the write the block now holds is verified.
+    latest: Option<std::collections::HashMap<(u32, u64), u64>>,
 }
 
 /// How big a verifier's tables are.
@@ -203,23 +207,10 @@ impl Verifier {
             recent: VecDeque::with_capacity(units * files.max(1)),
             depth: units,
             files: files.max(1),
-            trim: Trims {
-                pct: o.trim_percentage,
-                rng: seed ^ 0x5452_494d,
-                backlog: o.trim_backlog,
-                batch: if o.trim_backlog_batch > 0 {
-                    o.trim_backlog_batch
-                } else {
-                    o.trim_backlog.max(1)
-                },
-                since: 0,
-                waiting: VecDeque::new(),
-                done: std::collections::HashSet::new(),
-                verify_zero: o.trim_verify_zero,
-                issued: 0,
-            },
+            trim: Trims::new(o, seed),
             check_seed: o.verify_header_seed,
             check_sequence: o.verify_write_sequence,
+            latest: (o.verify_backlog > 0 || o.time_based).then(Default::default),
         })
     }
 
@@ -228,6 +219,10 @@ impl Verifier {
     pub fn next(&mut self, wl: &mut Workload, busy: u32) -> Next {
         loop {
             if let Some(e) = self.queue.pop_front() {
+                // A block written again since it was queued holds the newer write.
+                if !self.is_current(&e) {
+                    continue;
+                }
                 self.handed.push_back(Unit::Verify(e));
                 return Next::Io(Io {
                     ddir: Ddir::Read,
@@ -256,7 +251,9 @@ impl Verifier {
             if self.backlog > 0 && self.since_backlog >= self.backlog && !self.history.is_empty() {
                 self.since_backlog = 0;
                 let n = (self.batch as usize).min(self.history.len());
-                self.queue.extend(self.history.drain(..n));
+                let mut batch: Vec<Entry> = self.history.drain(..n).collect();
+                batch.retain(|e| self.is_current(e));
+                self.queue.extend(batch);
                 continue;
             }
             let boundary = wl.finished() || (self.per_pass && wl.pass_complete());
@@ -309,6 +306,7 @@ impl Verifier {
         if let Some(st) = &self.loaded {
             h.retain(|e| st.written(e.n, e.file as u64, e.offset));
         }
+        h.retain(|e| self.is_current(e));
         self.queue.extend(h);
         self.verifying = true;
     }
@@ -322,6 +320,11 @@ impl Verifier {
             n: self.numberio,
         };
         self.numberio += 1;
+        // Recorded as the write is issued: a read-back queued for an older write of
+        // the block from now on would find this one.
+        if let Some(m) = &mut self.latest {
+            m.insert((e.file, e.offset), e.n);
+        }
         e
     }
 
@@ -363,6 +366,10 @@ impl Verifier {
         if let Check::Block(job) = &mut c {
             job.exp.seed = job.exp.seed.filter(|_| self.check_seed);
             job.exp.numberio = job.exp.numberio.filter(|_| self.check_sequence);
+            // verify_only may read what another job wrote, whose seeds and write order
+            // this one cannot know: as fio, such blocks are checked for what they say
+            // of themselves; blocks this job wrote (an earlier run) fully.
+            job.exp.own_only = self.verify_only;
         }
         c
     }
@@ -393,6 +400,7 @@ impl Verifier {
                         offset: e.offset,
                         numberio: Some(e.n),
                         seed: (self.spec.pattern.is_none()).then_some(e.seed),
+                        own_only: false,
                     },
                     phase: true,
                     zeros,
@@ -424,6 +432,13 @@ impl Verifier {
             }
             Unit::Plain => Check::None,
         }
+    }
+
+    /// Whether the block still holds write `e` (no later write to it was recorded).
+    fn is_current(&self, e: &Entry) -> bool {
+        self.latest
+            .as_ref()
+            .is_none_or(|m| m.get(&(e.file, e.offset)).is_none_or(|&n| n == e.n))
     }
 
     /// A write completed: into the history, or (trim_percentage) chosen for a trim.
@@ -495,35 +510,6 @@ impl Verifier {
     }
 }
 
-/// verify_dump: the block as read (`<file>.<offset>.received`) and as it should be
-/// (`.expected`), or `.hdr_fail` for a bad header, in the working directory; the
-/// messages to print.
-pub(crate) fn dump(path: &str, f: &Failure, got: &[u8], expected: Option<&[u8]>) -> Vec<String> {
-    let base = std::path::Path::new(path)
-        .file_name()
-        .map_or_else(|| "file".to_string(), |n| n.to_string_lossy().into_owned());
-    let mut files: Vec<(&str, &[u8])> = Vec::new();
-    match expected {
-        Some(want) => {
-            files.push(("received", got));
-            files.push(("expected", want));
-        }
-        None => files.push(("hdr_fail", got)),
-    }
-    files
-        .into_iter()
-        .map(|(kind, bytes)| {
-            let name = format!("{base}.{}.{kind}", f.block_offset);
-            match std::fs::write(&name, bytes) {
-                Ok(()) => format!("       {kind} data dumped as {name}"),
-                Err(e) => format!("       {kind} data not dumped: {name}: {e}"),
-            }
-        })
-        .collect()
-}
-
-/// Offset order, each block's latest write only: a later write removes the older
-/// entries it overlaps (fio's history tree).
 /// verify_state_load's state file.
 fn load_state(path: &std::path::Path) -> Result<state::State, String> {
     let bad = |e: String| format!("verify_state_load: {}: {e}", path.display());
@@ -531,6 +517,8 @@ fn load_state(path: &std::path::Path) -> Result<state::State, String> {
     state::State::decode(&bytes).map_err(bad)
 }
 
+/// Offset order, each block's latest write only: a later write removes the older
+/// entries it overlaps (fio's history tree).
 fn latest_per_block(h: Vec<Entry>) -> Vec<Entry> {
     let mut map: BTreeMap<(u32, u64), Entry> = BTreeMap::new();
     for e in h {
