@@ -436,9 +436,10 @@ impl Verifier {
 
     /// Whether the block still holds write `e` (no later write to it was recorded).
     fn is_current(&self, e: &Entry) -> bool {
-        self.latest
-            .as_ref()
-            .is_none_or(|m| m.get(&(e.file, e.offset)).is_none_or(|&n| n == e.n))
+        match self.latest.as_ref().and_then(|m| m.get(&(e.file, e.offset))) {
+            Some(&n) => n == e.n,
+            None => true,
+        }
     }
 
     /// A write completed: into the history, or (trim_percentage) chosen for a trim.
