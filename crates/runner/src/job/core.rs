@@ -142,7 +142,7 @@ impl<'a, E: Engine> Loop<'a, E> {
                 self.s.held = Some(io);
                 return false;
             };
-            let Some(io) = self.s.pace(io, now) else {
+            let Some(io) = self.s.pace(io, now, idx) else {
                 self.s.q.free.push(idx);
                 return false;
             };

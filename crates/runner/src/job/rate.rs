@@ -57,6 +57,12 @@ impl Pacer {
         }
     }
 
+    /// Any rate or rate_iops set.
+    #[inline(always)]
+    pub fn paced(&self) -> bool {
+        self.paced
+    }
+
     /// When the I/O just admitted was due (`now` for one the schedule did not hold).
     #[inline(always)]
     pub fn take_sched(&mut self, now: Ticks) -> Ticks {

@@ -257,8 +257,25 @@ impl<'a> State<'a> {
     /// May `io` go now? In a mixed job whose direction must wait while the other
     /// data direction may go, the other goes instead (fio's rate_ddir), so each
     /// direction keeps its own rate. None: hold the I/O until the pacer allows it.
+    /// `idx`: the unit the I/O will take, which keeps when it was due (schedlat).
     #[inline(always)]
-    pub fn pace(&mut self, mut io: Io, now: Ticks) -> Option<Io> {
+    pub fn pace(&mut self, io: Io, now: Ticks, idx: u32) -> Option<Io> {
+        if !self.pacer.paced() {
+            return Some(io);
+        }
+        self.pace_paced(io, now, idx)
+    }
+
+    /// A paced job's I/O: admitted with the time it was due, or held.
+    #[inline(never)]
+    fn pace_paced(&mut self, io: Io, now: Ticks, idx: u32) -> Option<Io> {
+        let io = self.pace_any(io, now)?;
+        let due = self.pacer.take_sched(now);
+        self.rec.schedule(idx, due);
+        Some(io)
+    }
+
+    fn pace_any(&mut self, mut io: Io, now: Ticks) -> Option<Io> {
         if self.pacer.admit(io.ddir, io.len, now) {
             return Some(io);
         }
@@ -303,10 +320,6 @@ impl<'a> State<'a> {
                     .prepare_write(idx as usize, io.len as usize, io.offset ^ now)
             }
             (None, _) => {}
-        }
-        if self.rec.keeps_schedlat() {
-            let due = self.pacer.take_sched(now);
-            self.rec.schedule(idx, due);
         }
         let u = &mut self.q.units[idx as usize];
         u.ddir = io.ddir;

@@ -436,7 +436,11 @@ impl Verifier {
 
     /// Whether the block still holds write `e` (no later write to it was recorded).
     fn is_current(&self, e: &Entry) -> bool {
-        match self.latest.as_ref().and_then(|m| m.get(&(e.file, e.offset))) {
+        match self
+            .latest
+            .as_ref()
+            .and_then(|m| m.get(&(e.file, e.offset)))
+        {
             Some(&n) => n == e.n,
             None => true,
         }

@@ -235,6 +235,10 @@ impl Recorder {
         };
         // Over a limit means above it: the first latency that is slow is one past it.
         r.slow_from = r.lat_target_ns.min(r.max_latency_ns).saturating_add(1);
+        // A paced job's every completion has a schedlat, kept out of the common path.
+        if !r.sched.is_empty() {
+            r.slow_from = 0;
+        }
         r
     }
 
@@ -310,12 +314,6 @@ impl Recorder {
         self.shared.state.store(STATE_RUNNING, Relaxed);
     }
 
-    /// Whether the job keeps schedlat (it is paced).
-    #[inline(always)]
-    pub fn keeps_schedlat(&self) -> bool {
-        !self.sched.is_empty()
-    }
-
     /// Unit `idx` carries an I/O that was due at `due`.
     #[inline(always)]
     pub fn schedule(&mut self, idx: u32, due: Ticks) {
@@ -376,7 +374,7 @@ impl Recorder {
         let slat = self.clock.delta_ns(u.start, u.issue);
         let lat = slat + clat;
         if lat >= self.slow_from {
-            self.slow(u, lat, t)?;
+            self.slow(idx, u, lat, t)?;
         }
         let dir = &mut self.live.dirs[d];
         if self.track_clat {
@@ -384,9 +382,6 @@ impl Recorder {
         }
         if self.track_lat && !self.lat_is_clat {
             dir.lat.add(lat);
-        }
-        if let Some(&due) = self.sched.get(idx as usize) {
-            dir.schedlat.add(self.clock.delta_ns(due.min(u.start), t));
         }
         if let Some(p) = dir.prios.get_mut((u.flags >> 16) as usize) {
             let v = if self.prio_uses_lat { lat } else { clat };
@@ -400,10 +395,14 @@ impl Recorder {
     }
 
     /// A completion from `slow_from` on: over latency_target or max_latency, or of a job
-    /// that tallies every completion (act, block_error_percentiles).
+    /// that tallies every completion (act, block_error_percentiles, a paced job's schedlat).
     #[cold]
     #[inline(never)]
-    fn slow(&mut self, u: &IoUnit, lat: u64, t: Ticks) -> Result<(), u64> {
+    fn slow(&mut self, idx: u32, u: &IoUnit, lat: u64, t: Ticks) -> Result<(), u64> {
+        if let Some(&due) = self.sched.get(idx as usize) {
+            let ns = self.clock.delta_ns(due.min(u.start), t);
+            self.live.dirs[u.ddir.index()].schedlat.add(ns);
+        }
         if let Some(x) = &mut self.tally {
             if let Some((a, start, slice)) = &mut x.act {
                 a.add((t.saturating_sub(*start) / *slice) as usize, lat);

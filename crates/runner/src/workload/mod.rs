@@ -353,6 +353,13 @@ impl Workload {
         if let Some(p) = self.plain {
             return self.next_plain(p);
         }
+        self.next_general()
+    }
+
+    /// Every case but [`Plain`], out of line: its size must not cost the common case
+    /// (registers saved, code fetched) on every I/O.
+    #[inline(never)]
+    fn next_general(&mut self) -> Option<Io> {
         if let Some(r) = self.replay.as_mut() {
             let e = *r.entries.get(r.next)?;
             r.next += 1;
