@@ -265,14 +265,14 @@ pub fn build(
 
 /// The options as fio echoes them in its JSON ("job options", "global options"): each
 /// under fio's name for it (`ba` for blockalign, `bs` for blocksize, `runtime` for
-/// timeout), bare flags (`norandommap`) left out.
+/// timeout), bare flags (`norandommap`) with an empty value, as fio 3.42 does (3.33
+/// left them out).
 fn explicit_pairs(entries: &[RawEntry]) -> Result<Vec<(String, String)>, OptionsError> {
     let mut out = Vec::new();
     for e in entries {
         let def = lookup(e)?;
-        if let Some(v) = &e.value {
-            out.push((def.fio_name().to_string(), v.clone()));
-        }
+        let v = e.value.clone().unwrap_or_default();
+        out.push((def.fio_name().to_string(), v));
     }
     Ok(out)
 }

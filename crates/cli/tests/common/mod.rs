@@ -422,3 +422,25 @@ pub fn run_measured(dir: &Path, args: &[&str]) -> Usage {
         max_rss_kib: rss.parse().expect("rss"),
     }
 }
+
+/// A JSON document as fio 3.33 echoes options: bare flags (echoed as "" since fio 3.42)
+/// left out, and "job options" with them when nothing else is left.
+pub fn without_bare_flags(mut v: serde_json::Value) -> serde_json::Value {
+    let strip = |o: &mut serde_json::Map<String, serde_json::Value>, key: &str| {
+        if let Some(m) = o.get_mut(key).and_then(serde_json::Value::as_object_mut) {
+            m.retain(|_, x| x != "");
+            if m.is_empty() {
+                o.remove(key);
+            }
+        }
+    };
+    if let Some(top) = v.as_object_mut() {
+        strip(top, "global options");
+    }
+    if let Some(jobs) = v.get_mut("jobs").and_then(serde_json::Value::as_array_mut) {
+        for j in jobs.iter_mut().filter_map(serde_json::Value::as_object_mut) {
+            strip(j, "job options");
+        }
+    }
+    v
+}
