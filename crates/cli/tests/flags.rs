@@ -162,22 +162,30 @@ fn every_flag_has_a_test() {
 
 #[test]
 fn cli_reference_is_current() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
     let want = ioscope::docs::cli_reference();
-    if std::env::var_os("UPDATE_DOCS").is_some() {
-        std::fs::write(&path, &want).expect("write docs/cli.md");
-        return;
-    }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "docs/cli.md is stale: run `UPDATE_DOCS=1 cargo test -p ioscope --test tests flags::`"
-    );
+    keep_current("docs/cli.md", &want);
     for c in COMMANDS {
         for f in (c.flags)() {
             assert!(want.contains(&format!("`--{}`", f.name)), "{}", f.name);
         }
     }
+}
+
+/// A generated document checked in at `rel` (from the repository root) is `want`;
+/// with UPDATE_DOCS set it is written instead.
+fn keep_current(rel: &str, want: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(rel);
+    if std::env::var_os("UPDATE_DOCS").is_some() {
+        std::fs::write(&path, want).unwrap_or_else(|e| panic!("write {rel}: {e}"));
+        return;
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{rel} is stale: run `UPDATE_DOCS=1 cargo test -p ioscope --test tests flags::`"
+    );
 }
 
 /// A small, fast job on the null engine.
@@ -1332,15 +1340,5 @@ fn compare_flags_json_markdown_run_repeat_output_help() {
 
 #[test]
 fn man_page_is_current_and_renders() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/man/ioscope.1");
-    let want = ioscope::docs::man_page();
-    if std::env::var_os("UPDATE_DOCS").is_some() {
-        std::fs::write(&path, &want).expect("write docs/man/ioscope.1");
-        return;
-    }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "docs/man/ioscope.1 is stale: run `UPDATE_DOCS=1 cargo test -p ioscope --test tests flags::`"
-    );
+    keep_current("docs/man/ioscope.1", &ioscope::docs::man_page());
 }

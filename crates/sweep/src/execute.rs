@@ -113,37 +113,33 @@ impl Campaign {
             identity: self.identity.key(),
         })?;
         let conditions = self.file.precondition.is_some() || self.file.steady.is_some();
-        let ready = if !state.conditioned.contains(&self.identity.key()) {
+        let fresh = !state.conditioned.contains(&self.identity.key());
+        let conditioned = if fresh {
             let pre = precondition::Preconditioner {
                 campaign: self,
                 dir,
                 settings,
                 exec,
             };
-            // Preconditioning just ran: the target is as warm as it gets.
             pre.run(&mut journal, progress)?
-                && (conditions
-                    || warmup::warm_up(
-                        self,
-                        &sets,
-                        &state,
-                        settings.retry_failed,
-                        exec,
-                        (&mut journal, progress),
-                    )?)
         } else {
             if conditions {
                 progress.stage("preconditioning: done in an earlier run (journal), skipped");
             }
-            warmup::warm_up(
-                self,
-                &sets,
-                &state,
-                settings.retry_failed,
-                exec,
-                (&mut journal, progress),
-            )?
+            true
         };
+        // Preconditioning that just ran leaves the target as warm as it gets; otherwise
+        // the warm-up does.
+        let ready = conditioned
+            && ((fresh && conditions)
+                || warmup::warm_up(
+                    self,
+                    &sets,
+                    &state,
+                    settings.retry_failed,
+                    exec,
+                    (&mut journal, progress),
+                )?);
         if !ready {
             return Ok(Summary {
                 total: self.points.len(),
