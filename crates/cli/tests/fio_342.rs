@@ -563,8 +563,8 @@ fn log_issue_time_columns_are_fios() {
     );
 }
 
-/// The sectors a job touched, from its write_iolog... here from its per-I/O log with
-/// offsets: (offset, bs) of each line of the direction `ddir`.
+/// What a job touched, from its per-I/O latency log with offsets: (offset, bs) of
+/// each line of direction `ddir`.
 fn touched(log: &Path, ddir: u64) -> Vec<(u64, u64)> {
     let text = std::fs::read_to_string(log).unwrap_or_default();
     text.lines()
