@@ -9,6 +9,7 @@ mod common;
 mod architecture;
 mod bad_input;
 mod compare;
+mod debug;
 mod devices;
 mod fairness;
 mod faults;

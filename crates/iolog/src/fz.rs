@@ -69,13 +69,10 @@ fn encode(line: &str, c: Columns, out: &mut Vec<u8>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Replace the text log `path` by `path.fz` in fio's compressed format; returns the
-/// new path.
-pub fn compress_file(path: &Path, chunk: usize, c: Columns) -> std::io::Result<PathBuf> {
+/// Replace the text log `path` by `fz` in fio's compressed format; returns `fz`.
+pub fn compress_file(path: &Path, fz: &Path, chunk: usize, c: Columns) -> std::io::Result<PathBuf> {
     let src = BufReader::new(File::open(path)?);
-    let mut name = path.as_os_str().to_owned();
-    name.push(".fz");
-    let fz = PathBuf::from(name);
+    let fz = fz.to_path_buf();
     let mut out = BufWriter::new(File::create(&fz)?);
     let chunk = chunk.max(4096);
     let mut buf = Vec::with_capacity(chunk + 64);
@@ -148,6 +145,12 @@ pub fn inflate(path: &Path, out: &mut dyn Write) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    fn fz_name(p: &Path) -> PathBuf {
+        let mut n = p.as_os_str().to_owned();
+        n.push(".fz");
+        PathBuf::from(n)
+    }
+
     /// Samples as fio 3.33 stores them (read off a .fz it wrote): 32 bytes, and 40 with
     /// the offset and full priorities.
     #[test]
@@ -205,7 +208,7 @@ mod tests {
             offset: false,
             prio_hex: false,
         };
-        let fz = compress_file(&log, 64 << 10, c).unwrap();
+        let fz = compress_file(&log, &fz_name(&log), 64 << 10, c).unwrap();
         assert!(!log.exists(), "the text is replaced");
         assert_eq!(fz.file_name().unwrap(), "l_clat.1.log.fz");
         let mut back = Vec::new();
@@ -231,7 +234,7 @@ mod tests {
             offset: true,
             prio_hex: false,
         };
-        let fz = compress_file(&log, DEFAULT_CHUNK, c).unwrap();
+        let fz = compress_file(&log, &fz_name(&log), DEFAULT_CHUNK, c).unwrap();
         let mut back = Vec::new();
         inflate(&fz, &mut back).unwrap();
         assert!(back.is_empty());

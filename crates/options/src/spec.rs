@@ -454,10 +454,32 @@ fn last_one_wins(b: &mut Builder, done: &mut Vec<String>) {
     }
 }
 
+/// Which seeds the job's random streams take, as fio 3.35+ decides: allrandrepeat is
+/// randrepeat under another name (the one set last wins), and an explicit randseed
+/// fixes the seeds whatever randrepeat says.
+fn seeds(b: &mut Builder, done: &mut Vec<String>) {
+    let last = |n: &str| b.explicit.iter().rposition(|(x, _, _)| x == n);
+    let (rr, all, seed) = (last("randrepeat"), last("allrandrepeat"), last("randseed"));
+    let o = &mut b.opts;
+    if all.is_some() && (rr.is_none() || all > rr) && o.randrepeat != o.allrandrepeat {
+        o.randrepeat = o.allrandrepeat;
+        done.push(format!(
+            "allrandrepeat={} sets randrepeat",
+            u8::from(o.allrandrepeat)
+        ));
+    }
+    o.allrandrepeat = o.randrepeat;
+    if seed.is_some() && !o.randrepeat {
+        o.randrepeat = true;
+        done.push("randseed fixes the seeds (it overrides randrepeat=0, as in fio)".into());
+    }
+}
+
 /// fio's derived defaults and clamps, each one visible here and recorded.
 fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
     let mut done = Vec::new();
     last_one_wins(b, &mut done);
+    seeds(b, &mut done);
     let has = |n: &str| b.explicit.iter().any(|(x, _, _)| x == n);
     let (set_buffered, set_rwmixwrite, set_rwmixread, set_class) = (
         has("buffered"),
@@ -543,11 +565,12 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
         note("time_based unset: runtime is 0".into());
     }
     if o.log_compression > 0 && !o.log_store_compressed {
-        notes.push(format!(
-            "{}: log_compression changes nothing without log_store_compressed: ioscope's logs \
-             never build up in memory",
-            o.name
-        ));
+        // fio says nothing (its stderr stays empty); --debug=parse shows it.
+        note(
+            "log_compression changes nothing without log_store_compressed: ioscope's logs \
+             never build up in memory"
+                .into(),
+        );
     }
     if o.atomic {
         // fio 3.33 opens with O_DIRECT and its O_ATOMIC flag, which Linux does not

@@ -110,7 +110,7 @@ option_table! {
     filename_format: String { default: "$jobname.$jobnum.$filenum", category: C::Files, help: "Name pattern for generated files ($jobname, $jobnum, $filenum, $clientuid)" }
     unique_filename: bool { kind: BOOL, default: "1", category: C::Files, help: "Add the client name to generated file names in client/server mode", status: noop("client/server mode is not part of ioscope") }
     nrfiles: u32 { kind: INT, default: "1", aliases: &["nr_files"], min: Some(1), category: C::Files, help: "Number of files per job" }
-    openfiles: u32 { kind: INT, default: "0", category: C::Files, help: "Maximum files open at once (0 = all; a limit below the number of files is not supported yet, except for metadata engines whose files take one block each)" }
+    openfiles: u32 { kind: INT, default: "0", category: C::Files, help: "Maximum files taking I/O at once (0 = all): the first ones start, and one that is done makes room for the next (ioscope keeps every descriptor open; metadata engines need files of one block each)" }
     file_service_type: FileService { kind: Kind::Choice(FileService::CHOICES), default: "roundrobin", category: C::Files, help: "How the next file is chosen" }
     size: Option<SizePct> { kind: Kind::SizePct, category: C::Files, help: "Total bytes per job (or % of the file/device); default: the whole file or device" }
     filesize: Option<Range> { kind: Kind::SizeRange, category: C::Files, help: "Size of each file (default: size / nrfiles)" }

@@ -771,6 +771,16 @@ pub struct SteadySpec {
 }
 
 impl SteadySpec {
+    /// What fio's `--debug=parse` says of it ("set steady state IOPS threshold to
+    /// 10.000000", "… threshold to 0.100000%", "… BW threshold to 12").
+    pub fn debug_line(&self) -> String {
+        match (self.pct, self.bw) {
+            (true, _) => format!("set steady state threshold to {:.6}%", self.limit),
+            (false, false) => format!("set steady state IOPS threshold to {:.6}", self.limit),
+            (false, true) => format!("set steady state BW threshold to {}", self.limit as u64),
+        }
+    }
+
     pub fn metric(&self) -> &'static str {
         match (self.bw, self.slope) {
             (false, false) => "iops",

@@ -3,7 +3,9 @@
 
 use crate::clock::Clock;
 use crate::testing::Script;
+use std::io::Write;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Run-wide settings from the command line (sent to the other ranks under MPI).
@@ -23,6 +25,48 @@ pub struct RunOptions {
     pub log_format: ioscope_iolog::LogFormat,
     /// Where state files go (fio's --aux-path; default: the current directory).
     pub aux_path: Option<std::path::PathBuf>,
+    /// fio's `--debug=random,io`: what the run traces, and where.
+    pub debug: DebugOptions,
+}
+
+/// The run's share of fio's `--debug=` (the program prints `parse` itself).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct DebugOptions {
+    /// `random`: each job clone's random-stream seeds, before it starts.
+    pub random: bool,
+    /// `io`: one line per completed I/O, in fio's format.
+    pub io: bool,
+    /// Where the job threads write their `io` lines (standard output when none); the
+    /// program points it where its report goes (`--output`). Not sent to MPI ranks.
+    #[serde(skip)]
+    pub out: Option<DebugOut>,
+}
+
+/// A shared writer for debug lines, written in whole lines by any thread.
+#[derive(Clone)]
+pub struct DebugOut(pub Arc<Mutex<dyn Write + Send>>);
+
+impl std::fmt::Debug for DebugOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DebugOut")
+    }
+}
+
+impl DebugOut {
+    /// Write whole lines; a failed write (a closed pipe) is dropped, as debug output
+    /// must never end the run.
+    pub fn write_lines(out: Option<&DebugOut>, text: &[u8]) {
+        match out {
+            Some(o) => {
+                let mut w = o.0.lock().unwrap_or_else(|e| e.into_inner());
+                let _ = w.write_all(text).and_then(|_| w.flush());
+            }
+            None => {
+                let mut w = std::io::stdout().lock();
+                let _ = w.write_all(text).and_then(|_| w.flush());
+            }
+        }
+    }
 }
 
 /// Which engines the jobs use.

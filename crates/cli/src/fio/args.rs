@@ -20,6 +20,38 @@ pub struct Invocation {
     pub args: FioArgs,
 }
 
+/// The types of fio's `--debug=` that ioscope prints.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DebugSet {
+    pub parse: bool,
+    pub random: bool,
+    pub io: bool,
+}
+
+impl DebugSet {
+    fn add(&mut self, list: &str) -> Result<(), String> {
+        for t in list.split(',') {
+            match t {
+                "parse" => self.parse = true,
+                "random" => self.random = true,
+                "io" => self.io = true,
+                _ => {
+                    return Err(format!(
+                        "--debug={list}: ioscope prints fio's debug types parse, random and io; \
+                         '{t}' is not one of them"
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A type the run itself traces (into the report's destination).
+    pub fn traces_run(&self) -> bool {
+        self.random || self.io
+    }
+}
+
 /// The fio face's flags as given (defaults where not).
 #[derive(Debug)]
 pub struct FioArgs {
@@ -36,7 +68,7 @@ pub struct FioArgs {
     pub parse_only: bool,
     pub dump_jobs: bool,
     pub showcmd: bool,
-    pub debug: bool,
+    pub debug: DebugSet,
     /// --cmdhelp[=OPTION], --enghelp[=ENGINE].
     pub cmdhelp: Option<Option<String>>,
     pub enghelp: Option<Option<String>>,
@@ -77,7 +109,7 @@ impl Default for FioArgs {
             parse_only: false,
             dump_jobs: false,
             showcmd: false,
-            debug: false,
+            debug: DebugSet::default(),
             cmdhelp: None,
             enghelp: None,
             version: false,
@@ -257,16 +289,9 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: flag("debug", ReqVal, "TYPE", "Debug output; ioscope knows only 'parse' (print resolved options), other fio types are refused"),
+        def: flag("debug", ReqVal, "TYPE", "fio's debug output, as fio prints it: parse (options as they are read), random (each job's seeds), io (a line per completed I/O); comma-separated"),
         verbs: &[],
-        set: |a, v| {
-            let d = v.unwrap_or("");
-            if d.split(',').any(|x| x != "parse") {
-                return Err(format!("--debug={d}: ioscope supports only --debug=parse"));
-            }
-            a.debug = true;
-            Ok(())
-        },
+        set: |a, v| a.debug.add(v.unwrap_or("")),
     },
     Flag {
         def: flag("cmdhelp", OptVal, "OPTION", "Help on a job option, or all options"),

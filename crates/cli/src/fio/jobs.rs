@@ -103,5 +103,10 @@ pub fn run_options(a: &FioArgs) -> RunOptions {
         log_format: a.log_format,
         max_jobs: a.max_jobs,
         aux_path: a.aux_path.clone(),
+        debug: ioscope_runner::DebugOptions {
+            random: a.debug.random,
+            io: a.debug.io,
+            out: None,
+        },
     }
 }

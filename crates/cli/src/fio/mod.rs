@@ -134,6 +134,9 @@ pub fn run_here(inv: Invocation, genesis: Instant) -> Result<ExitCode> {
     }
     // As fio: --parse-only with no job at all has nothing wrong to say.
     if inv.args.parse_only && inv.cli.job_files.is_empty() && inv.cli.jobs.is_empty() {
+        if inv.args.debug.parse {
+            run::print_parse_debug(&inv.cli.global, None)?;
+        }
         return Ok(ExitCode::SUCCESS);
     }
     let set = jobs::load(&inv)?;
@@ -143,8 +146,8 @@ pub fn run_here(inv: Invocation, genesis: Instant) -> Result<ExitCode> {
     if inv.args.warnings_fatal && !set.notes.is_empty() {
         bail!("warnings are fatal (--warnings-fatal)");
     }
-    if inv.args.debug {
-        run::print_parse_debug(&set)?;
+    if inv.args.debug.parse {
+        run::print_parse_debug(&inv.cli.global, Some(&set))?;
     }
     if inv.args.dump_jobs {
         println!("{}", serde_json::to_string_pretty(&set)?);

@@ -57,7 +57,7 @@ pub struct Reporting {
     pub output: Option<(PathBuf, std::fs::File)>,
     pub status: Status,
     pub head: String,
-    /// --status-interval: interim reports go where the report goes.
+    /// --status-interval or --debug=random|io: lines go into --output as they come.
     pub interim: bool,
 }
 
@@ -86,7 +86,9 @@ impl Reporting {
             output,
             status,
             head: String::new(),
-            interim: a.status_interval.is_some(),
+            // Interim reports and debug traces are written into --output as they come,
+            // the header lines and informational lines before them.
+            interim: a.status_interval.is_some() || a.debug.traces_run(),
         })
     }
 

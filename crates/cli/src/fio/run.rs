@@ -5,7 +5,7 @@ use super::args::Invocation;
 use super::bwlog::BwLog;
 use super::report::{headers, with_act_table, Reporting};
 use crate::term::signals;
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 use ioscope_runner::{JobProgress, Observer, Plan, Runner};
 use std::path::Path;
 use std::process::ExitCode;
@@ -41,6 +41,7 @@ impl Observer for Observers<'_> {
 /// Run the plan and report it.
 pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> Result<ExitCode> {
     let mut rep = Reporting::new(&inv.args)?;
+    let runner = &with_debug_out(runner, &rep)?;
     let as_fio = super::jobs::compat_fio(&inv.args)?;
     rep.headers(headers(plan, as_fio))?;
     let mut bw = match &inv.args.bandwidth_log {
@@ -76,6 +77,21 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
     Ok(signals::exit_code(failed))
 }
 
+/// `--debug=random|io` with --output: the traces go into the file, as fio's do (the
+/// runner writes them to standard output otherwise).
+fn with_debug_out(runner: &Runner, rep: &Reporting) -> Result<Runner> {
+    let mut opts = runner.options().clone();
+    if let (Some((p, f)), true) = (&rep.output, opts.debug.random || opts.debug.io) {
+        let f = f
+            .try_clone()
+            .with_context(|| format!("--output={}", p.display()))?;
+        opts.debug.out = Some(ioscope_runner::DebugOut(std::sync::Arc::new(
+            std::sync::Mutex::new(f),
+        )));
+    }
+    Ok(Runner::new(opts))
+}
+
 /// `--merge-blktrace-only`: each job's merge_blktrace_file, and no I/O.
 pub fn merge_blktraces(set: &ioscope_options::JobSet) -> Result<ExitCode> {
     let mut merged = 0;
@@ -93,21 +109,68 @@ pub fn merge_blktraces(set: &ioscope_options::JobSet) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `--debug=parse`: what each job's options resolved to.
-pub fn print_parse_debug(set: &ioscope_options::JobSet) -> Result<()> {
-    for j in &set.jobs {
-        eprintln!(
-            "parse: job '{}' ({}): explicit {:?}",
-            j.name, j.loc, j.explicit
-        );
-        for f in &j.fixups {
-            eprintln!("parse: job '{}': {f}", j.name);
+/// `--debug=parse`, on stdout as fio prints it: each option as it is handled
+/// (`handle_option=NAME, ptr=VALUE`, with fio's line for a steady-state threshold),
+/// then ioscope's own: each job's fixups and resolved options. With no job (a bare
+/// `--parse-only`), the options given.
+pub fn print_parse_debug(
+    global: &[ioscope_options::jobfile::RawEntry],
+    set: Option<&ioscope_options::JobSet>,
+) -> Result<()> {
+    use std::io::Write;
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let mut out = String::new();
+    let mut line = |s: &str| out.push_str(&format!("parse    {pid:5} {s}\n"));
+    let handled = |line: &mut dyn FnMut(&str), name: &str, value: &str| {
+        let def = ioscope_options::table::find(name);
+        let canonical = def.map_or(name, |d| d.name);
+        line(&format!("handle_option={canonical}, ptr={value}"));
+        if let Some(ss) = def
+            .filter(|d| d.name == "steadystate")
+            .and_then(|d| steady(d, value))
+        {
+            line(&ss.debug_line());
         }
-        eprintln!(
-            "parse: job '{}': resolved {}",
-            j.name,
-            serde_json::to_string(&j.opts)?
-        );
+    };
+    match set {
+        None => {
+            for e in global {
+                handled(&mut line, &e.key, e.value.as_deref().unwrap_or(""));
+            }
+        }
+        Some(set) => {
+            for j in &set.jobs {
+                for (k, v) in &j.explicit {
+                    handled(&mut line, k, v);
+                }
+                for f in &j.fixups {
+                    line(&format!("job '{}': {f}", j.name));
+                }
+                line(&format!(
+                    "job '{}': resolved {}",
+                    j.name,
+                    serde_json::to_string(&j.opts)?
+                ));
+            }
+        }
     }
+    let mut o = std::io::stdout().lock();
+    o.write_all(out.as_bytes())?;
+    o.flush()?;
     Ok(())
+}
+
+/// A steady-state criterion as written, read as the job's would be.
+fn steady(
+    def: &'static ioscope_options::OptionDef,
+    v: &str,
+) -> Option<ioscope_options::SteadySpec> {
+    let cx = ioscope_options::ValueCx { def, kb_base: 1024 };
+    <ioscope_options::SteadySpec as ioscope_options::types::OptValue>::parse(
+        v,
+        &cx,
+        &Default::default(),
+    )
+    .ok()
 }

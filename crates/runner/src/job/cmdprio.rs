@@ -63,7 +63,7 @@ impl CmdPrio {
             prio,
             split,
             default,
-            rng: Taus88::new(seed ^ 0x5052_494F),
+            rng: Taus88::new(seed ^ crate::workload::rng::SALT_CMDPRIO),
             slots,
         })
     }

@@ -279,7 +279,10 @@ impl<'a> State<'a> {
         if self.pacer.admit(io.ddir, io.len, now) {
             return Some(io);
         }
-        if self.ctx.opts.rw.mode.reads() && self.ctx.opts.rw.mode.writes() && !io.verify {
+        // Only a real mix swaps: rwmixread=100 (or 0) never issues the other direction.
+        let o = &self.ctx.opts;
+        let mixed = o.rw.mode.reads() && o.rw.mode.writes() && (1..100).contains(&o.rwmixread);
+        if mixed && !io.verify {
             let other = match io.ddir {
                 Ddir::Read => Ddir::Write,
                 _ => Ddir::Read,
@@ -417,6 +420,14 @@ fn recorder(run: &mut JobRun, sync: bool) -> Recorder {
     );
     if let Some(b) = ctx.blocks {
         rec.count_blocks(b);
+    }
+    if let Some(out) = &ctx.trace_io {
+        let names = ctx
+            .files
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        rec.trace_io(crate::record::trace::IoTrace::new(out.clone(), names));
     }
     rec
 }

@@ -25,7 +25,7 @@ impl<E> Trims<E> {
     pub(super) fn new(o: &ioscope_options::JobOptions, seed: u64) -> Self {
         Trims {
             pct: o.trim_percentage,
-            rng: seed ^ 0x5452_494d,
+            rng: seed ^ crate::workload::rng::SALT_TRIM,
             backlog: o.trim_backlog,
             batch: if o.trim_backlog_batch > 0 {
                 o.trim_backlog_batch

@@ -182,7 +182,7 @@ impl Verifier {
             units: vec![Unit::Plain; units],
             verifying: false,
             numberio: 0,
-            seed_state: seed ^ 0x5645_5249_4659,
+            seed_state: seed ^ crate::workload::rng::SALT_VERIFY,
             backlog: o.verify_backlog,
             batch: if o.verify_backlog_batch > 0 {
                 o.verify_backlog_batch

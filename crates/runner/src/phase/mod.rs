@@ -11,6 +11,7 @@ use crate::clock::unix_ms;
 use crate::env::Env;
 use crate::error::RunError;
 use crate::observe::Observer;
+use crate::record::log::Compress;
 use crate::setup::Ready;
 use crate::sys::exec::exec_hook;
 use assemble::Finished;
@@ -54,8 +55,9 @@ pub(crate) fn run_phase(
     }
     let mut out = Vec::new();
     let mut first_err = None;
+    let mut compress = Vec::new();
     for (r, ss) in running.into_iter().zip(steady) {
-        match collect(r, ss, env, run_start, obs) {
+        match collect(r, ss, env, run_start, obs, &mut compress) {
             Ok(Some(f)) => out.push(f),
             Ok(None) => {}
             Err(e) => {
@@ -63,6 +65,7 @@ pub(crate) fn run_phase(
             }
         }
     }
+    compress_logs(compress, obs);
     match first_err {
         Some(e) => Err(e),
         None => Ok((out, exit_all)),
@@ -128,7 +131,11 @@ fn start(r: Ready, env: &Env, barrier: Arc<Barrier>) -> Result<Running, RunError
 
 /// A job's logs after the phase's I/O: say if the job had to wait for its log writer,
 /// then write the per-I/O text logs (with progress when that takes a while).
-fn finish_logs(job: &str, closed: crate::record::log::Closed, obs: &mut dyn Observer) {
+fn finish_logs(
+    job: &str,
+    closed: crate::record::log::Closed,
+    obs: &mut dyn Observer,
+) -> Option<Compress> {
     if closed.stalls > 0 {
         let names: Vec<String> = closed
             .paths
@@ -159,17 +166,36 @@ fn finish_logs(job: &str, closed: crate::record::log::Closed, obs: &mut dyn Obse
         }
     };
     let paths = closed.paths.clone();
-    if let Err(e) = closed.finish(&mut progress) {
-        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        obs.warning(&format!(
-            "{job}: cannot write its logs ({}): {e}",
-            names.join(", ")
-        ));
-    } else if started.elapsed() >= std::time::Duration::from_secs(2) {
-        obs.warning(&format!(
-            "{job}: logs of {records} I/Os written in {:.1} s",
-            started.elapsed().as_secs_f64()
-        ));
+    match closed.finish(&mut progress) {
+        Err(e) => {
+            let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            obs.warning(&format!(
+                "{job}: cannot write its logs ({}): {e}",
+                names.join(", ")
+            ));
+            None
+        }
+        Ok(compress) => {
+            if started.elapsed() >= std::time::Duration::from_secs(2) {
+                obs.warning(&format!(
+                    "{job}: logs of {records} I/Os written in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                ));
+            }
+            compress
+        }
+    }
+}
+
+/// log_store_compressed, once every job of the phase has written its logs (jobs with
+/// per_job_logs=0 share them).
+fn compress_logs(pending: Vec<Compress>, obs: &mut dyn Observer) {
+    let mut done = Vec::new();
+    for c in pending {
+        let names: Vec<String> = c.paths.iter().map(|p| p.display().to_string()).collect();
+        if let Err(e) = c.run(&mut done) {
+            obs.warning(&format!("cannot compress logs ({}): {e}", names.join(", ")));
+        }
     }
 }
 
@@ -181,6 +207,7 @@ fn collect(
     env: &Env,
     run_start: Instant,
     obs: &mut dyn Observer,
+    compress: &mut Vec<Compress>,
 ) -> Result<Option<Finished>, RunError> {
     let joined = r
         .handle
@@ -197,7 +224,9 @@ fn collect(
         }
     }
     if let Some(l) = logs {
-        finish_logs(&r.meta.name, l.close(env.clock.now()), obs);
+        if let Some(c) = finish_logs(&r.meta.name, l.close(env.clock.now()), obs) {
+            compress.push(c);
+        }
     }
     for d in 0..3 {
         res.dirs[d].bw = r.watch.sampler.bw[d];

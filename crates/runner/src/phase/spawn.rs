@@ -106,6 +106,9 @@ fn set_up(ctx: &mut JobCtx) -> Result<Prepared, RunError> {
     switch_ids(ctx)?;
     let regions: Vec<(u64, u64)> = ctx.files.iter().map(|f| (f.start, f.len)).collect();
     let mut workload = Workload::new(o, &regions, ctx.seed);
+    if ctx.offsets_32bit {
+        workload.offsets_32bit();
+    }
     let ends: Vec<u64> = ctx
         .files
         .iter()

@@ -155,13 +155,15 @@ impl SteadyTracker {
     }
 
     pub fn result(&self) -> SteadyState {
-        let mean = |v: &VecDeque<u64>| {
-            if v.is_empty() {
-                0
-            } else {
-                v.iter().sum::<u64>() / v.len() as u64
-            }
+        // As fio: the window's every slot, oldest first, zeros where no sample came
+        // (the run ended before the window filled), and the means over the window.
+        let padded = |v: &VecDeque<u64>| -> Vec<u64> {
+            let mut out: Vec<u64> = v.iter().copied().collect();
+            out.resize(self.window.max(v.len()), 0);
+            out
         };
+        let (iops, bw) = (padded(&self.iops), padded(&self.bw));
+        let mean = |v: &[u64]| v.iter().sum::<u64>() / v.len().max(1) as u64;
         SteadyState {
             ss: format!(
                 "{}:{:.6}{}",
@@ -176,10 +178,10 @@ impl SteadyTracker {
             pct: self.spec.pct,
             max_deviation: self.max_deviation,
             slope: self.slope,
-            iops_mean: mean(&self.iops),
-            bw_mean: mean(&self.bw),
-            iops: self.iops.iter().copied().collect(),
-            bw: self.bw.iter().copied().collect(),
+            iops_mean: mean(&iops),
+            bw_mean: mean(&bw),
+            iops,
+            bw,
         }
     }
 }
@@ -213,6 +215,25 @@ mod tests {
         let r = t.result();
         assert_eq!(r.ss, "iops:5.000000%");
         assert_eq!(r.iops_mean, 5001);
+    }
+
+    #[test]
+    fn a_window_not_filled_is_padded_with_zeros_as_fio_does() {
+        // fio 3.42, ss_dur=6 with two samples: iops [1000, 998, 0, 0, 0, 0], mean 333.
+        let mut t = SteadyTracker::new(
+            SteadySpec::default(),
+            6_000_000,
+            0,
+            1_000_000,
+            vec![0],
+            Clock::get(),
+        );
+        t.iops = [1000, 998].into_iter().collect();
+        t.bw = [4096000, 4087812].into_iter().collect();
+        let r = t.result();
+        assert_eq!(r.iops, [1000, 998, 0, 0, 0, 0]);
+        assert_eq!(r.iops_mean, 333);
+        assert_eq!(r.bw_mean, (4096000 + 4087812) / 6);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 pub(crate) mod log;
 mod shared;
+pub(crate) mod trace;
 
 pub(crate) use shared::{Shared, STATE_DONE, STATE_RAMP, STATE_RUNNING};
 
@@ -173,6 +174,8 @@ struct Tally {
     /// block_error_percentiles: the blocks, the file offset of block 0 and the trim
     /// block size.
     blocks: Option<(ioscope_stats::block::BlockStates, u64, u64)>,
+    /// `--debug=io`: a line per completion.
+    io: Option<trace::IoTrace>,
 }
 
 /// block_error_percentiles' blocks of a job: the file region's start, its trim block
@@ -259,6 +262,21 @@ impl Recorder {
         self.tally.get_or_insert_with(Default::default).blocks =
             Some((states, b.start, b.trim_bs.max(1)));
         self.slow_from = 0;
+    }
+
+    /// `--debug=io`: every completion (the ramp's too) goes to `t`.
+    pub fn trace_io(&mut self, t: trace::IoTrace) {
+        self.tally.get_or_insert_with(Default::default).io = Some(t);
+        self.slow_from = 0;
+    }
+
+    /// A completion during the ramp: only a trace wants it.
+    #[cold]
+    #[inline(never)]
+    fn ramp_completed(&mut self, u: &IoUnit) {
+        if let Some(t) = self.tally.as_mut().and_then(|x| x.io.as_mut()) {
+            t.complete(u);
+        }
     }
 
     /// A write or trim at `offset` failed: its block's lifetime ends.
@@ -366,6 +384,9 @@ impl Recorder {
         self.shared.bytes[d].store(dir.io_bytes, Relaxed);
         self.shared.ios[d].store(dir.total_ios, Relaxed);
         if self.in_ramp {
+            if self.slow_from == 0 {
+                self.ramp_completed(u);
+            }
             return Ok(());
         }
         let clat = self.clock.delta_ns(u.issue, t);
@@ -409,6 +430,9 @@ impl Recorder {
             }
             if let (Some((b, start, bs)), Ddir::Trim) = (&mut x.blocks, u.ddir) {
                 b.trimmed((u.offset.saturating_sub(*start) / *bs) as usize);
+            }
+            if let Some(io) = &mut x.io {
+                io.complete(u);
             }
         }
         if lat > self.lat_target_ns {

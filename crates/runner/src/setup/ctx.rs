@@ -52,6 +52,10 @@ pub struct JobCtx {
     pub verify: Option<ioscope_verify::Spec>,
     /// Its verify state file (settled by the plan).
     pub verify_state: Option<std::path::PathBuf>,
+    /// `random_generator=tausworthe` set explicitly: offsets from 32 random bits.
+    pub offsets_32bit: bool,
+    /// `--debug=io`: where its completion lines go (Some(None): standard output).
+    pub trace_io: Option<Option<crate::env::DebugOut>>,
 }
 
 /// What the monitor, the status line and the report know of a job clone.

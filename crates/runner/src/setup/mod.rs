@@ -27,7 +27,7 @@ use ioscope_stats::JobInfo;
 use std::sync::Arc;
 
 fn seed_for(o: &JobOptions, number: u32) -> u64 {
-    if o.randrepeat || o.allrandrepeat {
+    if o.randrepeat {
         o.randseed ^ (number as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
     } else {
         let mut b = [0u8; 8];
@@ -35,6 +35,40 @@ fn seed_for(o: &JobOptions, number: u32) -> u64 {
         unsafe { libc::getrandom(b.as_mut_ptr().cast(), 8, 0) };
         u64::from_ne_bytes(b) ^ unix_ms()
     }
+}
+
+/// `random_generator=tausworthe` set explicitly: fio's 32-bit generator, with fio's
+/// warning for each file of more than 2^32 blocks.
+fn offsets_32bit(p: &Planned, files: &[JobFile], obs: &mut dyn Observer) -> bool {
+    let o = &p.spec.opts;
+    let chosen = p.spec.explicit.iter().any(|(k, _)| k == "random_generator");
+    if !chosen || o.random_generator != ioscope_options::RandomGenerator::Tausworthe {
+        return false;
+    }
+    let bs = o.min_bs_all().max(1);
+    for f in files.iter().filter(|f| f.len / bs > 1 << 32) {
+        obs.message(&format!(
+            "fio: file {} exceeds 32-bit tausworthe random generator.",
+            f.path.display()
+        ));
+        obs.message("fio: Use the random_generator= option to switch to lfsr or tausworthe64.");
+    }
+    true
+}
+
+/// `--debug=random`: the clone's stream seeds, in fio's debug format.
+fn debug_seeds(seed: u64, env: &Env) {
+    use std::fmt::Write;
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    let streams = crate::workload::rng::stream_seeds(seed);
+    let names: Vec<&str> = streams.iter().map(|(n, _)| *n).collect();
+    let mut s = format!("random   {pid:5} FIO_RAND_NR_OFFS={}\n", streams.len());
+    let _ = writeln!(s, "random   {pid:5} streams: {}", names.join(" "));
+    for (i, (_, v)) in streams.iter().enumerate() {
+        let _ = writeln!(s, "random   {pid:5} rand_seeds[{i}]={v}");
+    }
+    crate::env::DebugOut::write_lines(env.opts.debug.out.as_ref(), s.as_bytes());
 }
 
 /// Lay out or open the job's files, run exec_prerun, open its logs.
@@ -71,6 +105,10 @@ pub(crate) fn prepare_job(
     let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
     warn_if_no_room(o, &files, &info, obs);
     let seed = seed_for(o, p.number);
+    let offsets_32bit = offsets_32bit(p, &files, obs);
+    if env.opts.debug.random {
+        debug_seeds(seed, env);
+    }
     let planned = Workload::new(o, &regions, seed).planned_bytes();
     let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);
     // Last: nothing after it can fail and leave a group behind.
@@ -101,6 +139,8 @@ pub(crate) fn prepare_job(
             jobs: p.jobs,
             verify: job.verify,
             verify_state: job.verify_state,
+            offsets_32bit,
+            trace_io: env.opts.debug.io.then(|| env.opts.debug.out.clone()),
         },
         meta: JobMeta {
             info,

@@ -14,6 +14,7 @@ pub(crate) mod rng;
 #[cfg(test)]
 mod tests;
 mod walk;
+mod window;
 pub(crate) mod zones;
 
 pub(crate) use io::Io;
@@ -63,6 +64,8 @@ pub struct Workload {
     files: Vec<FileWalk>,
     fidx: usize,
     file_service: FileService,
+    /// openfiles below the number of files: the files taking I/O now.
+    window: Option<Box<window::OpenWindow>>,
     mode: RwMode,
     read_pct: u32,
     bs: [BsChoice; 3],
@@ -120,6 +123,14 @@ pub struct Workload {
 }
 
 impl Workload {
+    /// fio's 32-bit tausworthe for the offsets (`random_generator=tausworthe` set
+    /// explicitly; left to its default, the generator covers any range).
+    pub fn offsets_32bit(&mut self) {
+        if let OffsetRng::T88(r) = &self.off_rng {
+            self.off_rng = OffsetRng::T32(r.clone());
+        }
+    }
+
     /// `regions`: (start, len) of each file; `seed` distinguishes jobs.
     pub fn new(o: &JobOptions, regions: &[(u64, u64)], seed: u64) -> Workload {
         let bs = bs_choices(o);
@@ -142,6 +153,7 @@ impl Workload {
             files,
             fidx: 0,
             file_service: o.file_service_type,
+            window: window::OpenWindow::new(o.openfiles, regions.len()).map(Box::new),
             mode: o.rw.mode,
             read_pct: o.rwmixread,
             bs,
@@ -155,8 +167,8 @@ impl Workload {
             per_offset: o.rw.nr.max(1),
             identical: o.rw_sequencer == RwSequencer::Identical,
             off_rng,
-            mix_rng: Taus88::new(seed ^ 0x004D_4958),
-            bs_rng: Taus88::new(seed ^ 0x4253),
+            mix_rng: Taus88::new(seed ^ rng::SALT_RWMIX),
+            bs_rng: Taus88::new(seed ^ rng::SALT_BS),
             pass_bytes,
             pass_done: 0,
             total_left: io_size.saturating_mul(o.loops.max(1) as u64),
@@ -297,6 +309,9 @@ impl Workload {
         self.passes += 1;
         // Every pass (loop) starts again at the first file, as fio's does.
         self.fidx = 0;
+        if let Some(w) = &mut self.window {
+            w.reset();
+        }
         for f in &mut self.files {
             f.pos = [f.zone; 3];
             f.perm.reset();

@@ -14,6 +14,9 @@ impl Workload {
         if n == 1 {
             return 0;
         }
+        if self.window.is_some() {
+            return self.choose_in_window();
+        }
         match self.file_service {
             // As fio: the first file first, then each in turn.
             FileService::RoundRobin => {
@@ -26,6 +29,23 @@ impl Workload {
                 self.fidx
             }
             FileService::Sequential => self.fidx,
+        }
+    }
+
+    /// openfiles: file_service_type's choice among the files in the window.
+    #[cold]
+    #[inline(never)]
+    fn choose_in_window(&mut self) -> usize {
+        let Some(w) = self.window.as_deref_mut() else {
+            return 0;
+        };
+        match self.file_service {
+            FileService::RoundRobin => w.round_robin(),
+            FileService::Random => {
+                let i = self.mix_rng.below(w.len() as u64) as usize;
+                w.at(i)
+            }
+            FileService::Sequential => w.at(0),
         }
     }
 
@@ -140,8 +160,14 @@ impl Workload {
                     });
                 }
             }
-            // This file is exhausted for this pass; sequential service moves on.
+            // This file is exhausted for this pass; sequential service moves on
+            // (with openfiles, the next file takes its place in the window).
             self.fidx = (fi + 1) % n;
+            if let Some(w) = self.window.as_deref_mut() {
+                if !w.done(fi) {
+                    break;
+                }
+            }
         }
         // Every file exhausted before the byte count (holes in rw=read:8k skip
         // bytes): the pass is over, and like fio the skipped bytes count as done.

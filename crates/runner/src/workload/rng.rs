@@ -4,6 +4,25 @@
 //!   written from the published description (Math. Comp. 65, 1996).
 //! - `Taus258`: L'Ecuyer's five-component 64-bit version (period 2^258, Math. Comp. 68, 1999).
 
+/// What each of a job's random streams adds to the job's seed (the offsets take the
+/// seed itself), so that the streams differ; `--debug=random` lists them.
+pub const SALT_RWMIX: u64 = 0x004D_4958;
+pub const SALT_BS: u64 = 0x4253;
+pub const SALT_CMDPRIO: u64 = 0x5052_494F;
+pub const SALT_TRIM: u64 = 0x5452_494d;
+pub const SALT_VERIFY: u64 = 0x5645_5249_4659;
+
+/// A job's random streams and their seeds, for `--debug=random`.
+pub fn stream_seeds(seed: u64) -> [(&'static str, u64); 5] {
+    [
+        ("offsets", seed),
+        ("rwmix", seed ^ SALT_RWMIX),
+        ("bs", seed ^ SALT_BS),
+        ("cmdprio", seed ^ SALT_CMDPRIO),
+        ("verify", seed ^ SALT_VERIFY),
+    ]
+}
+
 /// Seedable uniform generator.
 pub trait Rng {
     fn next_u64(&mut self) -> u64;

@@ -59,6 +59,10 @@ impl FileWalk {
 pub(super) enum OffsetRng {
     T88(Taus88),
     T258(Taus258),
+    /// `random_generator=tausworthe` set explicitly: fio's 32-bit generator, whose
+    /// offsets in a range of more than 2^32 blocks come from 32 random bits (so some
+    /// repeat, and most blocks are never drawn); fio warns, and so does ioscope.
+    T32(Taus88),
 }
 
 impl Rng for OffsetRng {
@@ -67,6 +71,7 @@ impl Rng for OffsetRng {
         match self {
             OffsetRng::T88(r) => r.next_u64(),
             OffsetRng::T258(r) => r.next_u64(),
+            OffsetRng::T32(r) => u64::from(r.next_u32()) << 32,
         }
     }
     #[inline(always)]
@@ -74,6 +79,7 @@ impl Rng for OffsetRng {
         match self {
             OffsetRng::T88(r) => r.next_u32(),
             OffsetRng::T258(r) => (r.next_u64() >> 32) as u32,
+            OffsetRng::T32(r) => r.next_u32(),
         }
     }
 }

@@ -35,26 +35,27 @@ impl Closed {
     }
 
     /// Write the per-I/O text logs from the binary log (and keep or remove it, as
-    /// `--log-format` says); `progress` hears (records done, in all).
-    pub fn finish(mut self, progress: &mut dyn FnMut(u64, u64)) -> std::io::Result<()> {
+    /// `--log-format` says); `progress` hears (records done, in all). With
+    /// log_store_compressed, what is left to compress once every job sharing a log
+    /// (per_job_logs=0) has written its lines.
+    pub fn finish(
+        mut self,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> std::io::Result<Option<Compress>> {
         let compress = self.compress.take();
         let texts: Vec<PathBuf> = self
             .paths
             .iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "log"))
+            .filter(|p| Some(*p) != self.spill_path.as_ref())
             .cloned()
             .collect();
         self.write_text(progress)?;
-        // log_store_compressed: each text log becomes NAME.log.fz.
-        if let Some((chunk, columns, cpus)) = compress {
-            on_cpus(&cpus, || {
-                for p in &texts {
-                    fz::compress_file(p, chunk, columns)?;
-                }
-                Ok(())
-            })?;
-        }
-        Ok(())
+        Ok(compress.map(|(chunk, columns, cpus)| Compress {
+            paths: texts,
+            chunk,
+            columns,
+            cpus,
+        }))
     }
 
     fn write_text(self, progress: &mut dyn FnMut(u64, u64)) -> std::io::Result<()> {
@@ -79,6 +80,36 @@ impl Closed {
             std::fs::remove_file(&path)?;
         }
         Ok(())
+    }
+}
+
+/// log_store_compressed: text logs to turn into NAME.log.fz.
+pub struct Compress {
+    pub paths: Vec<PathBuf>,
+    chunk: usize,
+    columns: fz::Columns,
+    cpus: Vec<usize>,
+}
+
+impl Compress {
+    /// Compress each log (on log_compression_cpus); a path already done (a log that
+    /// jobs share) is skipped.
+    pub fn run(self, done: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        let todo: Vec<PathBuf> = self
+            .paths
+            .into_iter()
+            .filter(|p| !done.contains(p))
+            .collect();
+        done.extend(todo.iter().cloned());
+        let (chunk, columns) = (self.chunk, self.columns);
+        on_cpus(&self.cpus, || {
+            for p in &todo {
+                let mut fz = super::unstaged(p).into_os_string();
+                fz.push(".fz");
+                fz::compress_file(p, std::path::Path::new(&fz), chunk, columns)?;
+            }
+            Ok(())
+        })
     }
 }
 
