@@ -310,3 +310,69 @@ fn a_steady_state_window_not_filled_is_padded_with_zeros() {
     assert!(iops[4..].iter().all(|&x| x == 0), "{iops:?}");
     assert_eq!(u(&data["iops_mean"]), iops.iter().sum::<u64>() / 10);
 }
+
+#[test]
+fn sprandom_writes_the_physical_capacity_once_and_refuses_what_it_cannot_do() {
+    // 4 MiB of 4 KiB blocks with 25% over-provisioning: 1024 blocks, each written,
+    // about 1024 / 0.75 writes in all; the oldest of 4 regions keeps about 0.6 of
+    // its writes valid, the newest all of them.
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=s",
+            "--ioengine=psync",
+            "--filename=f",
+            "--size=4M",
+            "--bs=4k",
+            "--rw=randwrite",
+            "--sprandom=1",
+            "--spr_op=0.25",
+            "--spr_num_regions=4",
+            "--debug=io",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = completions(&r.stdout);
+    let w = c.len();
+    assert!((1300..1400).contains(&w), "{w} writes");
+    let mut last = std::collections::HashMap::new();
+    for (i, (_, off, len)) in c.iter().enumerate() {
+        assert_eq!(*len, 4096);
+        last.insert(*off, i);
+    }
+    assert_eq!(last.len(), 1024, "every block written");
+    let mut valid = [0usize; 4];
+    for &i in last.values() {
+        valid[i * 4 / w] += 1;
+    }
+    let share: Vec<f64> = valid.iter().map(|&v| v as f64 * 4.0 / w as f64).collect();
+    assert!(share[0] > 0.45 && share[0] < 0.7, "{share:?}");
+    assert!(share[3] > 0.97, "{share:?}");
+    assert!(share.windows(2).all(|p| p[0] < p[1]), "{share:?}");
+    // What fio refuses, refused (fio 3.42's t/sprandom.py).
+    let refused = [
+        ("--random_generator=tausworthe", "random_generator"),
+        ("--norandommap=0", "norandommap"),
+        ("--rw=randread", "rw"),
+        ("--spr_num_regions=2000", "spr_cs"),
+    ];
+    for (arg, what) in refused {
+        let r = run_in(
+            d.path(),
+            &[
+                "--name=s",
+                "--ioengine=psync",
+                "--filename=g",
+                "--size=32M",
+                "--bs=4k",
+                "--rw=randwrite",
+                "--sprandom=1",
+                "--spr_cs=32K",
+                arg,
+            ],
+        );
+        assert_ne!(r.code, 0, "{arg}");
+        assert!(r.stderr.contains(what), "{arg}: {}", r.stderr);
+    }
+}

@@ -381,6 +381,7 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
         conflict("rwmixread", "rwmixwrite")?;
     }
     check_zones(b)?;
+    check_sprandom(b)?;
     if o.unlink_each_loop && (o.ioengine == "mmap" || o.registerfiles || o.sqthread_poll) {
         let loc = b.loc_of("unlink_each_loop").unwrap_or(Loc::cli(0));
         return Err(OptionsError::option(
@@ -402,6 +403,49 @@ fn check_conflicts(b: &Builder) -> Result<(), OptionsError> {
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// sprandom writes: rw=randwrite, one block size, lfsr and no random map (which it
+/// sets; another choice made explicitly is refused, as fio does).
+fn check_sprandom(b: &Builder) -> Result<(), OptionsError> {
+    let o = &b.opts;
+    if !o.sprandom {
+        return Ok(());
+    }
+    let refuse = |opt: &str, why: &str| {
+        let loc = b
+            .loc_of(opt)
+            .or_else(|| b.loc_of("sprandom"))
+            .unwrap_or(Loc::cli(0));
+        Err(OptionsError::option(&loc, opt, format!("sprandom {why}")))
+    };
+    if b.has("random_generator") && o.random_generator != crate::types::RandomGenerator::Lfsr {
+        return refuse(
+            "random_generator",
+            "needs random_generator=lfsr (which it sets)",
+        );
+    }
+    if b.has("norandommap") && !o.norandommap {
+        return refuse("norandommap", "needs norandommap=1 (which it sets)");
+    }
+    if o.rw.mode != crate::types::RwMode::RandWrite {
+        return refuse(
+            "rw",
+            "preconditions with random writes: it needs rw=randwrite",
+        );
+    }
+    if o.bsrange.is_some() || o.bssplit.is_some() {
+        let opt = if o.bsrange.is_some() {
+            "bsrange"
+        } else {
+            "bssplit"
+        };
+        return refuse(opt, "writes one block size (bs=)");
+    }
+    if !(o.spr_op > 0.0 && o.spr_op < 1.0) {
+        return refuse("spr_op", "needs an over-provisioning ratio between 0 and 1");
     }
     Ok(())
 }
@@ -614,6 +658,16 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
         ));
         // Like fio, iodepth keeps its value (reports show it); the runner issues
         // one I/O at a time because the engine is synchronous.
+    }
+    if o.sprandom {
+        if o.random_generator != crate::types::RandomGenerator::Lfsr {
+            o.random_generator = crate::types::RandomGenerator::Lfsr;
+            note("sprandom sets random_generator=lfsr".into());
+        }
+        if !o.norandommap {
+            o.norandommap = true;
+            note("sprandom sets norandommap=1".into());
+        }
     }
     if o.zero_buffers && o.refill_buffers {
         note("zero_buffers wins over refill_buffers".into());

@@ -174,6 +174,10 @@ option_table! {
     softrandommap: bool { kind: BOOL, default: "0", category: C::Random, help: "Continue without a random map if it cannot be allocated", status: noop("ioscope's random map always fits: it is one bit per block") }
     randrepeat: bool { kind: BOOL, default: "1", category: C::Random, help: "Seed the offset generator so runs repeat" }
     allrandrepeat: bool { kind: BOOL, default: "0", category: C::Random, help: "Seed all random generators so runs repeat (as randrepeat; fio 3.35+ makes it an alias)" }
+    sprandom: bool { kind: BOOL, default: "0", category: C::Random, help: "SPRandom preconditioning: one pass of random writes over the device's physical capacity that leaves it in steady state (rw=randwrite; sets random_generator=lfsr and norandommap)" }
+    spr_num_regions: u32 { kind: INT, default: "100", min: Some(1), category: C::Random, help: "sprandom: the regions the physical capacity is written in (more: finer, each region smaller)" }
+    spr_op: f64 { kind: Kind::Float, default: "0.15", category: C::Random, help: "sprandom: the device's over-provisioning ratio, between 0 and 1" }
+    spr_cs: u64 { kind: SIZE, default: "0", category: C::Random, help: "sprandom: the device's write cache in bytes; when set, invalidating writes wait one region and a region must be larger than the cache" }
     randseed: u64 { kind: INT, default: "0x89", category: C::Random, help: "Seed for the random generators" }
 
     // ---- Engine ----

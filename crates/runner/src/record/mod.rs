@@ -264,19 +264,11 @@ impl Recorder {
         self.slow_from = 0;
     }
 
-    /// `--debug=io`: every completion (the ramp's too) goes to `t`.
+    /// `--debug=io`: every completion after the ramp goes to `t` (the ramp's I/O is
+    /// not measured, and not traced).
     pub fn trace_io(&mut self, t: trace::IoTrace) {
         self.tally.get_or_insert_with(Default::default).io = Some(t);
         self.slow_from = 0;
-    }
-
-    /// A completion during the ramp: only a trace wants it.
-    #[cold]
-    #[inline(never)]
-    fn ramp_completed(&mut self, u: &IoUnit) {
-        if let Some(t) = self.tally.as_mut().and_then(|x| x.io.as_mut()) {
-            t.complete(u);
-        }
     }
 
     /// A write or trim at `offset` failed: its block's lifetime ends.
@@ -384,9 +376,6 @@ impl Recorder {
         self.shared.bytes[d].store(dir.io_bytes, Relaxed);
         self.shared.ios[d].store(dir.total_ios, Relaxed);
         if self.in_ramp {
-            if self.slow_from == 0 {
-                self.ramp_completed(u);
-            }
             return Ok(());
         }
         let clat = self.clock.delta_ns(u.issue, t);

@@ -105,6 +105,8 @@ pub(crate) fn prepare_job(
     let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
     warn_if_no_room(o, &files, &info, obs);
     let seed = seed_for(o, p.number);
+    crate::workload::check_sprandom(o, &regions)
+        .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
     let offsets_32bit = offsets_32bit(p, &files, obs);
     if env.opts.debug.random {
         debug_seeds(seed, env);

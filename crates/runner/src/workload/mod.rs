@@ -11,6 +11,7 @@ pub(crate) mod io;
 mod offsets;
 pub(crate) mod replay;
 pub(crate) mod rng;
+mod spr;
 #[cfg(test)]
 mod tests;
 mod walk;
@@ -29,6 +30,41 @@ use walk::{sync_cadence, FileWalk, OffsetRng, Plain, Replay};
 use zones::StridedZones;
 
 /// A walk over each file region, `grain` bytes a block.
+/// sprandom's plan over the job's one file (None without sprandom).
+fn sprandom(
+    o: &JobOptions,
+    files: &[FileWalk],
+    grain: u64,
+    seed: u64,
+) -> Option<Result<spr::Spr, String>> {
+    if !o.sprandom {
+        return None;
+    }
+    let [f] = files else {
+        return Some(Err(
+            "sprandom preconditions one file or device (nrfiles=1)".into()
+        ));
+    };
+    Some(spr::Spr::new(
+        f.blocks,
+        grain,
+        o.spr_op,
+        o.spr_num_regions,
+        o.spr_cs,
+        seed,
+    ))
+}
+
+/// Whether sprandom can plan over these files (setup refuses the job if not).
+pub(crate) fn check_sprandom(o: &JobOptions, regions: &[(u64, u64)]) -> Result<(), String> {
+    let bs = bs_choices(o);
+    let grain = grain(o, &bs);
+    match sprandom(o, &walks(regions, grain, 0), grain, 0) {
+        Some(Err(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
 fn walks(regions: &[(u64, u64)], grain: u64, seed: u64) -> Vec<FileWalk> {
     regions
         .iter()
@@ -64,6 +100,8 @@ pub struct Workload {
     files: Vec<FileWalk>,
     fidx: usize,
     file_service: FileService,
+    /// sprandom: the preconditioning pass's plan.
+    spr: Option<Box<spr::Spr>>,
     /// openfiles below the number of files: the files taking I/O now.
     window: Option<Box<window::OpenWindow>>,
     mode: RwMode,
@@ -136,7 +174,11 @@ impl Workload {
         let bs = bs_choices(o);
         let grain = grain(o, &bs);
         let files = walks(regions, grain, seed);
-        let pass_bytes: u64 = files.iter().map(|f| f.len).sum();
+        let spr = sprandom(o, &files, grain, seed).and_then(Result::ok);
+        let pass_bytes: u64 = match &spr {
+            Some(s) => s.pass_blocks() * grain,
+            None => files.iter().map(|f| f.len).sum(),
+        };
         let io_size = o.io_size.map_or(pass_bytes, |s| s.resolve(pass_bytes));
         let off_rng = match o.random_generator {
             RandomGenerator::Tausworthe64 => OffsetRng::T258(Taus258::new(seed)),
@@ -153,6 +195,7 @@ impl Workload {
             files,
             fidx: 0,
             file_service: o.file_service_type,
+            spr: spr.map(Box::new),
             window: window::OpenWindow::new(o.openfiles, regions.len()).map(Box::new),
             mode: o.rw.mode,
             read_pct: o.rwmixread,

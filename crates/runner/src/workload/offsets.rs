@@ -242,10 +242,13 @@ impl Workload {
                     break b;
                 }
             },
-            None if self.use_perm => f.perm.next_block().or_else(|| {
-                f.perm.reset();
-                f.perm.next_block()
-            })?,
+            None if self.use_perm => match self.spr.as_deref_mut() {
+                Some(s) => s.next_block(),
+                None => f.perm.next_block().or_else(|| {
+                    f.perm.reset();
+                    f.perm.next_block()
+                })?,
+            },
             None => self.off_rng.below(f.blocks),
         };
         let off = f.start + block * grain;
