@@ -376,3 +376,75 @@ fn sprandom_writes_the_physical_capacity_once_and_refuses_what_it_cannot_do() {
         assert!(r.stderr.contains(what), "{arg}: {}", r.stderr);
     }
 }
+
+#[test]
+fn steady_state_of_completion_latency_as_fio_342_does() {
+    // ss=lat: each interval's mean clat; a limit of 1 s of deviation holds at once.
+    let d = tmpdir();
+    let (r, v) = run_json(
+        d.path(),
+        &[
+            "--name=j",
+            "--ioengine=null",
+            "--size=1G",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=20",
+            "--ss_dur=2",
+            "--ss=lat:1000000000",
+            "--rate_iops=1000",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ss = &job(&v, 0)["steadystate"];
+    assert_eq!(ss["ss"], "lat:1000000000.000000");
+    assert_eq!(ss["attained"], 1, "{ss}");
+    let lat: Vec<u64> = ss["data"]["lat_ns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(u)
+        .collect();
+    assert_eq!(lat.len(), 2, "{ss}");
+    assert!(lat.iter().all(|&l| l > 0), "{ss}");
+    assert_eq!(u(&ss["data"]["lat_mean"]), lat.iter().sum::<u64>() / 2);
+    // Ended by the criterion, long before the runtime.
+    assert!(u(&job(&v, 0)["read"]["runtime"]) < 10_000);
+    let r = run(&[
+        "--parse-only",
+        "--debug=parse",
+        "--ss=lat_slope:10%",
+        "--ss=lat:10",
+    ]);
+    assert!(
+        r.stdout
+            .contains("set steady state latency threshold to 10 nsec"),
+        "{}",
+        r.stdout
+    );
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=j",
+            "--ioengine=null",
+            "--size=1G",
+            "--rw=randread",
+            "--time_based",
+            "--runtime=20",
+            "--ss_dur=2",
+            "--ss=lat_slope:100%",
+            "--rate_iops=1000",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("steadystate  :"))
+        .unwrap();
+    assert!(
+        line.contains(", lat=") && line.contains("nsec, lat slope="),
+        "{line}"
+    );
+}

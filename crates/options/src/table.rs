@@ -323,7 +323,7 @@ option_table! {
     replay_skip: Option<ReplaySkip> { kind: Kind::Special("read,write,trim,sync"), category: C::Logging, help: "Leave these kinds of the iolog's I/O out: a list of read, write, trim, sync" }
 
     // ---- Steady state ----
-    steadystate: SteadySpec { kind: Kind::Special("iops|iops_slope|bw|bw_slope:limit[%]"), default: "iops_slope:0.01%", aliases: &["ss"], category: C::SteadyState, help: "Criterion that ends the job once it holds over steadystate_duration (a maximum deviation from the mean, or a least-squares slope)" }
+    steadystate: SteadySpec { kind: Kind::Special("iops|iops_slope|bw|bw_slope|lat|lat_slope:limit[%]"), default: "iops_slope:0.01%", aliases: &["ss"], category: C::SteadyState, help: "Criterion that ends the job once it holds over steadystate_duration: a maximum deviation from the mean, or a least-squares slope, of IOPS, bandwidth (bytes/s) or mean completion latency (ns)" }
     steadystate_duration: u64 { kind: SECS, default: "0", aliases: &["ss_dur"], category: C::SteadyState, help: "Window over which the criterion must hold (0 = no steady-state detection)" }
     steadystate_ramp_time: u64 { kind: SECS, default: "0", aliases: &["ss_ramp"], category: C::SteadyState, help: "Wait this long before collecting steady-state data" }
     steadystate_check_interval: u64 { kind: SECS, default: "1", aliases: &["ss_interval"], category: C::SteadyState, help: "Steady-state sampling interval" }

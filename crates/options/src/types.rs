@@ -758,11 +758,14 @@ impl OptValue for IgnoreErrors {
     }
 }
 
-/// `steadystate=iops|iops_slope|bw|bw_slope:LIMIT[%]` (fio's ss=).
+/// `steadystate=iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT[%]` (fio's ss=).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct SteadySpec {
-    /// iops or bw.
+    /// bw (else iops, unless lat).
     pub bw: bool,
+    /// Mean completion latency per interval (fio 3.42's lat, lat_slope); the limit
+    /// is in ns.
+    pub lat: bool,
     /// Least-squares slope instead of maximum deviation from the mean.
     pub slope: bool,
     /// Limit in IOPS, bytes/s, or percent of the mean.
@@ -774,19 +777,25 @@ impl SteadySpec {
     /// What fio's `--debug=parse` says of it ("set steady state IOPS threshold to
     /// 10.000000", "… threshold to 0.100000%", "… BW threshold to 12").
     pub fn debug_line(&self) -> String {
-        match (self.pct, self.bw) {
-            (true, _) => format!("set steady state threshold to {:.6}%", self.limit),
-            (false, false) => format!("set steady state IOPS threshold to {:.6}", self.limit),
-            (false, true) => format!("set steady state BW threshold to {}", self.limit as u64),
+        match (self.pct, self.bw, self.lat) {
+            (true, _, _) => format!("set steady state threshold to {:.6}%", self.limit),
+            (false, _, true) => format!(
+                "set steady state latency threshold to {} nsec",
+                self.limit as u64
+            ),
+            (false, false, _) => format!("set steady state IOPS threshold to {:.6}", self.limit),
+            (false, true, _) => format!("set steady state BW threshold to {}", self.limit as u64),
         }
     }
 
     pub fn metric(&self) -> &'static str {
-        match (self.bw, self.slope) {
-            (false, false) => "iops",
-            (false, true) => "iops_slope",
-            (true, false) => "bw",
-            (true, true) => "bw_slope",
+        match (self.lat, self.bw, self.slope) {
+            (true, _, false) => "lat",
+            (true, _, true) => "lat_slope",
+            (false, false, false) => "iops",
+            (false, false, true) => "iops_slope",
+            (false, true, false) => "bw",
+            (false, true, true) => "bw_slope",
         }
     }
 }
@@ -794,16 +803,19 @@ impl SteadySpec {
 impl OptValue for SteadySpec {
     fn parse(raw: &str, cx: &ValueCx, _: &Self) -> Result<Self, String> {
         let (crit, limit) = raw.split_once(':').ok_or_else(|| {
-            format!("'{raw}' is not of the form iops|iops_slope|bw|bw_slope:LIMIT[%]")
+            format!("'{raw}' is not of the form iops|iops_slope|bw|bw_slope|lat|lat_slope:LIMIT[%]")
         })?;
-        let (bw, slope) = match crit.trim().to_ascii_lowercase().as_str() {
-            "iops" => (false, false),
-            "iops_slope" => (false, true),
-            "bw" => (true, false),
-            "bw_slope" => (true, true),
+        let (bw, lat, slope) = match crit.trim().to_ascii_lowercase().as_str() {
+            "iops" => (false, false, false),
+            "iops_slope" => (false, false, true),
+            "bw" => (true, false, false),
+            "bw_slope" => (true, false, true),
+            "lat" => (false, true, false),
+            "lat_slope" => (false, true, true),
             other => {
                 return Err(format!(
-                    "'{other}' is not a steady-state criterion (iops, iops_slope, bw, bw_slope)"
+                    "'{other}' is not a steady-state criterion (iops, iops_slope, bw, bw_slope, \
+                     lat, lat_slope)"
                 ))
             }
         };
@@ -830,6 +842,7 @@ impl OptValue for SteadySpec {
         }
         Ok(SteadySpec {
             bw,
+            lat,
             slope,
             limit,
             pct,

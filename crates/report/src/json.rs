@@ -249,6 +249,14 @@ fn steadystate_obj(ss: &ioscope_stats::SteadyState) -> Value {
     let mut data = obj();
     data.insert("bw_mean".into(), ss.bw_mean.into());
     data.insert("iops_mean".into(), ss.iops_mean.into());
+    if let Some(m) = ss.lat_mean {
+        // fio 3.42, with a latency criterion: the mean and each interval's, in ns.
+        data.insert("lat_mean".into(), m.into());
+        data.insert(
+            "lat_ns".into(),
+            Value::Array(ss.lat.iter().map(|&v| v.into()).collect()),
+        );
+    }
     data.insert(
         "iops".into(),
         Value::Array(ss.iops.iter().map(|&v| v.into()).collect()),

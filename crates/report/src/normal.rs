@@ -238,15 +238,21 @@ fn steadystate_line(job: &JobResult, ss: &ioscope_stats::SteadyState) -> String 
         "iops" => "iops mean dev",
         "bw" => "bw mean dev",
         "iops_slope" => "iops slope",
+        "lat" => "lat mean dev",
+        "lat_slope" => "lat slope",
         _ => "bw slope",
     };
+    // fio 3.42 adds the mean completion latency with a latency criterion.
+    let lat = ss.lat_mean.map_or(String::new(), |m| {
+        format!("lat={}nsec, ", num::num2str(m, sig, false, num::Unit::None))
+    });
     let value = if ss.pct {
         format!("{:.3}%", ss.criterion)
     } else {
         format!("{:.3}", ss.criterion)
     };
     format!(
-        "  steadystate  : attained={}, bw={bw} ({bw2}), iops={}, {what}={value}\n",
+        "  steadystate  : attained={}, bw={bw} ({bw2}), iops={}, {lat}{what}={value}\n",
         if ss.attained { "yes" } else { "no" },
         ss.iops_mean
     )

@@ -212,7 +212,7 @@ pub struct VerifyCounts {
 pub struct SteadyState {
     /// The criterion as fio prints it, e.g. "iops:5.000000%".
     pub ss: String,
-    /// Criterion name: iops, iops_slope, bw or bw_slope.
+    /// Criterion name: iops, iops_slope, bw, bw_slope, lat or lat_slope.
     pub metric: String,
     pub duration_s: u64,
     pub attained: bool,
@@ -227,6 +227,12 @@ pub struct SteadyState {
     /// The window's samples, oldest first: IOPS and bytes/s.
     pub iops: Vec<u64>,
     pub bw: Vec<u64>,
+    /// steadystate=lat|lat_slope: the mean completion latency (ns) over the window,
+    /// and each interval's (fio 3.42's lat_mean, lat_ns); None and empty otherwise.
+    #[serde(default)]
+    pub lat_mean: Option<u64>,
+    #[serde(default)]
+    pub lat: Vec<u64>,
 }
 
 impl JobResult {

@@ -17,6 +17,27 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The covered jobs' counters at a sample.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    ios: u64,
+    bytes: u64,
+    lat_sum: u64,
+    lat_n: u64,
+}
+
+impl Totals {
+    fn of(jobs: &[&Arc<Shared>]) -> Totals {
+        let sum = |f: &dyn Fn(&Shared) -> u64| jobs.iter().map(|s| f(s)).sum::<u64>();
+        Totals {
+            ios: sum(&|s| s.ios.iter().map(|a| a.load(Relaxed)).sum()),
+            bytes: sum(&|s| s.bytes.iter().map(|a| a.load(Relaxed)).sum()),
+            lat_sum: sum(&|s| s.clat_sum_ns.load(Relaxed)),
+            lat_n: sum(&|s| s.clat_count.load(Relaxed)),
+        }
+    }
+}
+
 pub struct SteadyTracker {
     clock: &'static Clock,
     spec: SteadySpec,
@@ -26,9 +47,11 @@ pub struct SteadyTracker {
     ramp: Ticks,
     /// Indices of the jobs (in the phase) this tracker covers.
     pub members: Vec<usize>,
-    baseline: Option<(Ticks, u64, u64)>,
+    baseline: Option<(Ticks, Totals)>,
     iops: VecDeque<u64>,
     bw: VecDeque<u64>,
+    /// steadystate=lat|lat_slope: each interval's mean completion latency, ns.
+    lat: VecDeque<u64>,
     attained: bool,
     criterion: f64,
     max_deviation: f64,
@@ -56,6 +79,7 @@ impl SteadyTracker {
             baseline: None,
             iops: VecDeque::new(),
             bw: VecDeque::new(),
+            lat: VecDeque::new(),
             attained: false,
             criterion: 0.0,
             max_deviation: 0.0,
@@ -68,43 +92,36 @@ impl SteadyTracker {
         if self.attained || jobs.iter().any(|s| s.state.load(Relaxed) != STATE_RUNNING) {
             return;
         }
-        let totals = || -> (u64, u64) {
-            let ios = jobs
-                .iter()
-                .map(|s| s.ios.iter().map(|a| a.load(Relaxed)).sum::<u64>())
-                .sum();
-            let bytes = jobs
-                .iter()
-                .map(|s| s.bytes.iter().map(|a| a.load(Relaxed)).sum::<u64>())
-                .sum();
-            (ios, bytes)
-        };
-        let Some((t0, ios0, bytes0)) = self.baseline else {
+        let Some((t0, was)) = self.baseline else {
             let start = jobs
                 .iter()
                 .map(|s| s.measure_start.load(Relaxed))
                 .max()
                 .unwrap_or(now);
             if now >= start + self.ramp {
-                let (ios, bytes) = totals();
-                self.baseline = Some((now, ios, bytes));
+                self.baseline = Some((now, Totals::of(jobs)));
             }
             return;
         };
         if now < t0 + self.interval {
             return;
         }
-        let (ios, bytes) = totals();
+        let is = Totals::of(jobs);
         let secs = self.clock.delta_ns(t0, now) as f64 / 1e9;
-        self.iops
-            .push_back((ios.saturating_sub(ios0) as f64 / secs).round() as u64);
-        self.bw
-            .push_back((bytes.saturating_sub(bytes0) as f64 / secs).round() as u64);
+        let per_sec = |a: u64, b: u64| (a.saturating_sub(b) as f64 / secs).round() as u64;
+        self.iops.push_back(per_sec(is.ios, was.ios));
+        self.bw.push_back(per_sec(is.bytes, was.bytes));
+        if self.spec.lat {
+            let n = is.lat_n.saturating_sub(was.lat_n);
+            let sum = is.lat_sum.saturating_sub(was.lat_sum);
+            self.lat.push_back(sum.checked_div(n).unwrap_or(0));
+        }
         if self.iops.len() > self.window {
             self.iops.pop_front();
             self.bw.pop_front();
+            self.lat.pop_front();
         }
-        self.baseline = Some((now, ios, bytes));
+        self.baseline = Some((now, is));
         if self.iops.len() == self.window {
             self.evaluate();
             if self.attained {
@@ -116,10 +133,14 @@ impl SteadyTracker {
     }
 
     fn evaluate(&mut self) {
-        let data: Vec<f64> = if self.spec.bw { &self.bw } else { &self.iops }
-            .iter()
-            .map(|&v| v as f64)
-            .collect();
+        let data: Vec<f64> = match (self.spec.lat, self.spec.bw) {
+            (true, _) => &self.lat,
+            (false, true) => &self.bw,
+            (false, false) => &self.iops,
+        }
+        .iter()
+        .map(|&v| v as f64)
+        .collect();
         let n = data.len() as f64;
         let mean = data.iter().sum::<f64>() / n;
         let scale = |v: f64| {
@@ -163,6 +184,11 @@ impl SteadyTracker {
             out
         };
         let (iops, bw) = (padded(&self.iops), padded(&self.bw));
+        let lat = if self.spec.lat {
+            padded(&self.lat)
+        } else {
+            Vec::new()
+        };
         let mean = |v: &[u64]| v.iter().sum::<u64>() / v.len().max(1) as u64;
         SteadyState {
             ss: format!(
@@ -180,8 +206,10 @@ impl SteadyTracker {
             slope: self.slope,
             iops_mean: mean(&iops),
             bw_mean: mean(&bw),
+            lat_mean: self.spec.lat.then(|| mean(&lat)),
             iops,
             bw,
+            lat,
         }
     }
 }

@@ -25,6 +25,10 @@ pub struct Shared {
     pub stop: AtomicBool,
     /// Set by the job (exitall_on_error) to end the whole run; the monitor acts on it.
     pub abort_run: AtomicBool,
+    /// steadystate=lat|lat_slope: completion latencies summed (ns), and how many
+    /// (written from the recorder's cold path, by such jobs only).
+    pub clat_sum_ns: AtomicU64,
+    pub clat_count: AtomicU64,
     /// Submit and reap calls made (I/Os per call for `ioscope peak`).
     pub submit_calls: AtomicU64,
     pub reap_calls: AtomicU64,
