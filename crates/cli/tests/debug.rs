@@ -448,3 +448,38 @@ fn steady_state_of_completion_latency_as_fio_342_does() {
         "{line}"
     );
 }
+
+#[test]
+fn rate_min_judges_a_job_slower_than_one_io_per_cycle_over_its_gaps() {
+    // One 4 KiB read every 205 ms (rate=20000) against a 100 ms ratecycle: fio 3.42
+    // judges the rate when I/O completes, over the gap (20000 B/s >= 10240), and the
+    // job passes; at rate=4000 (one read a second) the gap's 4000 B/s fails it.
+    let d = tmpdir();
+    let job = |rate: &str| {
+        let rate = format!("--rate={rate}");
+        run_in(
+            d.path(),
+            &[
+                "--name=r",
+                "--filename=rr",
+                "--size=20k",
+                "--bs=4k",
+                "--rw=read",
+                &rate,
+                "--ratemin=10240",
+                "--ratecycle=100",
+                "--output-format=terse",
+            ],
+        )
+    };
+    let r = job("20000");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    let r = job("4000");
+    assert_eq!(r.code, 1);
+    assert!(
+        r.stderr.contains("min rate 10240 B/s not met for read"),
+        "{}",
+        r.stderr
+    );
+}

@@ -388,7 +388,8 @@ fn counts(json: &str) -> Counts {
 
 /// Options fio added after 3.33, run through fio 3.42 and ioscope: the same bytes,
 /// I/O counts and priorities. Character devices are not laid out; ramp_size, as
-/// ramp_time, comes before the job's size; cmdprio_hint is each priority's hint;
+/// ramp_time, comes before the job's size; cmdprio_hint is each priority's hint, as
+/// is the fifth field of cmdprio_bssplit's entries;
 /// job_start_clock_id=1 counts from boot.
 #[test]
 fn fio_342s_new_options_do_what_fio_does() {
@@ -419,6 +420,15 @@ fn fio_342s_new_options_do_what_fio_does() {
             "--cmdprio_percentage=50",
             "--cmdprio_class=2",
             "--cmdprio_hint=3",
+        ],
+        &[
+            "--filename=data",
+            "--rw=randread",
+            "--ioengine=libaio",
+            "--direct=1",
+            "--iodepth=4",
+            "--bs=4k",
+            "--cmdprio_bssplit=4k/50/2/3/4",
         ],
         &[
             "--filename=data",

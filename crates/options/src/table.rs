@@ -102,6 +102,7 @@ option_table! {
     flow: u32 { kind: INT, default: "0", min: Some(0), max: Some(1000), category: C::Rate, help: "Weight in flow control: jobs with the same flow_id issue I/Os in proportion to their weights (0: not in flow control)" }
     flow_id: u32 { kind: INT, default: "0", category: C::Rate, help: "Flow control group of the job" }
     flow_sleep: u64 { kind: USECS, default: "0", category: C::Rate, help: "Sleep this long when ahead of the flow share, after the I/O in flight (0: try again at once, as fio)" }
+    flow_watermark: u32 { kind: INT, default: "50", category: C::Rate, help: "Flow control watermark (deprecated in fio)", status: noop("fio 3.42 accepts it and ignores it (soft-deprecated)") }
 
     // ---- Files and sizes ----
     filename: Option<String> { category: C::Files, help: "File(s) or device(s) to use, separated by ':' (escape a literal ':' as '\\:')" }
@@ -198,7 +199,7 @@ option_table! {
     cmdprio_class: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(3), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority class of cmdprio I/Os (1 RT, 2 BE, 3 IDLE; default RT when a percentage or bssplit is set)" }
     cmdprio: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(7), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority level of cmdprio I/Os" }
     cmdprio_hint: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(1023), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority hint of cmdprio I/Os (read,write)" }
-    cmdprio_bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct[/class/level]:... per direction"), engines: ASYNC_PRIO, category: C::Priority, help: "Priority per block size" }
+    cmdprio_bssplit: Option<BsSplit> { kind: Kind::Special("bs/pct[/class/level[/hint]]:... per direction"), engines: ASYNC_PRIO, category: C::Priority, help: "Priority per block size" }
     thp: u32 { kind: INT, default: "0", engines: &["mmap"], category: C::Engine, help: "Use transparent huge pages for the mapping (madvise MADV_HUGEPAGE)" }
     stat_type: StatType { kind: Kind::Choice(StatType::CHOICES), default: "stat", engines: &["filestat", "dirstat"], category: C::Engine, help: "Which stat call filestat and dirstat time" }
 
@@ -226,7 +227,7 @@ option_table! {
     rate_iops: PerDir<u64> { kind: INTS, default: "0", category: C::Rate, help: "Cap IOPS at this, per direction" }
     rate_iops_min: PerDir<u64> { kind: INTS, default: "0", category: C::Rate, help: "Fail the job if IOPS drop below this over a rate_cycle" }
     rate_process: RateProcess { kind: Kind::Choice(RateProcess::CHOICES), default: "linear", category: C::Rate, help: "How rate-limited I/Os are spaced" }
-    rate_cycle: u64 { kind: INT, default: "1000", category: C::Rate, help: "Window (ms) for rate_min and rate_iops_min checks" }
+    rate_cycle: u64 { kind: INT, default: "1000", aliases: &["ratecycle"], category: C::Rate, help: "Window (ms) for rate_min and rate_iops_min checks" }
     rate_ignore_thinktime: bool { kind: BOOL, default: "0", category: C::Rate, help: "Keep the rate schedule through think time" }
     thinktime: u64 { kind: USECS, default: "0", category: C::Rate, help: "Pause this long after thinktime_blocks I/Os" }
     thinktime_spin: u64 { kind: USECS, default: "0", category: C::Rate, help: "Busy-spin this part of thinktime" }
@@ -272,6 +273,8 @@ option_table! {
     verify_async_cpus: Option<CpuList> { kind: Kind::Special("CPU list, e.g. 0-3,6"), category: C::Verify, help: "CPUs the verify_async checker threads run on" }
     verify_backlog: u64 { kind: INT, default: "0", category: C::Verify, help: "Verify after this many writes" }
     verify_backlog_batch: u64 { kind: INT, default: "0", category: C::Verify, help: "Blocks verified per backlog" }
+    verifysort: bool { kind: BOOL, default: "1", category: C::Verify, help: "Sort verify reads by offset (deprecated in fio)", status: noop("fio 3.42 accepts it and ignores it (soft-deprecated): verify reads follow the writes' order") }
+    verifysort_nr: u64 { kind: INT, default: "1024", category: C::Verify, help: "Verify reads sorted at once (deprecated in fio)", status: noop("fio 3.42 accepts it and ignores it (soft-deprecated)") }
     verify_state_save: bool { kind: BOOL, default: "1", category: C::Verify, help: "Write local-JOB-N-verify.state when a verifying writer ends (also when interrupted)" }
     verify_state_load: bool { kind: BOOL, default: "0", category: C::Verify, help: "Verify only the blocks local-JOB-N-verify.state says were written" }
     verify_header_format: String { kind: Kind::Choice(&[("fio-3.42", "fio 3.42's 48-byte header (64-bit write numbers)"), ("fio-3.33", "fio 3.33's 40-byte header, for data that fio 3.33 and older will verify")]), default: "fio-3.42", category: C::Verify, help: "ioscope's own: the layout of the verify headers written (either is read back: each header says which it is)" }

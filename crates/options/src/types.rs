@@ -321,6 +321,9 @@ pub struct SplitEntry {
     pub pct: Option<u32>,
     /// cmdprio_bssplit only: (class, level) for I/Os of this size.
     pub prio: Option<(u8, u8)>,
+    /// cmdprio_bssplit's third form (fio 3.42): the priority hint with them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<u16>,
 }
 
 /// `sync_file_range=FLAGS:N`: sync_file_range(2) over the range written since the last
@@ -354,7 +357,7 @@ impl OptValue for SyncFileRange {
     }
 }
 
-/// `bssplit` / `cmdprio_bssplit`: `bs/pct[/class/level]:…` per direction.
+/// `bssplit` / `cmdprio_bssplit`: `bs/pct[/class/level[/hint]]:…` per direction.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct BsSplit(pub [Vec<SplitEntry>; 3]);
 
@@ -369,11 +372,15 @@ fn parse_split_list(p: &str, kb_base: u64, with_prio: bool) -> Result<Vec<SplitE
     let mut out = Vec::new();
     for item in p.split(':').filter(|s| !s.trim().is_empty()) {
         let fields: Vec<&str> = item.split('/').map(str::trim).collect();
-        let max_fields = if with_prio { 4 } else { 2 };
+        let max_fields = if with_prio { 5 } else { 2 };
         if fields.len() > max_fields || (with_prio && fields.len() == 3) {
             return Err(format!(
                 "'{item}' is not of the form bs/percentage{}",
-                if with_prio { "[/class/level]" } else { "" }
+                if with_prio {
+                    "[/class/level[/hint]]"
+                } else {
+                    ""
+                }
             ));
         }
         let bs = parse_size(fields[0], kb_base)?;
@@ -390,7 +397,14 @@ fn parse_split_list(p: &str, kb_base: u64, with_prio: bool) -> Result<Vec<SplitE
             }
             _ => None,
         };
-        let prio = if fields.len() == 4 {
+        let hint = match fields.get(4) {
+            Some(h) => match parse_int(h)? {
+                v @ 0..=1023 => Some(v as u16),
+                _ => return Err(format!("'{item}': the hint must be 0..1023")),
+            },
+            None => None,
+        };
+        let prio = if fields.len() >= 4 {
             let class = parse_int(fields[2])?;
             let level = parse_int(fields[3])?;
             if !(0..=3).contains(&class) || !(0..=7).contains(&level) {
@@ -400,7 +414,12 @@ fn parse_split_list(p: &str, kb_base: u64, with_prio: bool) -> Result<Vec<SplitE
         } else {
             None
         };
-        out.push(SplitEntry { bs, pct, prio });
+        out.push(SplitEntry {
+            bs,
+            pct,
+            prio,
+            hint,
+        });
     }
     let total: u32 = out.iter().filter_map(|e| e.pct).sum();
     if total > 100 {

@@ -30,9 +30,14 @@ impl CmdPrio {
                 s.0[d]
                     .iter()
                     .map(|e| {
-                        let p = e
-                            .prio
-                            .map_or(prio[d], |(c, l)| ioprio_value(c as u32, l as u32));
+                        // An entry's own class and level take its own hint (none
+                        // in the second form), not cmdprio_hint.
+                        let p = e.prio.map_or(prio[d], |(c, l)| {
+                            with_hint(
+                                ioprio_value(c as u32, l as u32),
+                                e.hint.map_or(0, u32::from),
+                            )
+                        });
                         (e.bs, e.pct.unwrap_or(0), p)
                     })
                     .collect()

@@ -48,6 +48,13 @@ impl MinRate {
         if now < t0 + self.cycle {
             return None;
         }
+        // As fio: the rate is checked when I/O completes, over the time since the last
+        // check (a job paced slower than one I/O per cycle is judged over the gap
+        // between its I/Os, not failed for an empty cycle).
+        let moved = (0..3).any(|d| dirs[d] && (bytes[d] != b0[d] || ios[d] != i0[d]));
+        if !moved {
+            return None;
+        }
         self.last = Some((now, bytes, ios));
         let secs = self.clock.delta_ns(t0, now) as f64 / 1e9;
         let names = ["read", "write", "trim"];

@@ -180,6 +180,32 @@ fn rate_min_fails_a_slow_cycle_only() {
     );
 }
 
+#[test]
+fn rate_min_judges_a_slowly_paced_job_over_the_gap_between_its_ios() {
+    // fio's example 1mbs_clients.fio: rate=1250 B/s, ratemin=1024 B/s, 4 KiB I/Os: one
+    // I/O every 3.3 s. As fio, the rate is judged when I/O completes, over the gap.
+    let c = Clock::manual(0);
+    let o = jobs("[a]\nsize=1m\nrate_min=1024\n").jobs[0].opts.clone();
+    let mut m = MinRate::new(&o, c).expect("rate_min set");
+    let s = shared_running();
+    let dirs = [true, false, false];
+    assert!(m.check(&s, 0, &dirs).is_none());
+    for ms in [1000, 2000, 3000] {
+        assert!(
+            m.check(&s, ms * MS, &dirs).is_none(),
+            "no I/O yet at {ms} ms"
+        );
+    }
+    s.bytes[0].store(4096, Relaxed);
+    assert!(
+        m.check(&s, 3277 * MS, &dirs).is_none(),
+        "1250 B/s over the gap"
+    );
+    s.bytes[0].store(8192, Relaxed);
+    let msg = m.check(&s, 9000 * MS, &dirs).expect("718 B/s is too slow");
+    assert!(msg.contains("min rate 1024 B/s not met for read"), "{msg}");
+}
+
 fn tracker(spec: &str, dur_s: u64) -> SteadyTracker {
     let set = jobs(&format!("[a]\nsize=1m\nss={spec}\nss_dur={dur_s}\n"));
     let o = &set.jobs[0].opts;
