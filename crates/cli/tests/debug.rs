@@ -21,6 +21,19 @@ fn completions(stdout: &str) -> Vec<(String, u64, u64)> {
         .collect()
 }
 
+/// A time-based random read on the null engine, with `extra`.
+fn timed<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut a = vec![
+        "--name=j",
+        "--ioengine=null",
+        "--size=1G",
+        "--rw=randread",
+        "--time_based",
+    ];
+    a.extend_from_slice(extra);
+    a
+}
+
 /// The `rand_seeds[i]=N` values of `--debug=random`.
 fn seeds(text: &str) -> Vec<u64> {
     text.lines()
@@ -290,18 +303,13 @@ fn a_steady_state_window_not_filled_is_padded_with_zeros() {
     let d = tmpdir();
     let (r, v) = run_json(
         d.path(),
-        &[
-            "--name=j",
-            "--ioengine=null",
-            "--size=1G",
-            "--rw=randread",
-            "--time_based",
+        &timed(&[
             "--runtime=3",
             "--ss_dur=10",
             "--ss=iops:10%",
             "--rate_iops=1000",
             "--output-format=json",
-        ],
+        ]),
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let data = &job(&v, 0)["steadystate"]["data"];
@@ -383,18 +391,13 @@ fn steady_state_of_completion_latency_as_fio_342_does() {
     let d = tmpdir();
     let (r, v) = run_json(
         d.path(),
-        &[
-            "--name=j",
-            "--ioengine=null",
-            "--size=1G",
-            "--rw=randread",
-            "--time_based",
+        &timed(&[
             "--runtime=20",
             "--ss_dur=2",
             "--ss=lat:1000000000",
             "--rate_iops=1000",
             "--output-format=json",
-        ],
+        ]),
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ss = &job(&v, 0)["steadystate"];
@@ -425,17 +428,12 @@ fn steady_state_of_completion_latency_as_fio_342_does() {
     );
     let r = run_in(
         d.path(),
-        &[
-            "--name=j",
-            "--ioengine=null",
-            "--size=1G",
-            "--rw=randread",
-            "--time_based",
+        &timed(&[
             "--runtime=20",
             "--ss_dur=2",
             "--ss=lat_slope:100%",
             "--rate_iops=1000",
-        ],
+        ]),
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let line = r

@@ -164,8 +164,6 @@ pub struct Recorder {
     tally: Option<Box<Tally>>,
     /// A paced job: when each unit's I/O was due by the schedule (empty otherwise).
     sched: Vec<Ticks>,
-    /// steadystate=lat|lat_slope: completion latencies summed, and how many.
-    ss_lat: Option<(u64, u64)>,
 }
 
 /// What some jobs count per completion beyond their statistics, out of the common path.
@@ -178,6 +176,8 @@ struct Tally {
     blocks: Option<(ioscope_stats::block::BlockStates, u64, u64)>,
     /// `--debug=io`: a line per completion.
     io: Option<trace::IoTrace>,
+    /// steadystate=lat|lat_slope: completion latencies summed, and how many.
+    ss_lat: Option<(u64, u64)>,
 }
 
 /// block_error_percentiles' blocks of a job: the file region's start, its trim block
@@ -237,13 +237,15 @@ impl Recorder {
             } else {
                 Vec::new()
             },
-            ss_lat: (o.steadystate_duration > 0 && o.steadystate.lat).then_some((0, 0)),
         };
         // Over a limit means above it: the first latency that is slow is one past it.
         r.slow_from = r.lat_target_ns.min(r.max_latency_ns).saturating_add(1);
         // A paced job's every completion has a schedlat, and a steady state of latency
         // needs every clat: both kept out of the common path.
-        if !r.sched.is_empty() || r.ss_lat.is_some() {
+        if o.steadystate_duration > 0 && o.steadystate.lat {
+            r.tally.get_or_insert_with(Default::default).ss_lat = Some((0, 0));
+        }
+        if !r.sched.is_empty() || r.tally.is_some() {
             r.slow_from = 0;
         }
         r
@@ -413,12 +415,6 @@ impl Recorder {
     #[cold]
     #[inline(never)]
     fn slow(&mut self, idx: u32, u: &IoUnit, lat: u64, t: Ticks) -> Result<(), u64> {
-        if let Some((sum, n)) = &mut self.ss_lat {
-            *sum += self.clock.delta_ns(u.issue, t);
-            *n += 1;
-            self.shared.clat_sum_ns.store(*sum, Relaxed);
-            self.shared.clat_count.store(*n, Relaxed);
-        }
         if let Some(&due) = self.sched.get(idx as usize) {
             let ns = self.clock.delta_ns(due.min(u.start), t);
             self.live.dirs[u.ddir.index()].schedlat.add(ns);
@@ -432,6 +428,12 @@ impl Recorder {
             }
             if let Some(io) = &mut x.io {
                 io.complete(u);
+            }
+            if let Some((sum, n)) = &mut x.ss_lat {
+                *sum += self.clock.delta_ns(u.issue, t);
+                *n += 1;
+                self.shared.clat_sum_ns.store(*sum, Relaxed);
+                self.shared.clat_count.store(*n, Relaxed);
             }
         }
         if lat > self.lat_target_ns {

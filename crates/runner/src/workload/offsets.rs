@@ -36,8 +36,9 @@ impl Workload {
     #[cold]
     #[inline(never)]
     fn choose_in_window(&mut self) -> usize {
-        let Some(w) = self.window.as_deref_mut() else {
-            return 0;
+        let Some(w) = self.window.as_deref_mut().filter(|w| w.len() > 0) else {
+            // The pass is over (the window emptied): the caller's loop finds no I/O.
+            return self.fidx;
         };
         match self.file_service {
             FileService::RoundRobin => w.round_robin(),
@@ -46,6 +47,15 @@ impl Workload {
                 w.at(i)
             }
             FileService::Sequential => w.at(0),
+        }
+    }
+
+    /// openfiles: file `fi` has no more I/O in this pass; the next comes in.
+    #[cold]
+    #[inline(never)]
+    fn window_done(&mut self, fi: usize) {
+        if let Some(w) = self.window.as_deref_mut() {
+            w.done(fi);
         }
     }
 
@@ -163,10 +173,8 @@ impl Workload {
             // This file is exhausted for this pass; sequential service moves on
             // (with openfiles, the next file takes its place in the window).
             self.fidx = (fi + 1) % n;
-            if let Some(w) = self.window.as_deref_mut() {
-                if !w.done(fi) {
-                    break;
-                }
+            if self.window.is_some() {
+                self.window_done(fi);
             }
         }
         // Every file exhausted before the byte count (holes in rw=read:8k skip
