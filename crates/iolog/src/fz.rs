@@ -13,7 +13,7 @@ use flate2::write::ZlibEncoder;
 use flate2::Compression;
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Chunk size when log_store_compressed is set without log_compression.
 pub const DEFAULT_CHUNK: usize = 1 << 20;
@@ -69,11 +69,11 @@ fn encode(line: &str, c: Columns, out: &mut Vec<u8>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Replace the text log `path` by `fz` in fio's compressed format; returns `fz`.
-pub fn compress_file(path: &Path, fz: &Path, chunk: usize, c: Columns) -> std::io::Result<PathBuf> {
+/// Write the text log `path` into `out` in fio's compressed format (synced), then
+/// remove `path`. The caller creates `out` (safely, and names it).
+pub fn compress_file(path: &Path, out: File, chunk: usize, c: Columns) -> std::io::Result<()> {
     let src = BufReader::new(File::open(path)?);
-    let fz = fz.to_path_buf();
-    let mut out = BufWriter::new(File::create(&fz)?);
+    let mut out = BufWriter::new(out);
     let chunk = chunk.max(4096);
     let mut buf = Vec::with_capacity(chunk + 64);
     let flush = |buf: &mut Vec<u8>, out: &mut BufWriter<File>| -> std::io::Result<()> {
@@ -93,8 +93,7 @@ pub fn compress_file(path: &Path, fz: &Path, chunk: usize, c: Columns) -> std::i
         flush(&mut buf, &mut out)?;
     }
     out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    std::fs::remove_file(path)?;
-    Ok(fz)
+    std::fs::remove_file(path)
 }
 
 /// fio's text line of one sample; its length in bytes.
@@ -144,6 +143,7 @@ pub fn inflate(path: &Path, out: &mut dyn Write) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn fz_name(p: &Path) -> PathBuf {
         let mut n = p.as_os_str().to_owned();
@@ -208,7 +208,8 @@ mod tests {
             offset: false,
             prio_hex: false,
         };
-        let fz = compress_file(&log, &fz_name(&log), 64 << 10, c).unwrap();
+        let fz = fz_name(&log);
+        compress_file(&log, File::create(&fz).unwrap(), 64 << 10, c).unwrap();
         assert!(!log.exists(), "the text is replaced");
         assert_eq!(fz.file_name().unwrap(), "l_clat.1.log.fz");
         let mut back = Vec::new();
@@ -234,7 +235,8 @@ mod tests {
             offset: true,
             prio_hex: false,
         };
-        let fz = compress_file(&log, &fz_name(&log), DEFAULT_CHUNK, c).unwrap();
+        let fz = fz_name(&log);
+        compress_file(&log, File::create(&fz).unwrap(), DEFAULT_CHUNK, c).unwrap();
         let mut back = Vec::new();
         inflate(&fz, &mut back).unwrap();
         assert!(back.is_empty());

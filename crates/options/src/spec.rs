@@ -444,6 +444,22 @@ fn check_sprandom(b: &Builder) -> Result<(), OptionsError> {
         };
         return refuse(opt, "writes one block size (bs=)");
     }
+    // Its offsets are its own: nothing else may place them.
+    if o.random_distribution != crate::types::Distribution::Random {
+        return refuse(
+            "random_distribution",
+            "places every write itself (random_distribution=random)",
+        );
+    }
+    if o.percentage_random.0[1] < 100 {
+        return refuse(
+            "percentage_random",
+            "writes only random offsets (percentage_random=100)",
+        );
+    }
+    if o.zonemode != crate::types::ZoneMode::None {
+        return refuse("zonemode", "covers the whole file (zonemode=none)");
+    }
     if !(o.spr_op > 0.0 && o.spr_op < 1.0) {
         return refuse("spr_op", "needs an over-provisioning ratio between 0 and 1");
     }

@@ -89,7 +89,7 @@ fn with_debug_out(runner: &Runner, rep: &Reporting) -> Result<Runner> {
             std::sync::Mutex::new(f),
         )));
     }
-    Ok(Runner::new(opts))
+    Ok(runner.with_options(opts))
 }
 
 /// `--merge-blktrace-only`: each job's merge_blktrace_file, and no I/O.

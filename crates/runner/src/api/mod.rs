@@ -73,6 +73,16 @@ impl Runner {
         self
     }
 
+    /// The same runner (clock, stop flag, engines) with other run options.
+    pub fn with_options(&self, opts: RunOptions) -> Runner {
+        Runner {
+            opts,
+            clock: self.clock,
+            stop: self.stop,
+            engine: self.engine.clone(),
+        }
+    }
+
     pub fn options(&self) -> &RunOptions {
         &self.opts
     }
@@ -80,6 +90,49 @@ impl Runner {
     /// Validate `set` and plan it; nothing is touched.
     pub fn plan<'s>(&self, set: &'s JobSet) -> Result<Plan<'s>, RunError> {
         Plan::new(set, &self.opts)
+    }
+
+    /// The plan's phases one after another, until one fails, exitall ends them or a
+    /// stop request comes.
+    fn run_phases(
+        &self,
+        plan: &Plan,
+        env: &Env,
+        obs: &mut dyn Observer,
+        (started, results, cleanup, compress): (
+            Instant,
+            &mut Vec<Finished>,
+            &mut Cleanup,
+            &mut Vec<crate::record::log::Compress>,
+        ),
+    ) -> Result<(), RunError> {
+        let globals = &plan.set.global_explicit;
+        'phases: for (n, phase) in plan.phases.iter().enumerate() {
+            if self.stop.load(Relaxed) {
+                break;
+            }
+            let mut ready = Vec::new();
+            for p in phase {
+                let r = match prepare_job(p, env, obs) {
+                    // Stopped while laying out: report the phases that ran.
+                    Err(RunError::Interrupted(msg)) => {
+                        obs.warning(&format!("ioscope: {msg}"));
+                        break 'phases;
+                    }
+                    r => r?,
+                };
+                cleanup.track(&r)?;
+                ready.push(r);
+            }
+            cleanup.watch_disks();
+            obs.phase_ready(n);
+            let (done, exit_all) = run_phase(ready, env, started, obs, globals, compress)?;
+            results.extend(done);
+            if exit_all {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// Run a plan and return the results (already merged per group_reporting).
@@ -95,31 +148,17 @@ impl Runner {
         let globals = &plan.set.global_explicit;
         let mut results: Vec<Finished> = Vec::new();
         let mut cleanup = Cleanup::default();
-        'phases: for (n, phase) in plan.phases.iter().enumerate() {
-            if self.stop.load(Relaxed) {
-                break;
-            }
-            let mut ready = Vec::new();
-            for p in phase {
-                let r = match prepare_job(p, &env, obs) {
-                    // Stopped while laying out: report the phases that ran.
-                    Err(RunError::Interrupted(msg)) => {
-                        obs.warning(&format!("ioscope: {msg}"));
-                        break 'phases;
-                    }
-                    r => r?,
-                };
-                cleanup.track(&r)?;
-                ready.push(r);
-            }
-            cleanup.watch_disks();
-            obs.phase_ready(n);
-            let (done, exit_all) = run_phase(ready, &env, started, obs, globals)?;
-            results.extend(done);
-            if exit_all {
-                break;
-            }
-        }
+        let mut compress = Vec::new();
+        let phases = self.run_phases(
+            plan,
+            &env,
+            obs,
+            (started, &mut results, &mut cleanup, &mut compress),
+        );
+        // log_store_compressed: after the last phase (per_job_logs=0 shares a log
+        // across phases), and after a failed one too (no staging file is left).
+        crate::phase::compress_logs(compress, obs);
+        phases?;
         let disks = cleanup.disks.take().map(|w| w.finish()).unwrap_or_default();
         let mut result = assemble(results, disks, timestamp_ms, globals, self.clock);
         result.meta.interrupted = self.stop.load(Relaxed);

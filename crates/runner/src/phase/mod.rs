@@ -29,6 +29,7 @@ pub(crate) fn run_phase(
     run_start: Instant,
     obs: &mut dyn Observer,
     globals: &[(String, String)],
+    compress: &mut Vec<Compress>,
 ) -> Result<(Vec<Finished>, bool), RunError> {
     link_wait_for(&mut ready);
     let barrier = Arc::new(Barrier::new(ready.len() + 1));
@@ -55,9 +56,8 @@ pub(crate) fn run_phase(
     }
     let mut out = Vec::new();
     let mut first_err = None;
-    let mut compress = Vec::new();
     for (r, ss) in running.into_iter().zip(steady) {
-        match collect(r, ss, env, run_start, obs, &mut compress) {
+        match collect(r, ss, env, run_start, obs, compress) {
             Ok(Some(f)) => out.push(f),
             Ok(None) => {}
             Err(e) => {
@@ -65,7 +65,6 @@ pub(crate) fn run_phase(
             }
         }
     }
-    compress_logs(compress, obs);
     match first_err {
         Some(e) => Err(e),
         None => Ok((out, exit_all)),
@@ -187,9 +186,9 @@ fn finish_logs(
     }
 }
 
-/// log_store_compressed, once every job of the phase has written its logs (jobs with
-/// per_job_logs=0 share them).
-fn compress_logs(pending: Vec<Compress>, obs: &mut dyn Observer) {
+/// log_store_compressed, once every job of the run has written its logs (jobs with
+/// per_job_logs=0 share them, across phases too).
+pub(crate) fn compress_logs(pending: Vec<Compress>, obs: &mut dyn Observer) {
     let mut done = Vec::new();
     for c in pending {
         let names: Vec<String> = c.paths.iter().map(|p| p.display().to_string()).collect();

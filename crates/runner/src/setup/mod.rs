@@ -37,6 +37,24 @@ fn seed_for(o: &JobOptions, number: u32) -> u64 {
     }
 }
 
+/// How the clone's offsets are drawn: its seed (listed by `--debug=random`), whether
+/// its generator is fio's 32-bit one, and sprandom's plan checked against its file.
+fn offsets(
+    p: &Planned,
+    o: &JobOptions,
+    (files, regions): (&[JobFile], &[(u64, u64)]),
+    env: &Env,
+    obs: &mut dyn Observer,
+) -> Result<(u64, bool), RunError> {
+    let seed = seed_for(o, p.number);
+    crate::workload::check_sprandom(o, regions)
+        .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
+    if env.opts.debug.random {
+        debug_seeds(seed, env);
+    }
+    Ok((seed, offsets_32bit(p, files, obs)))
+}
+
 /// `random_generator=tausworthe` set explicitly: fio's 32-bit generator, with fio's
 /// warning for each file of more than 2^32 blocks.
 fn offsets_32bit(p: &Planned, files: &[JobFile], obs: &mut dyn Observer) -> bool {
@@ -46,7 +64,9 @@ fn offsets_32bit(p: &Planned, files: &[JobFile], obs: &mut dyn Observer) -> bool
         return false;
     }
     let bs = o.min_bs_all().max(1);
-    for f in files.iter().filter(|f| f.len / bs > 1 << 32) {
+    // As fio: for random offsets, over more blocks than 32 bits count (2^32 - 1).
+    let random = o.rw.mode.is_random();
+    for f in files.iter().filter(|f| random && f.len / bs >= 1 << 32) {
         obs.message(&format!(
             "fio: file {} exceeds 32-bit tausworthe random generator.",
             f.path.display()
@@ -104,13 +124,7 @@ pub(crate) fn prepare_job(
     .map_err(|e| RunError::Setup(format!("job '{}': cannot open log: {e}", o.name)))?;
     let regions: Vec<(u64, u64)> = files.iter().map(|f| (f.start, f.len)).collect();
     warn_if_no_room(o, &files, &info, obs);
-    let seed = seed_for(o, p.number);
-    crate::workload::check_sprandom(o, &regions)
-        .map_err(|e| RunError::Setup(format!("job '{}': {e}", o.name)))?;
-    let offsets_32bit = offsets_32bit(p, &files, obs);
-    if env.opts.debug.random {
-        debug_seeds(seed, env);
-    }
+    let (seed, offsets_32bit) = offsets(p, o, (&files, &regions), env, obs)?;
     let planned = Workload::new(o, &regions, seed).planned_bytes();
     let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);
     // Last: nothing after it can fail and leave a group behind.

@@ -29,7 +29,6 @@ use rng::{Rng, Taus258, Taus88};
 use walk::{sync_cadence, FileWalk, OffsetRng, Plain, Replay};
 use zones::StridedZones;
 
-/// A walk over each file region, `grain` bytes a block.
 /// sprandom's plan over the job's one file (None without sprandom).
 fn sprandom(
     o: &JobOptions,
@@ -57,6 +56,9 @@ fn sprandom(
 
 /// Whether sprandom can plan over these files (setup refuses the job if not).
 pub(crate) fn check_sprandom(o: &JobOptions, regions: &[(u64, u64)]) -> Result<(), String> {
+    if !o.sprandom {
+        return Ok(());
+    }
     let bs = bs_choices(o);
     let grain = grain(o, &bs);
     match sprandom(o, &walks(regions, grain, 0), grain, 0) {
@@ -65,6 +67,7 @@ pub(crate) fn check_sprandom(o: &JobOptions, regions: &[(u64, u64)]) -> Result<(
     }
 }
 
+/// A walk over each file region, `grain` bytes a block.
 fn walks(regions: &[(u64, u64)], grain: u64, seed: u64) -> Vec<FileWalk> {
     regions
         .iter()

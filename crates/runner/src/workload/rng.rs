@@ -13,13 +13,14 @@ pub const SALT_TRIM: u64 = 0x5452_494d;
 pub const SALT_VERIFY: u64 = 0x5645_5249_4659;
 
 /// A job's random streams and their seeds, for `--debug=random`.
-pub fn stream_seeds(seed: u64) -> [(&'static str, u64); 5] {
+pub fn stream_seeds(seed: u64) -> [(&'static str, u64); 6] {
     [
         ("offsets", seed),
         ("rwmix", seed ^ SALT_RWMIX),
         ("bs", seed ^ SALT_BS),
         ("cmdprio", seed ^ SALT_CMDPRIO),
         ("verify", seed ^ SALT_VERIFY),
+        ("trim", seed ^ SALT_TRIM),
     ]
 }
 

@@ -3,7 +3,9 @@
 //! pass it leaves the window and the next file not yet used takes its place; a new
 //! pass starts again with the first files. file_service_type chooses within the
 //! window. (ioscope keeps every file's descriptor open for the whole job: the
-//! engines register them at setup.)
+//! engines register them at setup.) Where offsets never run out (norandommap, a
+//! random distribution), no file leaves, and the first files keep the window: fio
+//! 3.42 does the same (3 files, openfiles=2, norandommap: 6, 6 and 0 writes).
 
 #[derive(Clone, Debug)]
 pub(super) struct OpenWindow {

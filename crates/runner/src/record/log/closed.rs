@@ -100,17 +100,30 @@ impl Compress {
             .into_iter()
             .filter(|p| !done.contains(p))
             .collect();
-        done.extend(todo.iter().cloned());
         let (chunk, columns) = (self.chunk, self.columns);
         on_cpus(&self.cpus, || {
             for p in &todo {
-                let mut fz = super::unstaged(p).into_os_string();
-                fz.push(".fz");
-                fz::compress_file(p, std::path::Path::new(&fz), chunk, columns)?;
+                compress_one(p, chunk, columns)?;
+                done.push(p.clone());
             }
             Ok(())
         })
     }
+}
+
+/// The staged log `p` into NAME.log.fz: written under a new name beside it
+/// (O_EXCL|O_NOFOLLOW), then renamed over it (a link planted there is replaced, not
+/// followed).
+fn compress_one(p: &std::path::Path, chunk: usize, columns: fz::Columns) -> std::io::Result<()> {
+    let mut fin = super::staging::unstaged(p).into_os_string();
+    fin.push(".fz");
+    let fin = PathBuf::from(fin);
+    let (tmp, out) = ioscope_fs::create_temp(&fin)?;
+    let done = fz::compress_file(p, out, chunk, columns).and_then(|()| std::fs::rename(&tmp, &fin));
+    if done.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    done
 }
 
 /// Run `work` on a thread allowed only `cpus` (log_compression_cpus); with none given,

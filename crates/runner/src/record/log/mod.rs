@@ -19,6 +19,7 @@
 //! thread formats them as they come, and per-I/O work for them is a few adds.
 
 mod closed;
+mod staging;
 pub(crate) use closed::Compress;
 mod stream;
 mod windows;
@@ -147,37 +148,6 @@ fn meta_of(o: &JobOptions, set: &LogSet, number: u32) -> Meta {
 
 /// log_store_compressed: the chunk size of the .fz files, the lines' columns and the
 /// CPUs the compression runs on.
-/// log_store_compressed: the text logs are written under a staging name private to
-/// this run (NAME.log.ioscope-TOKEN, shared by the jobs of per_job_logs=0), then
-/// compressed into NAME.log.fz; a NAME.log already there is left alone, as fio
-/// leaves it.
-fn staged_set(set: &LogSet) -> LogSet {
-    let mut s = set.clone();
-    for p in s.files.iter_mut().flatten().chain(s.hist.iter_mut()) {
-        let mut n = p.as_os_str().to_owned();
-        n.push(format!(".{STAGING}{:016x}", run_token()));
-        *p = PathBuf::from(n);
-    }
-    s
-}
-
-const STAGING: &str = "ioscope-";
-
-/// A staging name's final name: NAME.log.
-pub(crate) fn unstaged(p: &std::path::Path) -> PathBuf {
-    let s = p.to_string_lossy();
-    match s.rfind(&format!(".{STAGING}")) {
-        Some(i) => PathBuf::from(&s[..i]),
-        None => p.to_path_buf(),
-    }
-}
-
-/// 64 unpredictable bits, the same for the whole run.
-fn run_token() -> u64 {
-    static TOKEN: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *TOKEN.get_or_init(ioscope_fs::random)
-}
-
 fn compression(o: &JobOptions) -> Option<(usize, fz::Columns, Vec<usize>)> {
     let chunk = if o.log_compression > 0 {
         o.log_compression as usize
@@ -224,7 +194,7 @@ impl JobLogs {
         let staged;
         let set = match o.log_store_compressed {
             true => {
-                staged = staged_set(set);
+                staged = staging::staged_set(set);
                 &staged
             }
             false => set,
