@@ -20,6 +20,7 @@ mod flags;
 mod golden;
 mod install;
 mod job_options;
+mod live;
 mod logs;
 mod logtools;
 mod metadata;

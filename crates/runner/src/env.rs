@@ -19,6 +19,11 @@ pub struct RunOptions {
     pub nop: bool,
     /// Print a full interim report this often (fio's --status-interval).
     pub status_interval: Option<Duration>,
+    /// Cut each job's I/O into intervals this long for the observer's live stream
+    /// (`--live`, `--metrics`): the monitor asks the jobs for copies of their
+    /// statistics, outside their per-I/O path.
+    #[serde(default)]
+    pub live_interval: Option<Duration>,
     /// Submit and wait in one call when the queue is full (`ioscope peak`).
     pub combine_submit_wait: bool,
     /// What per-I/O logs are written as (`--log-format`).

@@ -1,6 +1,7 @@
 //! Callbacks from a run to the program: messages, progress, interim reports, phase
 //! starts.
 
+use ioscope_stats::interval::DirInterval;
 use ioscope_stats::RunResult;
 
 /// Progress of one job, for status lines (sent between MPI ranks, hence serde).
@@ -21,6 +22,30 @@ pub struct JobProgress {
     pub elapsed_s: f64,
 }
 
+/// One job's I/O over one interval of the live stream (`RunOptions::live_interval`):
+/// what the interval added, so that a job's intervals add up to its report.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveInterval<'a> {
+    pub job: &'a str,
+    /// The job clone's 1-based number over the run (as in its log files' names).
+    pub number: u32,
+    pub groupid: u32,
+    /// The stonewall phase (0-based).
+    pub phase: usize,
+    /// When the interval ended, ms since the run started.
+    pub t_ms: u64,
+    /// The job's measured time the interval covers, ms (0 in its ramp): its rates'
+    /// denominator.
+    pub ms: u64,
+    /// The job was still in its ramp (nothing is measured then: all counts are 0).
+    pub ramp: bool,
+    /// The job's last interval: it ended.
+    pub last: bool,
+    /// I/Os in flight when the interval ended (None in the last one).
+    pub inflight: Option<u32>,
+    pub dirs: &'a [DirInterval; 3],
+}
+
 /// Callbacks from the run to the program (messages and live status).
 pub trait Observer {
     /// fio-style informational lines ("Laying out IO file …").
@@ -37,4 +62,7 @@ pub trait Observer {
     /// I/O starts when this returns: where other processes line up (MPI ranks start
     /// their I/O together). Phases cut short by a stop request are not announced.
     fn phase_ready(&mut self, _phase: usize) {}
+    /// One job's interval of the live stream, each `RunOptions::live_interval` while
+    /// it runs and once when it ends (stats=0 jobs have none).
+    fn interval(&mut self, _iv: &LiveInterval) {}
 }

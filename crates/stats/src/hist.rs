@@ -151,6 +151,25 @@ impl Histogram {
         self.total += other.total;
     }
 
+    /// What was counted since `earlier`, a copy of this histogram taken before: the
+    /// counts of the interval between them (exact; a bucket never counts down, and one
+    /// that seems to is read as empty).
+    pub fn since(&self, earlier: &Histogram) -> Histogram {
+        let mut out = self.clone();
+        for (a, b) in out.counts.iter_mut().zip(earlier.counts.iter()) {
+            *a = a.saturating_sub(*b);
+        }
+        out.total = out.counts.iter().sum();
+        out
+    }
+
+    /// The smallest and largest values counted (their buckets' values), when any.
+    pub fn range(&self) -> Option<(u64, u64)> {
+        let lo = self.counts.iter().position(|&c| c > 0)?;
+        let hi = self.counts.iter().rposition(|&c| c > 0)?;
+        Some((value(lo), value(hi)))
+    }
+
     /// Non-zero buckets as (index, count), ascending.
     pub fn buckets(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
         self.counts

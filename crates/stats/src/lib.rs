@@ -11,6 +11,7 @@ pub mod act;
 pub mod block;
 pub mod hist;
 pub mod hosts;
+pub mod interval;
 pub mod lat;
 pub mod merge;
 pub mod result;

@@ -86,6 +86,12 @@ pub struct FioArgs {
     pub eta_newline: Option<Duration>,
     pub eta_interval: Option<Duration>,
     pub status_interval: Option<Duration>,
+    /// --live: the live stream's file ("-": standard output).
+    pub live: Option<String>,
+    pub live_interval: Option<Duration>,
+    /// --metrics: the address the Prometheus endpoint listens on.
+    pub metrics: Option<String>,
+    pub metrics_linger: Option<Duration>,
     pub allow_destructive: bool,
     pub inflate_log: Option<PathBuf>,
     pub merge_blktrace_only: bool,
@@ -124,6 +130,10 @@ impl Default for FioArgs {
             eta_newline: None,
             eta_interval: None,
             status_interval: None,
+            live: None,
+            live_interval: None,
+            metrics: None,
+            metrics_linger: None,
             allow_destructive: false,
             inflate_log: None,
             merge_blktrace_only: false,
@@ -416,6 +426,42 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         verbs: &[],
         set: |a, v| {
             a.status_interval = Some(seconds("status-interval", v)?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("live", ReqVal, "FILE", "Stream each job's I/O per interval as JSON Lines to FILE ('-': standard output, with --output) while it runs (ioscope)"),
+        verbs: &[],
+        set: |a, v| {
+            a.live = Some(v.unwrap_or("").to_string()).filter(|f| !f.is_empty());
+            a.live.as_ref().map(|_| ()).ok_or_else(|| "--live: give a file, or - for standard output".to_string())
+        },
+    },
+    Flag {
+        def: flag("live-interval", ReqVal, "TIME", "The live stream's and the metrics' interval (default 1s; seconds unless a unit is given) (ioscope)"),
+        verbs: &[],
+        set: |a, v| {
+            let i = seconds("live-interval", v)?;
+            if i < Duration::from_millis(10) {
+                return Err(format!("--live-interval: {i:?} is too short (at least 10ms)"));
+            }
+            a.live_interval = Some(i);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("metrics", ReqVal, "ADDR:PORT", "Serve Prometheus metrics at http://ADDR:PORT/metrics while the run goes on (ioscope)"),
+        verbs: &[],
+        set: |a, v| {
+            a.metrics = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("metrics-linger", ReqVal, "TIME", "Keep serving the metrics this long after the run, for a last scrape (ioscope)"),
+        verbs: &[],
+        set: |a, v| {
+            a.metrics_linger = Some(seconds("metrics-linger", v)?);
             Ok(())
         },
     },

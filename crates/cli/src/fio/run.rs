@@ -4,6 +4,7 @@
 use super::args::Invocation;
 use super::bwlog::BwLog;
 use super::report::{headers, with_act_table, Reporting};
+use crate::live::Live;
 use crate::term::signals;
 use anyhow::{anyhow, Context, Result};
 use ioscope_runner::{JobProgress, Observer, Plan, Runner};
@@ -16,6 +17,7 @@ use std::time::Instant;
 struct Observers<'a> {
     rep: &'a mut Reporting,
     bw: Option<&'a mut BwLog>,
+    live: &'a mut Live,
 }
 
 impl Observer for Observers<'_> {
@@ -36,6 +38,12 @@ impl Observer for Observers<'_> {
     fn interim(&mut self, report: &ioscope_stats::RunResult) {
         self.rep.status.interim(report);
     }
+    fn phase_ready(&mut self, phase: usize) {
+        self.live.phase(phase);
+    }
+    fn interval(&mut self, iv: &ioscope_runner::LiveInterval) {
+        self.live.interval(iv);
+    }
 }
 
 /// Run the plan and report it.
@@ -48,10 +56,12 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
         Some(name) => Some(BwLog::create(name, genesis)?),
         None => None,
     };
+    let mut live = Live::open(&inv.args, rep.output.is_none())?;
     signals::install();
     let mut obs = Observers {
         rep: &mut rep,
         bw: bw.as_mut(),
+        live: &mut live,
     };
     let mut result = runner.run(plan, &mut obs)?;
     signals::mark(&mut result);
@@ -74,7 +84,11 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
         .jobs
         .iter()
         .any(|j| j.error != 0 && !j.error_tolerated);
-    Ok(signals::exit_code(failed))
+    // Settled before the linger: a Ctrl-C that ends it does not fail a finished run.
+    let code = signals::exit_code(failed);
+    // The report is out: then the stream's end line, and the endpoint's last scrapes.
+    live.finish(&result);
+    Ok(code)
 }
 
 /// `--debug=random|io` with --output: the traces go into the file, as fio's do (the

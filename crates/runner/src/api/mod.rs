@@ -126,7 +126,7 @@ impl Runner {
             }
             cleanup.watch_disks();
             obs.phase_ready(n);
-            let (done, exit_all) = run_phase(ready, env, started, obs, globals, compress)?;
+            let (done, exit_all) = run_phase((n, ready), env, started, obs, globals, compress)?;
             results.extend(done);
             if exit_all {
                 break;

@@ -6,9 +6,11 @@ use super::errors::strerror;
 use super::inputs::Outcome;
 use super::state::{Failure, State};
 use crate::clock::Ticks;
+use crate::record::{WANT_INTERIM, WANT_LIVE};
 use crate::sys::usage::{thread_usage, Usage};
 use ioscope_stats::JobResult;
 use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering::Relaxed;
 
 impl State<'_> {
     /// The loop is over (everything drained): close what the job wrote and make its
@@ -145,14 +147,26 @@ impl State<'_> {
         self.rec.result(runtime_ms, usage, f.errno, f.text)
     }
 
-    /// A copy of the results so far, for an interim report.
+    /// A copy of the results so far, for an interim report or the live stream (as
+    /// the monitor asked).
+    #[cold]
+    #[inline(never)]
     pub fn publish_snapshot(&mut self, now: Ticks) {
+        let shared = &self.ctx.shared;
+        let want = shared.snapshot_request.swap(0, Relaxed);
         let runtime_ms = self.clock.delta_ns(self.times.measure_start, now) / 1_000_000;
         let usage = thread_usage().since(&self.times.usage_start);
         let f = &self.failure;
         let r = self.rec.result(runtime_ms, usage, f.errno, f.text.clone());
-        if let Ok(mut slot) = self.ctx.shared.snapshot.lock() {
-            *slot = Some(r);
+        if want & WANT_LIVE != 0 {
+            if let Ok(mut slot) = shared.live.lock() {
+                *slot = Some((r.clone(), self.q.busy()));
+            }
+        }
+        if want & WANT_INTERIM != 0 {
+            if let Ok(mut slot) = shared.snapshot.lock() {
+                *slot = Some(r);
+            }
         }
     }
 }

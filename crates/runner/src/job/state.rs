@@ -102,7 +102,6 @@ pub(super) struct State<'a> {
     pub now_hint: Option<Ticks>,
     pub submit_calls: u64,
     pub reap_calls: u64,
-    pub snapshot_seen: u64,
     pub hipri_pct: u32,
     pub verify: Option<Verifier>,
     /// verify_async: the checker threads.
@@ -166,7 +165,6 @@ impl<'a> State<'a> {
             now_hint: None,
             submit_calls: 0,
             reap_calls: 0,
-            snapshot_seen: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
             checkers: Checkers::for_job(&run),
             verify: run.verify,
@@ -199,9 +197,7 @@ impl<'a> State<'a> {
                 self.times.deadline = now + self.clock.ticks(Duration::from_micros(o.runtime));
             }
         }
-        let req = self.ctx.shared.snapshot_request.load(Relaxed);
-        if req != self.snapshot_seen {
-            self.snapshot_seen = req;
+        if self.ctx.shared.snapshot_request.load(Relaxed) != 0 {
             self.publish_snapshot(now);
         }
         !(now >= self.times.deadline

@@ -2,6 +2,7 @@
 //! then collect their results (hooks, logs, samples, steady state).
 
 pub(crate) mod assemble;
+mod live;
 mod monitor;
 pub(crate) mod sampling;
 mod spawn;
@@ -16,6 +17,7 @@ use crate::setup::Ready;
 use crate::sys::exec::exec_hook;
 use assemble::Finished;
 use ioscope_stats::SteadyState;
+use live::LiveFeed;
 use monitor::{steady_trackers, Monitor, Running, Watch};
 use spawn::job_thread;
 use std::sync::{Arc, Barrier};
@@ -24,7 +26,7 @@ use std::time::Instant;
 /// Run the prepared jobs of one phase to the end. The bool is true when exitall with
 /// exit_what=all fired (later phases must not start).
 pub(crate) fn run_phase(
-    mut ready: Vec<Ready>,
+    (phase, mut ready): (usize, Vec<Ready>),
     env: &Env,
     run_start: Instant,
     obs: &mut dyn Observer,
@@ -39,6 +41,10 @@ pub(crate) fn run_phase(
     }
     barrier.wait();
     let mut trackers = steady_trackers(&running, env.clock);
+    let mut live = env
+        .opts
+        .live_interval
+        .map(|every| LiveFeed::new(every, running.len(), run_start, phase));
     let exit_all = Monitor {
         running: &mut running,
         trackers: &mut trackers,
@@ -46,6 +52,7 @@ pub(crate) fn run_phase(
         run_start,
         status_interval: env.opts.status_interval,
         globals,
+        live: live.as_mut(),
     }
     .watch(obs);
     let mut steady: Vec<Option<SteadyState>> = vec![None; running.len()];
@@ -56,8 +63,9 @@ pub(crate) fn run_phase(
     }
     let mut out = Vec::new();
     let mut first_err = None;
-    for (r, ss) in running.into_iter().zip(steady) {
-        match collect(r, ss, env, run_start, obs, compress) {
+    for (i, (r, ss)) in running.into_iter().zip(steady).enumerate() {
+        let live = live.as_mut().map(|l| (l, i));
+        match collect(r, ss, env, (run_start, live), obs, compress) {
             Ok(Some(f)) => out.push(f),
             Ok(None) => {}
             Err(e) => {
@@ -204,7 +212,7 @@ fn collect(
     r: Running,
     steady: Option<SteadyState>,
     env: &Env,
-    run_start: Instant,
+    (run_start, live): (Instant, Option<(&mut LiveFeed, usize)>),
     obs: &mut dyn Observer,
     compress: &mut Vec<Compress>,
 ) -> Result<Option<Finished>, RunError> {
@@ -217,6 +225,9 @@ fn collect(
     }
     let out = joined?;
     let (mut res, tid, logs) = (out.result, out.tid, out.logs);
+    if let (Some((l, i)), true) = (live, r.stats) {
+        l.last((i, &r.shared, &r.meta), &res, obs);
+    }
     if let Some(cmd) = &r.postrun {
         if let Err(e) = exec_hook(&r.meta.name, "postrun", cmd) {
             obs.warning(&format!("warning: {e}"));

@@ -3,13 +3,14 @@
 //! forwards their messages, and feeds the observer (status line, interim reports).
 
 use super::assemble::{assemble, Finished};
+use super::live::LiveFeed;
 use super::sampling::{MinRate, Sampler};
 use super::spawn::ThreadOut;
 use super::steady::SteadyTracker;
 use crate::clock::{unix_ms, Clock};
 use crate::error::RunError;
 use crate::observe::{JobProgress, Observer};
-use crate::record::{Shared, STATE_DONE, STATE_RUNNING};
+use crate::record::{Shared, STATE_DONE, STATE_RUNNING, WANT_INTERIM};
 use crate::setup::JobMeta;
 use ioscope_options::{ExitWhat, JobOptions, SteadySpec};
 use ioscope_stats::RunResult;
@@ -104,6 +105,7 @@ pub(crate) struct Monitor<'a> {
     pub run_start: Instant,
     pub status_interval: Option<Duration>,
     pub globals: &'a [(String, String)],
+    pub live: Option<&'a mut LiveFeed>,
 }
 
 impl Monitor<'_> {
@@ -124,6 +126,9 @@ impl Monitor<'_> {
             }
             if all_done {
                 return exit_all;
+            }
+            if let Some(l) = self.live.as_deref_mut() {
+                l.tick(self.running, obs);
             }
             if last_progress.elapsed() >= Duration::from_millis(100) {
                 last_progress = Instant::now();
@@ -226,7 +231,7 @@ fn interim_report(
         .filter(|r| r.shared.state.load(Relaxed) == STATE_RUNNING)
         .collect();
     for r in &live {
-        r.shared.snapshot_request.fetch_add(1, Relaxed);
+        r.shared.snapshot_request.fetch_or(WANT_INTERIM, Relaxed);
     }
     let deadline = Instant::now() + Duration::from_millis(500);
     let mut got: Vec<Finished> = Vec::new();

@@ -9,7 +9,7 @@ pub(crate) mod log;
 mod shared;
 pub(crate) mod trace;
 
-pub(crate) use shared::{Shared, STATE_DONE, STATE_RAMP, STATE_RUNNING};
+pub(crate) use shared::{Shared, STATE_DONE, STATE_RAMP, STATE_RUNNING, WANT_INTERIM, WANT_LIVE};
 
 use crate::clock::{Clock, Ticks};
 use ioscope_engine::{Ddir, IoUnit};

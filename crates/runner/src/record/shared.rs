@@ -13,6 +13,11 @@ pub const STATE_DONE: u8 = 3;
 // A new `Shared` (all zero) is a job in setup.
 const _: () = assert!(STATE_SETUP == 0);
 
+/// `snapshot_request` bits: a copy for an interim report (--status-interval), and one
+/// that ends an interval of the live stream (--live, --metrics).
+pub const WANT_INTERIM: u64 = 1;
+pub const WANT_LIVE: u64 = 2;
+
 /// What the job publishes for the monitor (bandwidth samples, status line).
 #[derive(Default)]
 pub struct Shared {
@@ -32,10 +37,13 @@ pub struct Shared {
     /// Submit and reap calls made (I/Os per call for `ioscope peak`).
     pub submit_calls: AtomicU64,
     pub reap_calls: AtomicU64,
-    /// Interim reports: the monitor bumps `snapshot_request`; the job answers by
-    /// putting a copy of its results in `snapshot` (outside the per-I/O path).
+    /// Copies of the results so far: the monitor sets the bits of what it wants
+    /// ([`WANT_INTERIM`], [`WANT_LIVE`]); the job answers by putting a copy in
+    /// `snapshot` (interim reports) or `live` (with the I/Os then in flight), outside
+    /// the per-I/O path.
     pub snapshot_request: AtomicU64,
     pub snapshot: std::sync::Mutex<Option<JobResult>>,
+    pub live: std::sync::Mutex<Option<(JobResult, u32)>>,
     /// Set by the monitor when the job must fail (errno, message), e.g. rate_min.
     pub failure: Mutex<Option<(i32, String)>>,
     /// Error messages for the user (fio prints them as they happen); the monitor

@@ -63,6 +63,8 @@ pub(crate) struct JobMeta {
     pub info: JobInfo,
     pub name: String,
     pub groupid: u32,
+    /// 1-based number over the whole run.
+    pub number: u32,
     /// Directions the job does (bandwidth samples are taken for these).
     pub sample_dirs: [bool; 3],
     /// Bytes the job will do in total, when size-bounded.

@@ -162,6 +162,7 @@ pub(crate) fn prepare_job(
             info,
             name: p.spec.name.clone(),
             groupid: p.groupid,
+            number: p.number,
             sample_dirs: dirs,
             planned,
             runtime_s,
