@@ -37,6 +37,10 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "eta-newline"),
     ("fio", "eta-interval"),
     ("fio", "status-interval"),
+    ("fio", "live"), // live.rs live_intervals_add_up_to_the_report_per_direction_and_priority
+    ("fio", "live-interval"), // live.rs (the same)
+    ("fio", "metrics"), // live.rs prometheus_stores_the_runs_totals
+    ("fio", "metrics-linger"), // live.rs metrics_end_at_the_reports_totals_and_linger_for_a_last_scrape
     ("fio", "allow-destructive"),
     ("fio", "alloc-size"),
     ("fio", "log-format"),  // logtools.rs binary_logs_convert_to_the_same_text

@@ -341,3 +341,116 @@ fn metrics_refuse_a_taken_port_before_any_io() {
         "no I/O before the port is ours"
     );
 }
+
+/// A Prometheus server on a loopback port, scraping `target` every second; killed on
+/// drop.
+struct Prometheus {
+    child: std::process::Child,
+    addr: String,
+}
+
+impl Prometheus {
+    fn start(dir: &Path, target: &str) -> Prometheus {
+        let conf = dir.join("prometheus.yml");
+        std::fs::write(
+            &conf,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  \
+                 - job_name: ioscope\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        let addr = format!("127.0.0.1:{}", free_port());
+        let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
+        let child = std::process::Command::new("prometheus")
+            .arg(format!("--config.file={}", conf.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("prometheus");
+        let p = Prometheus { child, addr };
+        let started = std::time::Instant::now();
+        while !http_get(&p.addr, "/-/ready").is_some_and(|r| r.contains(" 200 ")) {
+            let log = std::fs::read_to_string(dir.join("prometheus.log")).unwrap_or_default();
+            assert!(
+                started.elapsed().as_secs() < 60,
+                "prometheus not ready in 60 s:\n{log}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        p
+    }
+
+    /// The value of an instant query (None while it has no result).
+    fn query(&self, q: &str) -> Option<f64> {
+        let enc: String = q
+            .chars()
+            .map(|c| match c {
+                'a'..='z' | 'A'..='Z' | '0'..='9' | '_' => c.to_string(),
+                _ => format!("%{:02X}", c as u32),
+            })
+            .collect();
+        let resp = http_get(&self.addr, &format!("/api/v1/query?query={enc}"))?;
+        let body = resp.split("\r\n\r\n").nth(1)?;
+        let v: Value = serde_json::from_str(body).ok()?;
+        v["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+    }
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn prometheus_stores_the_runs_totals() {
+    require!(Prereq::Program {
+        name: "prometheus",
+        package: "prometheus",
+    });
+    let d = tmpdir();
+    let target = format!("127.0.0.1:{}", free_port());
+    let prom = Prometheus::start(d.path(), &target);
+    let m = format!("--metrics={target}");
+    let mut args = mixed("--runtime=10", &[&m, "--metrics-linger=5s"]);
+    args.retain(|a| !a.starts_with("--cmdprio") && !a.starts_with("--prio"));
+    let r = run_in(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let report = json_file(&d.path().join("out.json"));
+    let total = |k: &str| -> u64 {
+        let jobs = report["jobs"].as_array().unwrap();
+        let dirs = ["read", "write", "trim"];
+        jobs.iter()
+            .flat_map(|j| dirs.iter().map(move |d| u(&j[d][k])))
+            .sum()
+    };
+    let (ios, bytes) = (total("total_ios"), total("io_bytes"));
+    // The last scrapes (in the 5 s linger) hold the totals; the target is gone since,
+    // so the query looks back over the run rather than at a stale "now".
+    let q_ios = "sum(max_over_time(ioscope_ios_total[10m]))";
+    let q_bytes = "sum(max_over_time(ioscope_bytes_total[10m]))";
+    let (got_ios, got_bytes) = (prom.query(q_ios), prom.query(q_bytes));
+    assert_eq!(
+        got_ios,
+        Some(ios as f64),
+        "{q_ios}: the report's total_ios is {ios}"
+    );
+    assert_eq!(
+        got_bytes,
+        Some(bytes as f64),
+        "{q_bytes}: the report's io_bytes is {bytes}"
+    );
+    // Scraped during the run too, not only at its end.
+    let during = prom.query("sum_over_time(ioscope_running[10m])");
+    assert!(
+        during.unwrap_or(0.0) >= 3.0,
+        "scrapes while running: {during:?}"
+    );
+}

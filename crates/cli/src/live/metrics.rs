@@ -5,7 +5,8 @@
 //! monitor takes once per interval: the I/O threads never see it.
 //!
 //! Series (docs/live-stream.md):
-//! - `ioscope_ios_total`, `ioscope_bytes_total`: counters per job, clone and direction;
+//! - `ioscope_ios_total`, `ioscope_bytes_total`: counters per job (`jobname`, not
+//!   `job`, which Prometheus keeps for its scrape job), clone and direction;
 //! - `ioscope_clat_seconds`: a histogram of completion latency with fixed `le` buckets;
 //! - `ioscope_prio_ios_total`, `ioscope_prio_lat_seconds`: the same per I/O priority
 //!   (separate names, so that summing the first two never counts an I/O twice);
@@ -215,7 +216,7 @@ fn esc(v: &str) -> String {
 
 fn labels(k: &Key, host: &str) -> String {
     format!(
-        "job=\"{}\",job_number=\"{}\",direction=\"{}\",host=\"{}\"",
+        "jobname=\"{}\",job_number=\"{}\",direction=\"{}\",host=\"{}\"",
         esc(&k.job),
         k.number,
         k.dir,
@@ -277,7 +278,7 @@ fn exposition(s: &State) -> String {
     for ((job, n), v) in &s.inflight {
         let _ = writeln!(
             o,
-            "ioscope_inflight{{job=\"{}\",job_number=\"{n}\",host=\"{host}\"}} {v}",
+            "ioscope_inflight{{jobname=\"{}\",job_number=\"{n}\",host=\"{host}\"}} {v}",
             esc(job)
         );
     }
@@ -369,9 +370,8 @@ mod tests {
         assert_eq!(line("le=\"5\""), "4");
         assert_eq!(line("le=\"10\""), "4");
         assert_eq!(line("le=\"+Inf\""), "5");
-        assert!(
-            text.contains("ioscope_ios_total{job=\"j\\\"1\",job_number=\"1\",direction=\"read\"")
-        );
-        assert!(text.contains("ioscope_inflight{job=\"j\\\"1\",job_number=\"1\""));
+        assert!(text
+            .contains("ioscope_ios_total{jobname=\"j\\\"1\",job_number=\"1\",direction=\"read\""));
+        assert!(text.contains("ioscope_inflight{jobname=\"j\\\"1\",job_number=\"1\""));
     }
 }
