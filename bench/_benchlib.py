@@ -351,10 +351,19 @@ def parse_json(text):
     start = 0 if text.startswith("{") else (idx + 1 if idx >= 0 else -1)
     if start < 0:
         return None
-    try:
-        return json.JSONDecoder().raw_decode(text[start:])[0]
-    except ValueError:
-        return None
+    # With --status-interval fio prints an interim document each interval: the final
+    # report is the last.
+    dec, rest, last = json.JSONDecoder(), text[start:], None
+    while rest.strip():
+        try:
+            last, end = dec.raw_decode(rest)
+        except ValueError:
+            break
+        nxt = rest.find("\n{", end)
+        if nxt < 0:
+            break
+        rest = rest[nxt + 1:]
+    return last
 
 
 def job_metrics(data):

@@ -30,7 +30,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bl.add_common_args(ap, default_runtime=3)
     ap.add_argument("--skip", default="",
-                    help="comma-separated sections to skip: null,callgrind,uring,disk,overhead,peak,verify")
+                    help="comma-separated sections to skip: null,callgrind,uring,disk,overhead,peak,verify,live")
     args = ap.parse_args()
     reps = args.reps or (1 if args.quick else 3)
     rt = int(args.runtime or (1 if args.quick else 3))
@@ -243,8 +243,33 @@ def run_all(b, reps, rt, skip, rows):
                          "%.2f" % cpu["ioscope"] if cpu.get("ioscope") else "n/a",
                          bl.fmt_ratio(bl.ratio(cpu.get("ioscope"), cpu.get("fio"))) + " io/fio", ""])
 
+    # ---------------------------------------------------------------- 7. results while running
+    if "live" not in skip:
+        live_monitor_rows(b, tools, reps, rt, rows)
+
     if target:
         b.notes.append("fast target: " + target["desc"])
+
+
+def live_monitor_rows(b, tools, reps, rt, rows):
+    """The cost of ioscope's live stream and metrics endpoint at 1 s intervals on the null engine, beside
+    fio's nearest (--status-interval=1: a full interim report every second)."""
+    live = ["--live=%s" % os.path.join(b.tmp, "live.jsonl"), "--live-interval=1s", "--metrics=127.0.0.1:0"]
+    variants = []
+    if b.have_fio():
+        variants += [("fio plain", "fio", null_args(1, 1, False, rt)),
+                     ("fio status-interval", "fio", null_args(1, 1, False, rt, ["--status-interval=1"]))]
+    variants += [("ioscope plain", "ioscope", null_args(1, 1, False, rt)),
+                 ("ioscope live", "ioscope", null_args(1, 1, False, rt, live))]
+    res = alternate(b, "null QD1 results while running", variants, reps, rt)
+    lost = {}
+    for t in tools:
+        key = "status-interval" if t == "fio" else "live"
+        plain, on = med(res[t + " plain"], "iops"), med(res["%s %s" % (t, key)], "iops")
+        lost[t] = (100.0 * (plain - on) / plain) if plain and on else None
+    rows.append(["null QD1 full stats; fio: --status-interval=1, ioscope: --live + --metrics at 1 s",
+                 "% IOPS lost to results while running", bl.fmt_pct(lost.get("fio")),
+                 bl.fmt_pct(lost.get("ioscope")), "", "ioscope: within noise"])
 
 
 def uring_args(path, direct, qd, reg, rt):
