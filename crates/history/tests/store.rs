@@ -1,0 +1,122 @@
+//! The history database: round trips, refusals of files that are not ours or are
+//! newer (left untouched), and concurrent writers.
+
+use ioscope_history::{History, HistoryError, Record, Selector};
+use std::path::Path;
+
+fn rec(label: &str, ms: i64, iops: f64) -> Record {
+    Record {
+        unix_ms: ms,
+        label: Some(label.into()),
+        kind: "run".into(),
+        host: "h".into(),
+        kernel: "6.1".into(),
+        ioscope: "0.1.0".into(),
+        devices: serde_json::json!([{"path": "/dev/x", "model": "M", "serial": "S"}]),
+        job: serde_json::json!({"jobs": [{"name": "j"}]}),
+        command: vec!["ioscope".into(), "--name=j".into()],
+        read: ioscope_history::record::DirSummary {
+            iops: Some(iops),
+            ..Default::default()
+        },
+        document: serde_json::json!({"jobs": [{"jobname": "j", "read": {"iops": iops}}]}),
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_record_reads_back_as_written_and_selectors_pick_rows() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("sub/h.sqlite");
+    let mut h = History::open(&p, true).unwrap();
+    let a = h.record(&rec("a", 1000, 10.0)).unwrap();
+    let b = h.record(&rec("b", 2000, 20.0)).unwrap();
+    h.record(&rec("a", 3000, 30.0)).unwrap();
+    let got = h.records(&Selector::Ids(a, a)).unwrap();
+    let mut want = rec("a", 1000, 10.0);
+    want.id = a;
+    assert_eq!(got, vec![want]);
+    let ids = |s: &Selector| -> Vec<i64> { h.list(s).unwrap().iter().map(|r| r.id).collect() };
+    assert_eq!(ids(&Selector::Label("a".into())), vec![a, b + 1]);
+    assert_eq!(ids(&Selector::Time(1500, 3000)), vec![b]);
+    assert_eq!(h.latest_label(None).unwrap().as_deref(), Some("a"));
+    assert_eq!(h.latest_label(Some("a")).unwrap().as_deref(), Some("b"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+}
+
+fn untouched(p: &Path, before: &[u8], e: HistoryError, needle: &str) {
+    let msg = e.to_string();
+    assert!(msg.contains(needle) && msg.contains(&p.display().to_string()), "{msg}");
+    assert_eq!(std::fs::read(p).unwrap(), before, "the file was changed");
+}
+
+#[test]
+fn a_file_that_is_not_ours_is_refused_and_left_as_it_is() {
+    let d = tempfile::tempdir().unwrap();
+    let text = d.path().join("notes.txt");
+    std::fs::write(&text, b"my notes, not a database\n".repeat(200)).unwrap();
+    let before = std::fs::read(&text).unwrap();
+    let e = History::open(&text, true).err().expect("refused");
+    untouched(&text, &before, e, "not an ioscope history");
+    // Another program's SQLite database.
+    let other = d.path().join("other.sqlite");
+    {
+        let c = rusqlite::Connection::open(&other).unwrap();
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+    }
+    let before = std::fs::read(&other).unwrap();
+    let e = History::open(&other, true).err().expect("refused");
+    untouched(&other, &before, e, "another program");
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_as_it_is() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("h.sqlite");
+    drop(History::open(&p, true).unwrap());
+    {
+        let c = rusqlite::Connection::open(&p).unwrap();
+        c.execute_batch("PRAGMA user_version = 99;").unwrap();
+    }
+    let before = std::fs::read(&p).unwrap();
+    let e = History::open(&p, true).err().expect("refused");
+    untouched(&p, &before, e, "newer ioscope (history schema 99");
+}
+
+#[test]
+fn a_missing_database_is_an_error_for_a_query() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("none.sqlite");
+    assert!(History::open(&p, false).is_err());
+    assert!(!p.exists());
+}
+
+#[test]
+fn concurrent_writers_lose_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("h.sqlite");
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let p = p.clone();
+            std::thread::spawn(move || {
+                let mut h = History::open(&p, true).unwrap();
+                for i in 0..50 {
+                    h.record(&rec(&format!("t{t}"), i, i as f64)).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let h = History::open(&p, false).unwrap();
+    assert_eq!(h.list(&Selector::All).unwrap().len(), 200);
+    for t in 0..4 {
+        assert_eq!(h.list(&Selector::Label(format!("t{t}"))).unwrap().len(), 50);
+    }
+    let c = rusqlite::Connection::open(&p).unwrap();
+    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(ok, "ok");
+}
