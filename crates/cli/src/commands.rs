@@ -11,7 +11,7 @@ use crate::command::{
     EXITS_FIO, EXITS_PLAIN, EXITS_RUN, EXITS_SWEEP, FIO,
 };
 use crate::fio::{self, jobs::invoked_as_fio, Front};
-use crate::{cluster, compare, fairness, log, peak, plot, quick, report, sweep};
+use crate::{cluster, compare, fairness, history, log, peak, plot, quick, report, sweep};
 use anyhow::{bail, Result};
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -250,6 +250,30 @@ pub static COMMANDS: &[Command] = &[
         completes: Completes::Verbs(&["convert", "summary", "percentiles"]),
         ranks: Ranks::Any,
         run: log::main,
+    },
+    Command {
+        name: "history",
+        about: "The runs recorded with --history: list, show, export, compare, and check for regressions",
+        usage: "ioscope history list|export [RUNS] | show ID | compare RUNS RUNS | check --baseline RUNS [--candidate RUNS]",
+        operands: "a verb (list, show, export, compare, check), then runs: a label, id:N[-M] or time:FROM..TO (UTC dates, YYYY-MM-DD[THH:MM[:SS]])",
+        details: "Runs given --history[=DB] (and --label=NAME) are recorded in an SQLite database: when, host, kernel, \
+                  devices (model, serial, firmware), ioscope's version, the resolved jobs, the command line and the \
+                  json+ results. compare judges two sets of runs with compare's statistics (bootstrap interval, \
+                  Mann-Whitney p, verdict); check does the same for chosen metrics and exits 2 when one is \
+                  significantly worse by at least --threshold percent: the gate for kernel and firmware CI.",
+        examples: &[
+            "ioscope --history --label=6.12-rc1 job.fio",
+            "ioscope history list",
+            "ioscope history compare 6.11 6.12-rc1",
+            "ioscope history check --baseline 6.11 --candidate 6.12-rc1 --metric iops,clat_p99",
+        ],
+        exits: EXITS_COMPARE,
+        flags: defs::<history::Args>,
+        flag_verbs: verbs_of::<history::Args>,
+        parse: parses::<history::Args>,
+        completes: Completes::Verbs(history::VERBS),
+        ranks: Ranks::Alone,
+        run: history::main,
     },
     Command {
         name: "completions",

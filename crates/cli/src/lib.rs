@@ -21,6 +21,7 @@ mod compare;
 mod doc;
 mod fairness;
 mod fio;
+mod history;
 mod live;
 mod log;
 mod peak;

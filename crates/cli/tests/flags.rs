@@ -37,7 +37,9 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "eta-newline"),
     ("fio", "eta-interval"),
     ("fio", "status-interval"),
-    ("fio", "live"), // live.rs live_intervals_add_up_to_the_report_per_direction_and_priority
+    ("fio", "history"),        // history.rs (every test)
+    ("fio", "label"), // history.rs check_exits_non_zero_on_a_regression_and_passes_a_same_distribution_pair
+    ("fio", "live"),  // live.rs live_intervals_add_up_to_the_report_per_direction_and_priority
     ("fio", "live-interval"), // live.rs (the same)
     ("fio", "metrics"), // live.rs prometheus_stores_the_runs_totals
     ("fio", "metrics-linger"), // live.rs metrics_end_at_the_reports_totals_and_linger_for_a_last_scrape
@@ -135,6 +137,16 @@ const COVERED: &[(&str, &str)] = &[
     ("log", "json"),
     ("log", "force"), // logtools.rs log_convert_writes_only_where_it_is_told
     ("log", "help"),
+    // history (history.rs)
+    ("history", "db"),
+    ("history", "json"),      // list_show_and_export_read_back_what_runs_recorded
+    ("history", "markdown"),  // (the same)
+    ("history", "format"),    // (the same)
+    ("history", "baseline"), // check_exits_non_zero_on_a_regression_and_passes_a_same_distribution_pair
+    ("history", "candidate"), // (the same)
+    ("history", "metric"),   // (the same)
+    ("history", "threshold"), // (the same)
+    ("history", "help"),
     // completions, help
     ("completions", "help"),
     ("help", "help"),

@@ -18,6 +18,7 @@ mod fio_compare;
 mod fio_parse;
 mod flags;
 mod golden;
+mod history;
 mod install;
 mod job_options;
 mod live;

@@ -23,7 +23,11 @@ impl Selector {
         let bad = |why: &str| HistoryError::Selector(format!("'{s}': {why}"));
         if let Some(ids) = s.strip_prefix("id:") {
             let (a, b) = ids.split_once('-').unwrap_or((ids, ids));
-            let n = |x: &str| x.trim().parse::<i64>().map_err(|_| bad("give id:N or id:N-M"));
+            let n = |x: &str| {
+                x.trim()
+                    .parse::<i64>()
+                    .map_err(|_| bad("give id:N or id:N-M"))
+            };
             return Ok(Selector::Ids(n(a)?, n(b)?));
         }
         if let Some(range) = s.strip_prefix("time:") {
@@ -42,15 +46,23 @@ impl Selector {
         if s.is_empty() {
             return Err(bad("an empty label"));
         }
-        Ok(Selector::Label(s.strip_prefix("label:").unwrap_or(s).to_string()))
+        Ok(Selector::Label(
+            s.strip_prefix("label:").unwrap_or(s).to_string(),
+        ))
     }
 
     fn clause(&self) -> (&'static str, Vec<Sql>) {
         match self {
             Selector::All => ("1", vec![]),
             Selector::Label(l) => ("label = ?1", vec![Sql::Text(l.clone())]),
-            Selector::Ids(a, b) => ("id BETWEEN ?1 AND ?2", vec![Sql::Integer(*a), Sql::Integer(*b)]),
-            Selector::Time(a, b) => ("unix_ms >= ?1 AND unix_ms < ?2", vec![Sql::Integer(*a), Sql::Integer(*b)]),
+            Selector::Ids(a, b) => (
+                "id BETWEEN ?1 AND ?2",
+                vec![Sql::Integer(*a), Sql::Integer(*b)],
+            ),
+            Selector::Time(a, b) => (
+                "unix_ms >= ?1 AND unix_ms < ?2",
+                vec![Sql::Integer(*a), Sql::Integer(*b)],
+            ),
         }
     }
 }
@@ -58,7 +70,10 @@ impl Selector {
 /// `YYYY-MM-DD[THH:MM[:SS]]` (UTC) in ms since the Unix epoch.
 fn parse_time(s: &str) -> Option<i64> {
     let (date, time) = s.split_once(['T', ' ']).unwrap_or((s, ""));
-    let d: Vec<i64> = date.split('-').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let d: Vec<i64> = date
+        .split('-')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
     let [y, m, day] = d[..] else { return None };
     if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
         return None;
@@ -66,7 +81,9 @@ fn parse_time(s: &str) -> Option<i64> {
     let t: Vec<i64> = if time.is_empty() {
         vec![]
     } else {
-        time.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?
+        time.split(':')
+            .map(|x| x.parse().ok())
+            .collect::<Option<_>>()?
     };
     let (h, mi, sec) = (
         *t.first().unwrap_or(&0),
@@ -188,7 +205,7 @@ fn full(r: &Row) -> rusqlite::Result<Record> {
         interrupted: s.interrupted,
         read: s.read,
         write: s.write,
-        ioscope: r.get(13)?,
+        ioscope_version: r.get(13)?,
         devices: json(14)?,
         job: json(15)?,
         command: serde_json::from_str(&command).unwrap_or_default(),
@@ -203,8 +220,14 @@ mod tests {
 
     #[test]
     fn selectors_read_as_documented() {
-        assert_eq!(Selector::parse("base").unwrap(), Selector::Label("base".into()));
-        assert_eq!(Selector::parse("label:id:x").unwrap(), Selector::Label("id:x".into()));
+        assert_eq!(
+            Selector::parse("base").unwrap(),
+            Selector::Label("base".into())
+        );
+        assert_eq!(
+            Selector::parse("label:id:x").unwrap(),
+            Selector::Label("id:x".into())
+        );
         assert_eq!(Selector::parse("id:3-9").unwrap(), Selector::Ids(3, 9));
         assert_eq!(Selector::parse("id:7").unwrap(), Selector::Ids(7, 7));
         assert_eq!(

@@ -29,7 +29,7 @@ pub struct Record {
     /// The kernel's release (uname -r).
     pub kernel: String,
     /// The ioscope version that ran it.
-    pub ioscope: String,
+    pub ioscope_version: String,
     /// The devices under the jobs' files: JSON (path, disk, model, serial, firmware).
     pub devices: serde_json::Value,
     /// The resolved jobs: JSON.
@@ -67,7 +67,7 @@ impl History {
                 r.kind,
                 r.host,
                 r.kernel,
-                r.ioscope,
+                r.ioscope_version,
                 json(&r.devices),
                 json(&r.job),
                 command,

@@ -124,12 +124,17 @@ impl History {
             path: path.clone(),
             source,
         };
+        // A file that is no database at all says so on the first read; any other
+        // failure (a full disk, an I/O error) is no verdict on the file.
+        let judge = |e: rusqlite::Error| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => foreign(e.to_string()),
+            _ => sql(e),
+        };
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| foreign(e.to_string()))?;
-        // Reading the header tells a file that is no database at all.
-        let (app, version, tables) = facts(&tx).map_err(|e| foreign(e.to_string()))?;
+            .map_err(judge)?;
+        let (app, version, tables) = facts(&tx).map_err(judge)?;
         if app != APPLICATION_ID && !(app == 0 && version == 0 && tables == 0) {
             return Err(foreign(format!(
                 "an SQLite database of another program (application_id {app:#x})"
@@ -157,7 +162,9 @@ impl History {
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(sql)?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(foreign(format!("cannot use WAL mode (journal_mode {mode})")));
+            return Err(foreign(format!(
+                "cannot use WAL mode (journal_mode {mode})"
+            )));
         }
         Ok(())
     }

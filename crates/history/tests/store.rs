@@ -11,7 +11,7 @@ fn rec(label: &str, ms: i64, iops: f64) -> Record {
         kind: "run".into(),
         host: "h".into(),
         kernel: "6.1".into(),
-        ioscope: "0.1.0".into(),
+        ioscope_version: "0.1.0".into(),
         devices: serde_json::json!([{"path": "/dev/x", "model": "M", "serial": "S"}]),
         job: serde_json::json!({"jobs": [{"name": "j"}]}),
         command: vec!["ioscope".into(), "--name=j".into()],
@@ -48,7 +48,10 @@ fn a_record_reads_back_as_written_and_selectors_pick_rows() {
 
 fn untouched(p: &Path, before: &[u8], e: HistoryError, needle: &str) {
     let msg = e.to_string();
-    assert!(msg.contains(needle) && msg.contains(&p.display().to_string()), "{msg}");
+    assert!(
+        msg.contains(needle) && msg.contains(&p.display().to_string()),
+        "{msg}"
+    );
     assert_eq!(std::fs::read(p).unwrap(), before, "the file was changed");
 }
 
@@ -64,7 +67,8 @@ fn a_file_that_is_not_ours_is_refused_and_left_as_it_is() {
     let other = d.path().join("other.sqlite");
     {
         let c = rusqlite::Connection::open(&other).unwrap();
-        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);").unwrap();
+        c.execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (1);")
+            .unwrap();
     }
     let before = std::fs::read(&other).unwrap();
     let e = History::open(&other, true).err().expect("refused");
@@ -117,6 +121,8 @@ fn concurrent_writers_lose_nothing() {
         assert_eq!(h.list(&Selector::Label(format!("t{t}"))).unwrap().len(), 50);
     }
     let c = rusqlite::Connection::open(&p).unwrap();
-    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(ok, "ok");
 }

@@ -40,7 +40,8 @@ impl Identity {
         Identity::of_path(Path::new(&path), dir)
     }
 
-    fn of_path(path: &Path, dir: bool) -> Identity {
+    /// The identity of a path (`dir`: a directory jobs create files in).
+    pub fn of_path(path: &Path, dir: bool) -> Identity {
         let md = existing(path).and_then(|p| std::fs::metadata(p).ok());
         let block = md.as_ref().is_some_and(|m| m.file_type().is_block_device());
         let kind = match (block, dir) {
@@ -121,6 +122,18 @@ fn existing(path: &Path) -> Option<PathBuf> {
             _ => Path::new("."),
         };
     }
+}
+
+/// The firmware revision of a whole disk from sysfs (NVMe, SCSI/SATA), when it says.
+pub fn firmware(disk: &str) -> Option<String> {
+    ["device/firmware_rev", "device/rev"]
+        .iter()
+        .find_map(|rel| {
+            std::fs::read_to_string(format!("/sys/block/{disk}/{rel}"))
+                .ok()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+        })
 }
 
 /// Model and serial of a whole disk from sysfs; a loop device is described by its

@@ -165,8 +165,10 @@ struct Ready {
 /// Read the jobs, check them and set up reporting (rank 0). Errors here are this
 /// rank's verdict.
 fn ready(c: &Invocation, t: &dyn Transport) -> Result<Ready> {
-    if c.args.live.is_some() || c.args.metrics.is_some() {
-        bail!("--live and --metrics are not supported under MPI yet: run them on one host");
+    if c.args.live.is_some() || c.args.metrics.is_some() || c.args.history.is_some() {
+        bail!(
+            "--live, --metrics and --history are not supported under MPI yet: run them on one host"
+        );
     }
     if c.args.bandwidth_log.is_some() {
         bail!("--bandwidth-log is not supported under MPI yet: each rank's jobs are in the report");

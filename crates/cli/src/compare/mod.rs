@@ -3,8 +3,8 @@
 //! and metric (the statistics: `ioscope_analysis::compare`).
 
 mod chart;
-mod inputs;
-mod output;
+pub mod inputs;
+pub mod output;
 mod run;
 mod shape;
 
@@ -151,7 +151,32 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
             return Ok(crate::term::signals::exit_code(false));
         }
     }
-    let rows = inputs::rows(&sa, &sb);
+    let out = Present {
+        json: p.json,
+        markdown: p.markdown,
+        svg_out,
+        html_out,
+    };
+    present(out, &sa, &sb, interrupted)
+}
+
+/// How a comparison is shown: JSON, markdown or a table on stdout, and charts.
+pub struct Present {
+    pub json: bool,
+    pub markdown: bool,
+    pub svg_out: Option<(String, std::fs::File)>,
+    pub html_out: Option<(String, std::fs::File)>,
+}
+
+/// Compare two sides and show it; exit 2 ([`command::REGRESSION`]) when a row is worse.
+pub fn present(
+    p: Present,
+    sa: &inputs::Side,
+    sb: &inputs::Side,
+    interrupted: bool,
+) -> Result<ExitCode> {
+    let (svg_out, html_out) = (p.svg_out, p.html_out);
+    let rows = inputs::rows(sa, sb);
     if rows.is_empty() {
         bail!(
             "compare: no job of {} matches one of {} by name and group",
@@ -168,8 +193,8 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
         sb.reps.len(),
         if sb.reps.len() == 1 { "" } else { "s" },
     )];
-    head.extend(inputs::differences(&sa, &sb));
-    let shapes = shape::shapes(&sa, &sb, &rows);
+    head.extend(inputs::differences(sa, sb));
+    let shapes = shape::shapes(sa, sb, &rows);
     let mut notes: Vec<String> = shapes.iter().map(shape::Shape::text).collect();
     if rows.iter().any(|r| r.ci_from_bins) {
         notes.push(

@@ -92,6 +92,9 @@ pub struct FioArgs {
     /// --metrics: the address the Prometheus endpoint listens on.
     pub metrics: Option<String>,
     pub metrics_linger: Option<Duration>,
+    /// --history[=DB]: record the run (Some(None): in the default database).
+    pub history: Option<Option<PathBuf>>,
+    pub label: Option<String>,
     pub allow_destructive: bool,
     pub inflate_log: Option<PathBuf>,
     pub merge_blktrace_only: bool,
@@ -134,6 +137,8 @@ impl Default for FioArgs {
             live_interval: None,
             metrics: None,
             metrics_linger: None,
+            history: None,
+            label: None,
             allow_destructive: false,
             inflate_log: None,
             merge_blktrace_only: false,
@@ -462,6 +467,26 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         verbs: &[],
         set: |a, v| {
             a.metrics_linger = Some(seconds("metrics-linger", v)?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("history", OptVal, "DB", "Record the run in the history database DB (default: $IOSCOPE_HISTORY, else ~/.local/share/ioscope/history.sqlite); see ioscope history (ioscope)"),
+        verbs: &[],
+        set: |a, v| {
+            a.history = Some(v.filter(|p| !p.is_empty()).map(PathBuf::from));
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("label", ReqVal, "NAME", "The run's label in the history (--history), e.g. a kernel or firmware version (ioscope)"),
+        verbs: &[],
+        set: |a, v| {
+            let l = v.unwrap_or("").trim();
+            if l.is_empty() {
+                return Err("--label: give a name".into());
+            }
+            a.label = Some(l.to_string());
             Ok(())
         },
     },

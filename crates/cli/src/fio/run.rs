@@ -4,9 +4,10 @@
 use super::args::Invocation;
 use super::bwlog::BwLog;
 use super::report::{headers, with_act_table, Reporting};
+use crate::history::capture::Capture;
 use crate::live::Live;
 use crate::term::signals;
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use ioscope_runner::{JobProgress, Observer, Plan, Runner};
 use std::path::Path;
 use std::process::ExitCode;
@@ -57,6 +58,13 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
         None => None,
     };
     let mut live = Live::open(&inv.args, rep.output.is_none())?;
+    let history = match &inv.args.history {
+        Some(db) => Capture::open(db.as_deref(), inv.args.label.clone())?,
+        None if inv.args.label.is_some() => {
+            bail!("--label names the run in the history: give --history too")
+        }
+        None => None,
+    };
     signals::install();
     let mut obs = Observers {
         rep: &mut rep,
@@ -84,6 +92,9 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
         .jobs
         .iter()
         .any(|j| j.error != 0 && !j.error_tolerated);
+    if let Some(h) = history {
+        h.record(plan.set, &result, inv.args.output.as_deref());
+    }
     // Settled before the linger: a Ctrl-C that ends it does not fail a finished run.
     let code = signals::exit_code(failed);
     // The report is out: then the stream's end line, and the endpoint's last scrapes.
