@@ -57,7 +57,14 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
         Some(name) => Some(BwLog::create(name, genesis)?),
         None => None,
     };
-    let mut live = Live::open(&inv.args, rep.output.is_none())?;
+    let a = &inv.args;
+    let flags = crate::live::Flags {
+        live: a.live.as_deref(),
+        interval: a.live_interval,
+        metrics: a.metrics.as_deref(),
+        linger: a.metrics_linger,
+    };
+    let mut live = Live::open(&flags, rep.output.is_none())?;
     let history = match &inv.args.history {
         Some(db) => Capture::open(db.as_deref(), inv.args.label.clone())?,
         None if inv.args.label.is_some() => {

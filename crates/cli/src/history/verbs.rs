@@ -1,6 +1,6 @@
 //! The verbs of `ioscope history`.
 
-use super::Args;
+use super::args::Args;
 use crate::command;
 use crate::compare::{inputs, present, Present};
 use anyhow::{bail, Result};

@@ -5,12 +5,21 @@
 pub mod metrics;
 pub mod stream;
 
-use crate::fio::args::FioArgs;
 use anyhow::{bail, Context, Result};
 use ioscope_runner::LiveInterval;
 use ioscope_stats::RunResult;
 use metrics::Metrics;
 use stream::LiveStream;
+
+/// The flags that ask for them.
+pub struct Flags<'a> {
+    /// --live's file ("-": standard output).
+    pub live: Option<&'a str>,
+    pub interval: Option<std::time::Duration>,
+    /// --metrics's ADDR:PORT.
+    pub metrics: Option<&'a str>,
+    pub linger: Option<std::time::Duration>,
+}
 
 /// What a run feeds while it goes on (either may be absent).
 #[derive(Default)]
@@ -22,9 +31,9 @@ pub struct Live {
 impl Live {
     /// The flags' stream and endpoint, opened before any I/O so that a bad path or a
     /// taken port fails at once. `report_on_stdout`: standard output is the report's.
-    pub fn open(a: &FioArgs, report_on_stdout: bool) -> Result<Live> {
-        let every = a.live_interval.unwrap_or(std::time::Duration::from_secs(1));
-        let stream = match a.live.as_deref() {
+    pub fn open(a: &Flags, report_on_stdout: bool) -> Result<Live> {
+        let every = a.interval.unwrap_or(std::time::Duration::from_secs(1));
+        let stream = match a.live {
             None => None,
             Some("-") if report_on_stdout => bail!(
                 "--live=-: the report goes to standard output; send it elsewhere with \
@@ -41,9 +50,9 @@ impl Live {
                 Some(LiveStream::new(Box::new(f), p, every.as_millis() as u64))
             }
         };
-        let metrics = match &a.metrics {
-            Some(addr) => Some(Metrics::serve(addr, a.metrics_linger)?),
-            None if a.metrics_linger.is_some() => {
+        let metrics = match a.metrics {
+            Some(addr) => Some(Metrics::serve(addr, a.linger)?),
+            None if a.linger.is_some() => {
                 bail!("--metrics-linger goes with --metrics=ADDR:PORT")
             }
             None => None,

@@ -4,7 +4,7 @@
 //! copies are made by the job between I/Os (a request is one relaxed load per round)
 //! and picked up here without waiting, so the monitor never holds a job up.
 
-use super::monitor::Running;
+use super::running::Running;
 use crate::observe::{LiveInterval, Observer};
 use crate::record::{Shared, STATE_DONE, STATE_RAMP, WANT_LIVE};
 use crate::setup::JobMeta;

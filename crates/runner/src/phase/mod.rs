@@ -4,6 +4,7 @@
 pub(crate) mod assemble;
 mod live;
 mod monitor;
+mod running;
 pub(crate) mod sampling;
 mod spawn;
 pub(crate) mod steady;
@@ -18,7 +19,8 @@ use crate::sys::exec::exec_hook;
 use assemble::Finished;
 use ioscope_stats::SteadyState;
 use live::LiveFeed;
-use monitor::{steady_trackers, Monitor, Running, Watch};
+use monitor::{steady_trackers, Monitor};
+use running::{Running, Watch};
 use spawn::job_thread;
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
