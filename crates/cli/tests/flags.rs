@@ -114,7 +114,13 @@ const COVERED: &[(&str, &str)] = &[
     ("sweep", "output"),
     ("sweep", "retry-failed"), // a_failed_point_is_flagged_skipped_and_retried
     ("sweep", "allow-destructive"), // devices_are_protected_and_identified
-    ("sweep", "emit"),         // the_readme_example_plans_as_written
+    ("sweep", "live"),         // live.rs a_sweep_streams_each_point_and_records_each_in_the_history
+    ("sweep", "live-interval"),
+    ("sweep", "history"),
+    ("sweep", "label"),
+    ("sweep", "metrics"), // live.rs a_sweep_streams_each_point_and_records_each_in_the_history
+    ("sweep", "metrics-linger"), // (the same)
+    ("sweep", "emit"),    // the_readme_example_plans_as_written
     ("sweep", "check"),
     ("sweep", "json"),
     ("sweep", "help"),

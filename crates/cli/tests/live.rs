@@ -454,3 +454,111 @@ fn prometheus_stores_the_runs_totals() {
         "scrapes while running: {during:?}"
     );
 }
+
+#[test]
+fn a_sweep_streams_each_point_and_records_each_in_the_history() {
+    let d = tmpdir();
+    let f = d.path().join("s.toml");
+    std::fs::write(
+        &f,
+        format!(
+            "[target]\nfilename = \"{}\"\nsize = \"8m\"\n[defaults]\nioengine = \"psync\"\n\
+             [[sweep]]\nname = \"s\"\nprofiles = [\"randread\"]\n\
+             fixed = {{ runtime = \"1s\", time_based = 1 }}\naxes = {{ iodepth = [1, 2] }}\n",
+            d.path().join("data").display()
+        ),
+    )
+    .unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut child = std::process::Command::new(bin())
+        .current_dir(d.path())
+        .args([
+            "sweep",
+            "run",
+            &f.display().to_string(),
+            "-o",
+            "out",
+            "--live=live.jsonl",
+            "--live-interval=250ms",
+            "--history=h.db",
+            "--label=k1",
+            &format!("--metrics={addr}"),
+            "--metrics-linger=60s",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The report is announced before the linger: then the counters are final.
+    let stdout = child.stdout.take().unwrap();
+    let mut said = String::new();
+    for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)) {
+        let line = line.unwrap();
+        said.push_str(&line);
+        said.push('\n');
+        if line.starts_with("report:") {
+            break;
+        }
+    }
+    assert!(said.contains("report:"), "{said}");
+    let scraped = http_get(&addr, "/metrics").expect("the endpoint lingers");
+    kill_and_wait(child);
+    let l = lines(&d.path().join("live.jsonl"));
+    assert_eq!(l.last().unwrap()["type"], "end");
+    let points = ioscope_points(&d.path().join("out/points"));
+    assert_eq!(points.len(), 2, "{points:?}");
+    for (id, doc) in &points {
+        let mine: Vec<_> = intervals(&l)
+            .into_iter()
+            .filter(|v| v["point"] == id.as_str())
+            .collect();
+        assert!(
+            mine.len() >= 2,
+            "{id}: {} intervals in 1 s at 250 ms",
+            mine.len()
+        );
+        let ios: u64 = mine.iter().map(|v| u(&v["read"]["ios"])).sum();
+        assert_eq!(ios, u(&doc["jobs"][0]["read"]["total_ios"]), "{id}");
+        let point = format!("point=\"{id}\"");
+        let m = series(
+            &scraped,
+            "ioscope_ios_total",
+            &[&point, "direction=\"read\""],
+        );
+        assert_eq!(m, ios, "{id}: {scraped}");
+        let phases = l
+            .iter()
+            .filter(|v| v["type"] == "phase" && v["point"] == id.as_str())
+            .count();
+        assert_eq!(phases, 1, "{id}");
+    }
+    let r = run_in(d.path(), &["history", "--db=h.db", "list", "--json"]);
+    let rows: Value = serde_json::from_str(&r.stdout).unwrap();
+    let mut labels: Vec<String> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect();
+    labels.sort();
+    let mut want: Vec<String> = points.keys().map(|id| format!("k1/{id}")).collect();
+    want.sort();
+    assert_eq!(labels, want);
+    assert!(rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["kind"] == "point"));
+}
+
+/// A sweep's point results: id → document.
+fn ioscope_points(dir: &Path) -> std::collections::BTreeMap<String, Value> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.ok()?.path();
+            let id = p.file_name()?.to_str()?.strip_suffix(".json")?.to_string();
+            Some((id, json_file(&p)))
+        })
+        .collect()
+}

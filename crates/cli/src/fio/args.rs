@@ -195,9 +195,7 @@ pub fn compat(from: &str, v: &str) -> Result<bool, String> {
 
 /// A time in seconds unless a unit is given.
 fn seconds(name: &str, v: Option<&str>) -> Result<Duration, String> {
-    ioscope_options::units::parse_time_us(v.unwrap_or(""), 1_000_000)
-        .map(Duration::from_micros)
-        .map_err(|e| format!("--{name}: {e}"))
+    crate::live::time_flag(name, v)
 }
 
 /// fio's program flags.
@@ -438,19 +436,15 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         def: flag("live", ReqVal, "FILE", "Stream each job's I/O per interval as JSON Lines to FILE ('-': standard output, with --output) while it runs (ioscope)"),
         verbs: &[],
         set: |a, v| {
-            a.live = Some(v.unwrap_or("").to_string()).filter(|f| !f.is_empty());
-            a.live.as_ref().map(|_| ()).ok_or_else(|| "--live: give a file, or - for standard output".to_string())
+            a.live = Some(crate::live::parse_live(v)?);
+            Ok(())
         },
     },
     Flag {
         def: flag("live-interval", ReqVal, "TIME", "The live stream's and the metrics' interval (default 1s; seconds unless a unit is given) (ioscope)"),
         verbs: &[],
         set: |a, v| {
-            let i = seconds("live-interval", v)?;
-            if i < Duration::from_millis(10) {
-                return Err(format!("--live-interval: {i:?} is too short (at least 10ms)"));
-            }
-            a.live_interval = Some(i);
+            a.live_interval = Some(crate::live::parse_interval(v)?);
             Ok(())
         },
     },
@@ -482,11 +476,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         def: flag("label", ReqVal, "NAME", "The run's label in the history (--history), e.g. a kernel or firmware version (ioscope)"),
         verbs: &[],
         set: |a, v| {
-            let l = v.unwrap_or("").trim();
-            if l.is_empty() {
-                return Err("--label: give a name".into());
-            }
-            a.label = Some(l.to_string());
+            a.label = Some(crate::history::capture::parse_label(v)?);
             Ok(())
         },
     },

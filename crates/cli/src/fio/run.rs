@@ -105,7 +105,7 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
     // Settled before the linger: a Ctrl-C that ends it does not fail a finished run.
     let code = signals::exit_code(failed);
     // The report is out: then the stream's end line, and the endpoint's last scrapes.
-    live.finish(&result);
+    live.finish(Some(&result), result.meta.interrupted);
     Ok(code)
 }
 

@@ -12,6 +12,15 @@ use ioscope_stats::RunResult;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
+/// `--label=NAME`.
+pub fn parse_label(v: Option<&str>) -> Result<String, String> {
+    let l = v.unwrap_or("").trim();
+    if l.is_empty() {
+        return Err("--label: give a name".into());
+    }
+    Ok(l.to_string())
+}
+
 /// Where the run is recorded, and how it is labelled.
 pub struct Capture {
     db: History,
@@ -42,7 +51,38 @@ impl Capture {
     /// Record the finished run; a failure is a warning on stderr.
     pub fn record(mut self, set: &JobSet, result: &RunResult, results_file: Option<&Path>) {
         let r = record_of(set, result, self.label.take(), results_file);
-        if let Err(e) = self.db.record(&r) {
+        self.write(&r);
+    }
+
+    /// Record a sweep's finished point from its result document, labelled LABEL/ID
+    /// (ID without --label).
+    pub fn record_point(&mut self, id: &str, document: Value, file: &Path, devices: Value) {
+        let label = match &self.label {
+            Some(l) => format!("{l}/{id}"),
+            None => id.to_string(),
+        };
+        let r = Record {
+            id: 0,
+            unix_ms: document["timestamp_ms"].as_i64().unwrap_or_else(now_ms),
+            label: Some(label),
+            kind: "point".into(),
+            host: ioscope_options::jobfile::hostname(),
+            kernel: kernel(),
+            ioscope_version: env!("CARGO_PKG_VERSION").into(),
+            devices,
+            job: document["global options"].clone(),
+            command: std::env::args().collect(),
+            results_file: Some(absolute(file).display().to_string()),
+            interrupted: false,
+            read: summary(&document, "read"),
+            write: summary(&document, "write"),
+            document,
+        };
+        self.write(&r);
+    }
+
+    fn write(&mut self, r: &Record) {
+        if let Err(e) = self.db.record(r) {
             eprintln!(
                 "ioscope: --history: this run was not recorded ({e}); its results are as \
                  reported"

@@ -56,6 +56,8 @@ impl Lat {
 /// One job clone's direction (and priority).
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
+    /// The sweep point ("" outside a sweep).
+    point: String,
     job: String,
     number: u32,
     dir: &'static str,
@@ -74,11 +76,12 @@ struct State {
 
 impl State {
     /// Count one job's interval.
-    fn add(&mut self, iv: &LiveInterval) {
+    fn add(&mut self, iv: &LiveInterval, point: &str) {
         let s = self;
         for (d, dir) in DIR_NAMES.iter().enumerate() {
             let x = &iv.dirs[d];
             let key = Key {
+                point: point.to_string(),
                 job: iv.job.to_string(),
                 number: iv.number,
                 dir,
@@ -146,10 +149,10 @@ impl Metrics {
         }
     }
 
-    /// Count one job's interval.
-    pub fn interval(&mut self, iv: &LiveInterval) {
+    /// Count one job's interval (of a sweep's `point`).
+    pub fn interval(&mut self, iv: &LiveInterval, point: Option<&str>) {
         if let Ok(mut s) = self.state.lock() {
-            s.add(iv);
+            s.add(iv, point.unwrap_or(""));
         }
     }
 
@@ -215,8 +218,13 @@ fn esc(v: &str) -> String {
 }
 
 fn labels(k: &Key, host: &str) -> String {
+    let point = if k.point.is_empty() {
+        String::new()
+    } else {
+        format!("point=\"{}\",", esc(&k.point))
+    };
     format!(
-        "jobname=\"{}\",job_number=\"{}\",direction=\"{}\",host=\"{}\"",
+        "{point}jobname=\"{}\",job_number=\"{}\",direction=\"{}\",host=\"{}\"",
         esc(&k.job),
         k.number,
         k.dir,
@@ -349,7 +357,7 @@ mod tests {
             inflight: Some(3),
             dirs: &dirs,
         };
-        m.add(&iv);
+        m.add(&iv, "");
         let text = exposition(&m);
         let line = |needle: &str| {
             text.lines()

@@ -11,6 +11,31 @@ use ioscope_stats::RunResult;
 use metrics::Metrics;
 use stream::LiveStream;
 
+/// `--live-interval=TIME` (seconds unless a unit is given; at least 10 ms).
+pub fn parse_interval(v: Option<&str>) -> Result<std::time::Duration, String> {
+    let i = time_flag("live-interval", v)?;
+    if i < std::time::Duration::from_millis(10) {
+        return Err(format!(
+            "--live-interval: {i:?} is too short (at least 10ms)"
+        ));
+    }
+    Ok(i)
+}
+
+/// A TIME flag's value (seconds unless a unit is given).
+pub fn time_flag(name: &str, v: Option<&str>) -> Result<std::time::Duration, String> {
+    ioscope_options::units::parse_time_us(v.unwrap_or(""), 1_000_000)
+        .map(std::time::Duration::from_micros)
+        .map_err(|e| format!("--{name}: {e}"))
+}
+
+/// `--live=FILE` ("-": standard output).
+pub fn parse_live(v: Option<&str>) -> Result<String, String> {
+    Some(v.unwrap_or("").to_string())
+        .filter(|f| !f.is_empty())
+        .ok_or_else(|| "--live: give a file, or - for standard output".to_string())
+}
+
 /// The flags that ask for them.
 pub struct Flags<'a> {
     /// --live's file ("-": standard output).
@@ -26,6 +51,8 @@ pub struct Flags<'a> {
 pub struct Live {
     pub stream: Option<LiveStream>,
     pub metrics: Option<Metrics>,
+    /// The sweep point running (its id goes on each line and series).
+    pub point: Option<String>,
 }
 
 impl Live {
@@ -57,12 +84,16 @@ impl Live {
             }
             None => None,
         };
-        Ok(Live { stream, metrics })
+        Ok(Live {
+            stream,
+            metrics,
+            point: None,
+        })
     }
 
     pub fn phase(&mut self, n: usize) {
         if let Some(s) = &mut self.stream {
-            s.phase(n);
+            s.phase(n, self.point.as_deref());
         }
         if let Some(m) = &mut self.metrics {
             m.phase(n);
@@ -71,17 +102,18 @@ impl Live {
 
     pub fn interval(&mut self, iv: &LiveInterval) {
         if let Some(s) = &mut self.stream {
-            s.interval(iv);
+            s.interval(iv, self.point.as_deref());
         }
         if let Some(m) = &mut self.metrics {
-            m.interval(iv);
+            m.interval(iv, self.point.as_deref());
         }
     }
 
-    /// The run's results are in: the stream's end line, the endpoint's linger.
-    pub fn finish(self, r: &RunResult) {
+    /// The run's results are in (a sweep's: None): the stream's end line, the
+    /// endpoint's linger.
+    pub fn finish(self, r: Option<&RunResult>, interrupted: bool) {
         if let Some(mut s) = self.stream {
-            s.end(r);
+            s.end(r, interrupted);
         }
         if let Some(m) = self.metrics {
             m.finish();

@@ -51,14 +51,18 @@ impl LiveStream {
         self.started.elapsed().as_millis() as u64
     }
 
-    /// Phase `n` starts its I/O.
-    pub fn phase(&mut self, n: usize) {
+    /// Phase `n` starts its I/O (of a sweep's `point`).
+    pub fn phase(&mut self, n: usize, point: Option<&str>) {
         let t = self.t_ms();
-        self.line(&json!({"type": "phase", "t_ms": t, "phase": n}));
+        let mut v = json!({"type": "phase", "t_ms": t, "phase": n});
+        if let Some(p) = point {
+            v["point"] = p.into();
+        }
+        self.line(&v);
     }
 
-    /// One job's interval.
-    pub fn interval(&mut self, iv: &LiveInterval) {
+    /// One job's interval (of a sweep's `point`).
+    pub fn interval(&mut self, iv: &LiveInterval, point: Option<&str>) {
         let ms = iv.ms;
         let mut o = Map::new();
         o.insert("type".into(), "interval".into());
@@ -68,6 +72,9 @@ impl LiveStream {
         o.insert("job_number".into(), iv.number.into());
         o.insert("groupid".into(), iv.groupid.into());
         o.insert("phase".into(), iv.phase.into());
+        if let Some(p) = point {
+            o.insert("point".into(), p.into());
+        }
         o.insert("ramp".into(), iv.ramp.into());
         o.insert("last".into(), iv.last.into());
         if let Some(n) = iv.inflight {
@@ -79,12 +86,17 @@ impl LiveStream {
         self.line(&Value::Object(o));
     }
 
-    /// The run ended: its totals (what the intervals add up to).
-    pub fn end(&mut self, r: &RunResult) {
+    /// The run ended: its totals (what the intervals add up to); a sweep's end has
+    /// none (each point has its own report).
+    pub fn end(&mut self, r: Option<&RunResult>, interrupted: bool) {
         let mut o = Map::new();
         o.insert("type".into(), "end".into());
         o.insert("t_ms".into(), self.t_ms().into());
-        o.insert("interrupted".into(), r.meta.interrupted.into());
+        o.insert("interrupted".into(), interrupted.into());
+        let Some(r) = r else {
+            self.line(&Value::Object(o));
+            return;
+        };
         for (d, name) in DIR_NAMES.iter().enumerate() {
             let ios: u64 = r.jobs.iter().map(|j| j.dirs[d].total_ios).sum();
             let bytes: u64 = r.jobs.iter().map(|j| j.dirs[d].io_bytes).sum();

@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use FlagValue::{None as NoVal, Required as ReqVal};
+use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
 
 /// `ioscope sweep`'s arguments.
 #[derive(Default)]
@@ -26,6 +26,12 @@ pub struct Args {
     emit: Option<String>,
     check: bool,
     json: bool,
+    live: Option<String>,
+    live_interval: Option<std::time::Duration>,
+    metrics: Option<String>,
+    metrics_linger: Option<std::time::Duration>,
+    history: Option<Option<PathBuf>>,
+    label: Option<String>,
     operands: Vec<String>,
 }
 
@@ -65,6 +71,54 @@ const FLAGS: &[Flag<Args>] = &[
         verbs: &["run"],
         set: |a, _| {
             a.allow_destructive = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("live", ReqVal, "FILE", "run: stream each point's jobs per interval as JSON Lines to FILE, each line with its point (docs/live-stream.md)"),
+        verbs: &["run"],
+        set: |a, v| {
+            a.live = Some(crate::live::parse_live(v)?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("live-interval", ReqVal, "TIME", "run: the live stream's and the metrics' interval (default 1s)"),
+        verbs: &["run"],
+        set: |a, v| {
+            a.live_interval = Some(crate::live::parse_interval(v)?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("metrics", ReqVal, "ADDR:PORT", "run: serve Prometheus metrics at http://ADDR:PORT/metrics, labelled by point"),
+        verbs: &["run"],
+        set: |a, v| {
+            a.metrics = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("metrics-linger", ReqVal, "TIME", "run: keep serving the metrics this long after the sweep"),
+        verbs: &["run"],
+        set: |a, v| {
+            a.metrics_linger = Some(crate::live::time_flag("metrics-linger", v)?);
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("history", OptVal, "DB", "run: record each point's run in the history database (see ioscope history), labelled LABEL/POINT"),
+        verbs: &["run"],
+        set: |a, v| {
+            a.history = Some(v.filter(|p| !p.is_empty()).map(PathBuf::from));
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("label", ReqVal, "NAME", "run: the label before each point's id in the history (default: the point's id alone)"),
+        verbs: &["run"],
+        set: |a, v| {
+            a.label = Some(crate::history::capture::parse_label(v)?);
             Ok(())
         },
     },
@@ -304,10 +358,31 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
         c.identity.text(),
         dir.display()
     );
+    let live = crate::live::Live::open(
+        &crate::live::Flags {
+            live: p.live.as_deref(),
+            interval: p.live_interval,
+            metrics: p.metrics.as_deref(),
+            linger: p.metrics_linger,
+        },
+        true,
+    )?;
+    let watching = live.stream.is_some() || live.metrics.is_some();
+    let history = match &p.history {
+        Some(db) => crate::history::capture::Capture::open(db.as_deref(), p.label.clone())?,
+        None if p.label.is_some() => {
+            bail!("sweep run --label names the points in the history: give --history too")
+        }
+        None => None,
+    };
     let exec = hosts.exec(RunOptions {
         allow_destructive: settings.allow_destructive,
+        live_interval: watching.then(|| p.live_interval.unwrap_or(Duration::from_secs(1))),
         ..RunOptions::default()
     });
+    if exec.ranks() > 1 && (watching || history.is_some()) {
+        bail!("sweep run: --live, --metrics and --history are not supported under MPI yet");
+    }
     if exec.ranks() > 1 {
         eprintln!(
             "ioscope sweep: every point runs on all {} ranks; each point's result is their \
@@ -315,12 +390,30 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
             exec.ranks()
         );
     }
-    let mut progress = SweepProgress::new(c.points.len());
+    let devices = serde_json::to_value([&c.identity]).unwrap_or_default();
+    let mut progress = SweepProgress::new(
+        c.points.len(),
+        live,
+        history.map(|h| (h, dir.clone(), devices)),
+    );
     let summary = c.run(&dir, &settings, &*exec, &mut progress);
-    progress.finish();
+    let live = progress.finish();
+    let interrupted =
+        summary.as_ref().is_ok_and(|s| s.interrupted) || crate::term::signals::received().is_some();
+    let code = report_run(&dir, summary);
+    // The report is out: then the stream's end line and the metrics' last scrapes.
+    live.finish(None, interrupted);
+    code
+}
+
+/// The sweep's report of `dir`, its summary line, and its exit status.
+fn report_run(
+    dir: &Path,
+    summary: Result<ioscope_sweep::Summary, ioscope_sweep::SweepError>,
+) -> Result<ExitCode> {
     let summary = summary?;
     // The report covers what finished, interrupted or not.
-    let written = ioscope_sweep::report::write_dir(&dir, &dir, Default::default());
+    let written = ioscope_sweep::report::write_dir(dir, dir, Default::default());
     println!(
         "{} points: {} run, {} finished before, {} failed, {} pruned, {} not run",
         summary.total, summary.done, summary.skipped, summary.failed, summary.pruned, summary.left

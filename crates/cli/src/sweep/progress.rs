@@ -2,22 +2,30 @@
 //! all, the point running, the time left); otherwise one line per point on stderr, so
 //! logs of long campaigns say what ran when.
 
+use crate::history::capture::Capture;
+use crate::live::Live;
 use indicatif::{ProgressBar, ProgressStyle};
 use ioscope_runner::Observer;
 use ioscope_sweep::{Outcome, Point, Position, Progress};
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::Duration;
 
 pub struct SweepProgress {
     bar: Option<ProgressBar>,
     messages: Messages,
+    /// --history: where each finished point is recorded, the run directory and the
+    /// target's identity.
+    history: Option<(Capture, PathBuf, serde_json::Value)>,
 }
 
 /// The runner's messages: printed above the bar (or as lines), each text once (every
-/// point of a sweep would otherwise repeat the same layout notice).
+/// point of a sweep would otherwise repeat the same layout notice); and the live
+/// stream's intervals, with the point running.
 struct Messages {
     bar: Option<ProgressBar>,
     seen: Vec<String>,
+    live: Live,
 }
 
 impl Observer for Messages {
@@ -32,6 +40,14 @@ impl Observer for Messages {
     fn warning(&mut self, line: &str) {
         say(&self.bar, line);
     }
+
+    fn phase_ready(&mut self, phase: usize) {
+        self.live.phase(phase);
+    }
+
+    fn interval(&mut self, iv: &ioscope_runner::LiveInterval) {
+        self.live.interval(iv);
+    }
 }
 
 fn say(bar: &Option<ProgressBar>, line: &str) {
@@ -42,7 +58,11 @@ fn say(bar: &Option<ProgressBar>, line: &str) {
 }
 
 impl SweepProgress {
-    pub fn new(total: usize) -> SweepProgress {
+    pub fn new(
+        total: usize,
+        live: Live,
+        history: Option<(Capture, PathBuf, serde_json::Value)>,
+    ) -> SweepProgress {
         let bar = std::io::stderr().is_terminal().then(|| {
             let b = ProgressBar::new(total as u64);
             let style = ProgressStyle::with_template("{bar:30.cyan/blue} {pos}/{len} {msg}")
@@ -55,14 +75,40 @@ impl SweepProgress {
             messages: Messages {
                 bar: bar.clone(),
                 seen: Vec::new(),
+                live,
             },
             bar,
+            history,
         }
     }
 
-    pub fn finish(&self) {
+    /// The sweep ended: the bar goes; the live stream and metrics are handed back
+    /// (to end after the report).
+    pub fn finish(self) -> Live {
         if let Some(b) = &self.bar {
             b.finish_and_clear();
+        }
+        self.messages.live
+    }
+
+    /// --history: a finished point's result file becomes a row.
+    fn record(&mut self, p: &Point) {
+        let Some((cap, dir, devices)) = &mut self.history else {
+            return;
+        };
+        let file = dir
+            .join(ioscope_sweep::ready::POINTS_DIR)
+            .join(format!("{}.json", p.id));
+        match std::fs::read_to_string(&file)
+            .map_err(anyhow::Error::from)
+            .and_then(|t| Ok(serde_json::from_str(&t)?))
+        {
+            Ok(doc) => cap.record_point(&p.id, doc, &file, devices.clone()),
+            Err(e) => eprintln!(
+                "ioscope sweep: --history: point {} not recorded ({}: {e})",
+                p.id,
+                file.display()
+            ),
         }
     }
 }
@@ -87,6 +133,7 @@ impl Progress for SweepProgress {
     }
 
     fn point_start(&mut self, p: &Point, at: &Position) {
+        self.messages.live.point = Some(p.id.clone());
         let eta = at.eta.map_or("unknown".into(), duration_text);
         match &self.bar {
             Some(b) => {
@@ -103,6 +150,9 @@ impl Progress for SweepProgress {
     }
 
     fn point_end(&mut self, p: &Point, outcome: &Outcome) {
+        if matches!(outcome, Outcome::Done { .. }) {
+            self.record(p);
+        }
         let line = match outcome {
             Outcome::Done { seconds, iops, bw } => format!(
                 "  {}: {:.0} IOPS, {:.1} MiB/s in {seconds:.1} s",
