@@ -109,6 +109,8 @@ const COVERED: &[(&str, &str)] = &[
     ("compare", "html"),                // compare.rs charts_render_in_chromium
     ("compare", "vary"),                // compare.rs vary_runs_one_job_file_with_two_values
     ("compare", "include-interrupted"), // sweep.rs report_names_every_file_it_leaves_out
+    ("compare", "history"), // history.rs compare_run_records_each_repetition_under_its_arm
+    ("compare", "label"),   // (the same)
     ("compare", "help"),
     // sweep (sweep.rs), report
     ("sweep", "output"),

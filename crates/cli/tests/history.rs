@@ -331,3 +331,49 @@ fn a_full_disk_loses_the_history_row_never_the_results() {
         listed.stderr
     );
 }
+
+#[test]
+fn compare_run_records_each_repetition_under_its_arm() {
+    let d = tmpdir();
+    std::fs::write(
+        d.path().join("j.fio"),
+        "[j]\nioengine=null\nsize=1g\nrw=randread\ntime_based=1\nruntime=1\nrate_iops=1000\n",
+    )
+    .unwrap();
+    let r = run_in(
+        d.path(),
+        &[
+            "compare",
+            "j.fio",
+            "--vary=rate_iops=1000,900",
+            "--repeat=4",
+            "-o",
+            "runs",
+            "--history=h.db",
+            "--label=k",
+        ],
+    );
+    assert_eq!(r.code, 2, "B is 10% slower: {}{}", r.stdout, r.stderr);
+    let r = history(d.path(), &["list", "--json"]);
+    let rows: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    assert!(rows.iter().all(|r| r["kind"] == "repetition"));
+    let labels: std::collections::BTreeSet<&str> =
+        rows.iter().map(|r| r["label"].as_str().unwrap()).collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    let (a, b) = (labels.iter().next().unwrap(), labels.iter().nth(1).unwrap());
+    assert!(a.starts_with("k/") && b.starts_with("k/"), "{labels:?}");
+    // The history judges them as compare did.
+    let (base, cand) = if a.contains("1000") { (a, b) } else { (b, a) };
+    let r = history(
+        d.path(),
+        &[
+            "check",
+            &format!("--baseline={base}"),
+            &format!("--candidate={cand}"),
+            "--metric=iops",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+}

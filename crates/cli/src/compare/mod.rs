@@ -9,6 +9,7 @@ mod run;
 mod shape;
 
 use crate::command::{self, Context, Flag};
+use crate::history::capture::Capture;
 use anyhow::{bail, Context as _, Result};
 use ioscope_analysis::compare::Verdict;
 use ioscope_options::flags::{flag, FlagDef, FlagValue};
@@ -16,7 +17,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use FlagValue::{None as NoVal, Required as ReqVal};
+use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
 
 /// `ioscope compare`'s arguments.
 #[derive(Default)]
@@ -30,6 +31,8 @@ pub struct Args {
     repeat: Option<usize>,
     output: Option<String>,
     include_interrupted: bool,
+    history: Option<Option<PathBuf>>,
+    label: Option<String>,
     operands: Vec<String>,
 }
 
@@ -123,6 +126,22 @@ const FLAGS: &[Flag<Args>] = &[
         verbs: &[],
         set: |a, v| {
             a.output = Some(v.unwrap_or("").to_string());
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("history", OptVal, "DB", "--run: record each repetition in the history database (see ioscope history), labelled LABEL/ARM"),
+        verbs: &[],
+        set: |a, v| {
+            a.history = Some(v.filter(|p| !p.is_empty()).map(PathBuf::from));
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("label", ReqVal, "NAME", "--run: the label before each arm's name in the history (default: the arm's name alone)"),
+        verbs: &[],
+        set: |a, v| {
+            a.label = Some(crate::history::capture::parse_label(v)?);
             Ok(())
         },
     },
@@ -270,12 +289,25 @@ fn sides(cx: &Context, p: &Args) -> Result<(inputs::Side, inputs::Side, bool)> {
             None => temp_dir()?,
         };
         eprintln!("ioscope compare: results in {}", dir.display());
-        let ran = run::run(&arms, repeat, &dir, &*cx.hosts.exec(Default::default()))?;
+        let history = match &p.history {
+            Some(db) => Capture::open(db.as_deref(), p.label.clone())?,
+            None if p.label.is_some() => {
+                bail!("compare --label names the runs in the history: give --history too")
+            }
+            None => None,
+        };
+        let exec = cx.hosts.exec(Default::default());
+        if exec.ranks() > 1 && history.is_some() {
+            bail!("compare --history is not supported under MPI yet");
+        }
+        let ran = run::run(&arms, repeat, &dir, (&*exec, history))?;
         return Ok((ran.a, ran.b, ran.interrupted));
     }
     let given = [
         ("repeat", p.repeat.is_some()),
         ("output", p.output.is_some()),
+        ("history", p.history.is_some()),
+        ("label", p.label.is_some()),
     ];
     if let Some((f, _)) = given.iter().find(|(_, g)| *g) {
         bail!("--{f} goes with --run or --vary (A and B are results here)");

@@ -6,6 +6,7 @@
 //! typo in B does not surface after an hour of A.
 
 use super::inputs::{self, Side};
+use crate::history::capture::Capture;
 use crate::term::status::{Eta, Status};
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_options::error::Loc;
@@ -86,7 +87,12 @@ fn build(job: &Path, sections: &[RawSection]) -> Result<JobSet> {
 /// signal ends the runs: the sides then hold the repetitions that finished (the one
 /// cut short is kept in `dir`, marked interrupted, and left out), and `interrupted`
 /// is set.
-pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path, exec: &dyn Execute) -> Result<Ran> {
+pub fn run(
+    arms: &[Arm; 2],
+    repeat: usize,
+    dir: &Path,
+    (exec, mut history): (&dyn Execute, Option<Capture>),
+) -> Result<Ran> {
     for arm in arms {
         exec.check(&arm.set).with_context(|| arm.label.clone())?;
     }
@@ -102,6 +108,9 @@ pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path, exec: &dyn Execute) -> Re
             eprintln!("ioscope compare: run {i}/{repeat} of {name}: {}", arm.label);
             let out = dir.join(format!("{name}-{i}.json"));
             run_one(exec, arm, &out)?;
+            if let Some(h) = &mut history {
+                record(h, arm, &out);
+            }
             files[s].push(out);
         }
     }
@@ -111,6 +120,23 @@ pub fn run(arms: &[Arm; 2], repeat: usize, dir: &Path, exec: &dyn Execute) -> Re
         b: inputs::from_files(arms[1].label.clone(), fb)?,
         interrupted: stopped(),
     })
+}
+
+/// --history: a repetition's result file becomes a row labelled LABEL/ARM.
+fn record(h: &mut Capture, arm: &Arm, out: &Path) {
+    let doc = std::fs::read_to_string(out)
+        .map_err(anyhow::Error::from)
+        .and_then(|t| Ok(serde_json::from_str(&t)?));
+    match doc {
+        Ok(doc) => {
+            let devices = crate::history::capture::devices(&arm.set);
+            h.record_document(("repetition", &arm.label), doc, out, devices);
+        }
+        Err(e) => eprintln!(
+            "ioscope compare: --history: {} not recorded: {e}",
+            out.display()
+        ),
+    }
 }
 
 /// The two sides a `--run` made.

@@ -54,18 +54,24 @@ impl Capture {
         self.write(&r);
     }
 
-    /// Record a sweep's finished point from its result document, labelled LABEL/ID
-    /// (ID without --label).
-    pub fn record_point(&mut self, id: &str, document: Value, file: &Path, devices: Value) {
+    /// Record a workflow's run (a sweep's `point`, a comparison's `repetition`) from
+    /// its result document, labelled LABEL/NAME (NAME without --label).
+    pub fn record_document(
+        &mut self,
+        (kind, name): (&str, &str),
+        document: Value,
+        file: &Path,
+        devices: Value,
+    ) {
         let label = match &self.label {
-            Some(l) => format!("{l}/{id}"),
-            None => id.to_string(),
+            Some(l) => format!("{l}/{name}"),
+            None => name.to_string(),
         };
         let r = Record {
             id: 0,
             unix_ms: document["timestamp_ms"].as_i64().unwrap_or_else(now_ms),
             label: Some(label),
-            kind: "point".into(),
+            kind: kind.into(),
             host: ioscope_options::jobfile::hostname(),
             kernel: kernel(),
             ioscope_version: env!("CARGO_PKG_VERSION").into(),
@@ -164,7 +170,7 @@ fn summary(doc: &Value, dir: &str) -> DirSummary {
 
 /// The disks under the jobs' files and directories: path, disk, model, serial,
 /// firmware (one entry per distinct path).
-fn devices(set: &JobSet) -> Value {
+pub fn devices(set: &JobSet) -> Value {
     let mut seen = std::collections::BTreeSet::new();
     let mut out = Vec::new();
     for j in &set.jobs {

@@ -103,7 +103,7 @@ impl SweepProgress {
             .map_err(anyhow::Error::from)
             .and_then(|t| Ok(serde_json::from_str(&t)?))
         {
-            Ok(doc) => cap.record_point(&p.id, doc, &file, devices.clone()),
+            Ok(doc) => cap.record_document(("point", &p.id), doc, &file, devices.clone()),
             Err(e) => eprintln!(
                 "ioscope sweep: --history: point {} not recorded ({}: {e})",
                 p.id,
