@@ -27,6 +27,7 @@ mod log;
 mod peak;
 mod plot;
 mod quick;
+mod recording;
 mod report;
 mod sweep;
 mod term;

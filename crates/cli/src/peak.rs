@@ -7,6 +7,7 @@
 //! kernel's submission path alone.
 
 use crate::command::{self, Context, Flag};
+use crate::live::{self, Feed, Live, LiveArgs};
 use crate::term::signals;
 use anyhow::Result;
 use ioscope_options::flags::{flag, FlagDef, FlagValue};
@@ -36,6 +37,13 @@ pub struct Args {
     runtime: String,
     lat: bool,
     json: bool,
+    live: LiveArgs,
+}
+
+impl live::HasLive for Args {
+    fn live_args(&mut self) -> &mut LiveArgs {
+        &mut self.live
+    }
 }
 
 impl Default for Args {
@@ -59,6 +67,7 @@ impl Default for Args {
             runtime: "10".into(),
             lat: true,
             json: false,
+            live: LiveArgs::default(),
         }
     }
 }
@@ -300,6 +309,26 @@ const FLAGS: &[Flag<Args>] = &[
             Ok(())
         },
     },
+    Flag {
+        def: live::LIVE,
+        verbs: &[],
+        set: live::set_live::<Args>,
+    },
+    Flag {
+        def: live::LIVE_INTERVAL,
+        verbs: &[],
+        set: live::set_interval::<Args>,
+    },
+    Flag {
+        def: live::METRICS,
+        verbs: &[],
+        set: live::set_metrics::<Args>,
+    },
+    Flag {
+        def: live::METRICS_LINGER,
+        verbs: &[],
+        set: live::set_linger::<Args>,
+    },
 ];
 
 /// The job, written as fio options so the option table validates it.
@@ -456,13 +485,19 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     let ro = RunOptions {
         nop: a.nop,
         combine_submit_wait: true,
+        live_interval: a.live.runner_interval(),
         ..Default::default()
     };
     let runner = Runner::new(ro);
     let plan = runner.plan(&set)?;
+    let mut live = Live::open(&a.live, true)?;
     signals::install();
     let mut obs = PerSecond::new(a.json);
-    let r = runner.run(&plan, &mut obs)?;
+    let mut feed = Feed {
+        inner: &mut obs,
+        live: &mut live,
+    };
+    let r = runner.run(&plan, &mut feed)?;
     let j = &r.jobs[0];
     let d = if a.write { &j.dirs[1] } else { &j.dirs[0] };
     let failed = j.error != 0 && !j.error_tolerated;
@@ -493,7 +528,9 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     if let Some(sig) = signals::received() {
         eprintln!("ioscope peak: interrupted by {sig}");
     }
-    Ok(signals::exit_code(j.error != 0 && !j.error_tolerated))
+    let code = signals::exit_code(j.error != 0 && !j.error_tolerated);
+    live.finish(Some(&r), r.meta.interrupted);
+    Ok(code)
 }
 
 /// What peak reports of its one job.

@@ -4,6 +4,7 @@
 //! where the filesystem supports it. The file is removed afterwards, also on Ctrl-C.
 
 use crate::command::{self, Context, Flag};
+use crate::live::{self, Feed, Live, LiveArgs};
 use crate::term::signals;
 use crate::term::status::{Eta, Status};
 use anyhow::{Context as _, Result};
@@ -50,6 +51,13 @@ pub struct Args {
     runtime: u64,
     json: bool,
     dirs: usize,
+    live: LiveArgs,
+}
+
+impl live::HasLive for Args {
+    fn live_args(&mut self) -> &mut LiveArgs {
+        &mut self.live
+    }
 }
 
 impl Default for Args {
@@ -60,6 +68,7 @@ impl Default for Args {
             runtime: 5,
             json: false,
             dirs: 0,
+            live: LiveArgs::default(),
         }
     }
 }
@@ -136,6 +145,26 @@ const FLAGS: &[Flag<Args>] = &[
             Ok(())
         },
     },
+    Flag {
+        def: live::LIVE,
+        verbs: &[],
+        set: live::set_live::<Args>,
+    },
+    Flag {
+        def: live::LIVE_INTERVAL,
+        verbs: &[],
+        set: live::set_interval::<Args>,
+    },
+    Flag {
+        def: live::METRICS,
+        verbs: &[],
+        set: live::set_metrics::<Args>,
+    },
+    Flag {
+        def: live::METRICS_LINGER,
+        verbs: &[],
+        set: live::set_linger::<Args>,
+    },
 ];
 
 /// Does this directory's filesystem accept O_DIRECT? Asked of the test file itself.
@@ -192,7 +221,7 @@ fn run_one(
     t: &Test,
     write: bool,
     direct: bool,
-    status: &mut Status,
+    obs: &mut dyn ioscope_runner::Observer,
 ) -> Result<RunResult> {
     let rw = match (t.random, write) {
         (false, false) => "read",
@@ -215,8 +244,11 @@ fn run_one(
         "--norandommap".into(),
     ];
     let set = crate::fio::jobs::from_argv(&argv)?;
-    let runner = ioscope_runner::Runner::new(Default::default());
-    Ok(runner.run_set(&set, status)?)
+    let runner = ioscope_runner::Runner::new(ioscope_runner::RunOptions {
+        live_interval: a.live.runner_interval(),
+        ..Default::default()
+    });
+    Ok(runner.run_set(&set, obs)?)
 }
 
 struct Row {
@@ -258,6 +290,7 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     let Some(a) = crate::args::parse::<Args>(cx, args)? else {
         return Ok(ExitCode::SUCCESS);
     };
+    let mut live = Live::open(&a.live, true)?;
     let file = TempFile::new(&a.dir)?;
     let direct = supports_direct(&file.0);
     signals::install();
@@ -282,13 +315,20 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
             if ioscope_runner::STOP.load(std::sync::atomic::Ordering::Relaxed) {
                 break 'tests;
             }
-            let r = run_one(&a, &file.0, t, write, direct, &mut status)?;
-            status.finish();
             let (rw, d) = if write { ("write", 1) } else { ("read", 0) };
+            // Each test's lines say which test they are (the stream's "point").
+            live.point = Some(format!("{} {rw}", t.label));
+            let mut feed = Feed {
+                inner: &mut status,
+                live: &mut live,
+            };
+            let r = run_one(&a, &file.0, t, write, direct, &mut feed)?;
+            status.finish();
             rows.push(row(t.label, rw, &r, d));
         }
     }
     drop(file);
+    let interrupted = signals::received().is_some();
     if a.json {
         let tests: Vec<serde_json::Value> = rows
             .iter()
@@ -322,7 +362,9 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     if let Some(sig) = signals::received() {
         eprintln!("ioscope quick: interrupted by {sig}: the table holds only the tests that ran");
     }
-    Ok(signals::exit_code(false))
+    let code = signals::exit_code(false);
+    live.finish(None, interrupted);
+    Ok(code)
 }
 
 fn human_bytes(b: u64) -> String {

@@ -65,6 +65,10 @@ const COVERED: &[(&str, &str)] = &[
     ("quick", "size"),
     ("quick", "runtime"),
     ("quick", "json"),
+    ("quick", "live"), // live.rs quick_and_peak_stream_too
+    ("quick", "live-interval"),
+    ("quick", "metrics"), // the shared definitions (live.rs tests them)
+    ("quick", "metrics-linger"),
     ("quick", "help"),
     // peak
     ("peak", "engine"),
@@ -84,6 +88,10 @@ const COVERED: &[(&str, &str)] = &[
     ("peak", "runtime"),
     ("peak", "no-lat"),
     ("peak", "json"),
+    ("peak", "live"), // live.rs quick_and_peak_stream_too
+    ("peak", "live-interval"),
+    ("peak", "metrics"), // the shared definitions (live.rs tests them)
+    ("peak", "metrics-linger"),
     ("peak", "help"),
     // fairness
     ("fairness", "model"),
@@ -109,8 +117,12 @@ const COVERED: &[(&str, &str)] = &[
     ("compare", "html"),                // compare.rs charts_render_in_chromium
     ("compare", "vary"),                // compare.rs vary_runs_one_job_file_with_two_values
     ("compare", "include-interrupted"), // sweep.rs report_names_every_file_it_leaves_out
+    ("compare", "live"), // history.rs compare_run_records_each_repetition_under_its_arm
+    ("compare", "live-interval"), // the shared definitions (live.rs tests them)
+    ("compare", "metrics"), // (the same)
+    ("compare", "metrics-linger"), // (the same)
     ("compare", "history"), // history.rs compare_run_records_each_repetition_under_its_arm
-    ("compare", "label"),   // (the same)
+    ("compare", "label"), // (the same)
     ("compare", "help"),
     // sweep (sweep.rs), report
     ("sweep", "output"),

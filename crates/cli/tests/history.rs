@@ -351,9 +351,23 @@ fn compare_run_records_each_repetition_under_its_arm() {
             "runs",
             "--history=h.db",
             "--label=k",
+            "--live=c.jsonl",
         ],
     );
     assert_eq!(r.code, 2, "B is 10% slower: {}{}", r.stdout, r.stderr);
+    // Each repetition streamed, named.
+    let text = std::fs::read_to_string(d.path().join("c.jsonl")).unwrap();
+    let reps: std::collections::BTreeSet<String> = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "interval")
+        .map(|v| v["point"].as_str().unwrap().to_string())
+        .collect();
+    let want: std::collections::BTreeSet<String> = ["a", "b"]
+        .iter()
+        .flat_map(|s| (1..=4).map(move |i| format!("{s}-{i}")))
+        .collect();
+    assert_eq!(reps, want);
     let r = history(d.path(), &["list", "--json"]);
     let rows: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let rows = rows.as_array().unwrap();

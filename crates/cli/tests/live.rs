@@ -562,3 +562,50 @@ fn ioscope_points(dir: &Path) -> std::collections::BTreeMap<String, Value> {
         })
         .collect()
 }
+
+#[test]
+fn quick_and_peak_stream_too() {
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "peak",
+            "--nop",
+            "--runtime=2",
+            "--live=peak.jsonl",
+            "--live-interval=500ms",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let l = lines(&d.path().join("peak.jsonl"));
+    let ios: u64 = intervals(&l).iter().map(|v| u(&v["read"]["ios"])).sum();
+    let end = l.last().unwrap();
+    assert_eq!(end["type"], "end");
+    assert!(ios > 0);
+    assert_eq!(
+        ios,
+        u(&end["read"]["ios"]),
+        "the intervals add up to peak's run"
+    );
+    let r = run_in(
+        d.path(),
+        &[
+            "quick",
+            "--size=16m",
+            "--runtime=1",
+            "--live=quick.jsonl",
+            ".",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let l = lines(&d.path().join("quick.jsonl"));
+    let points: std::collections::BTreeSet<&str> = intervals(&l)
+        .iter()
+        .filter_map(|v| v["point"].as_str())
+        .collect();
+    assert_eq!(points.len(), 6, "one per test and direction: {points:?}");
+    assert!(points.contains("RND4K Q32T1 write"), "{points:?}");
+    let r = run_in(d.path(), &["quick", "--live=-", "."]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("--live=-"), "{}", r.stderr);
+}

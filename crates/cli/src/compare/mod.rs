@@ -9,7 +9,9 @@ mod run;
 mod shape;
 
 use crate::command::{self, Context, Flag};
-use crate::history::capture::Capture;
+use crate::live::{self, Live, LiveArgs};
+use crate::recording::capture::Capture;
+use crate::recording::flags::{self as history, HistoryArgs};
 use anyhow::{bail, Context as _, Result};
 use ioscope_analysis::compare::Verdict;
 use ioscope_options::flags::{flag, FlagDef, FlagValue};
@@ -17,7 +19,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
+use FlagValue::{None as NoVal, Required as ReqVal};
 
 /// `ioscope compare`'s arguments.
 #[derive(Default)]
@@ -31,9 +33,21 @@ pub struct Args {
     repeat: Option<usize>,
     output: Option<String>,
     include_interrupted: bool,
-    history: Option<Option<PathBuf>>,
-    label: Option<String>,
+    live: LiveArgs,
+    history: HistoryArgs,
     operands: Vec<String>,
+}
+
+impl live::HasLive for Args {
+    fn live_args(&mut self) -> &mut LiveArgs {
+        &mut self.live
+    }
+}
+
+impl history::HasHistory for Args {
+    fn history_args(&mut self) -> &mut HistoryArgs {
+        &mut self.history
+    }
 }
 
 impl command::Args for Args {
@@ -130,20 +144,34 @@ const FLAGS: &[Flag<Args>] = &[
         },
     },
     Flag {
-        def: flag("history", OptVal, "DB", "--run: record each repetition in the history database (see ioscope history), labelled LABEL/ARM"),
+        def: live::LIVE,
         verbs: &[],
-        set: |a, v| {
-            a.history = Some(v.filter(|p| !p.is_empty()).map(PathBuf::from));
-            Ok(())
-        },
+        set: live::set_live::<Args>,
     },
     Flag {
-        def: flag("label", ReqVal, "NAME", "--run: the label before each arm's name in the history (default: the arm's name alone)"),
+        def: live::LIVE_INTERVAL,
         verbs: &[],
-        set: |a, v| {
-            a.label = Some(crate::history::capture::parse_label(v)?);
-            Ok(())
-        },
+        set: live::set_interval::<Args>,
+    },
+    Flag {
+        def: live::METRICS,
+        verbs: &[],
+        set: live::set_metrics::<Args>,
+    },
+    Flag {
+        def: live::METRICS_LINGER,
+        verbs: &[],
+        set: live::set_linger::<Args>,
+    },
+    Flag {
+        def: history::HISTORY,
+        verbs: &[],
+        set: history::set_history::<Args>,
+    },
+    Flag {
+        def: history::LABEL,
+        verbs: &[],
+        set: history::set_label::<Args>,
     },
 ];
 
@@ -289,25 +317,27 @@ fn sides(cx: &Context, p: &Args) -> Result<(inputs::Side, inputs::Side, bool)> {
             None => temp_dir()?,
         };
         eprintln!("ioscope compare: results in {}", dir.display());
-        let history = match &p.history {
-            Some(db) => Capture::open(db.as_deref(), p.label.clone())?,
-            None if p.label.is_some() => {
-                bail!("compare --label names the runs in the history: give --history too")
-            }
-            None => None,
-        };
-        let exec = cx.hosts.exec(Default::default());
-        if exec.ranks() > 1 && history.is_some() {
-            bail!("compare --history is not supported under MPI yet");
+        let history = Capture::from_args(&p.history)?;
+        let live = Live::open(&p.live, true)?;
+        let exec = cx.hosts.exec(ioscope_runner::RunOptions {
+            live_interval: p.live.runner_interval(),
+            ..Default::default()
+        });
+        if exec.ranks() > 1 && (history.is_some() || p.live.runner_interval().is_some()) {
+            bail!("compare: --live, --metrics and --history are not supported under MPI yet");
         }
-        let ran = run::run(&arms, repeat, &dir, (&*exec, history))?;
+        let ran = run::run(&arms, repeat, &dir, (&*exec, history, live))?;
         return Ok((ran.a, ran.b, ran.interrupted));
     }
     let given = [
         ("repeat", p.repeat.is_some()),
         ("output", p.output.is_some()),
-        ("history", p.history.is_some()),
-        ("label", p.label.is_some()),
+        ("history", p.history.db.is_some()),
+        ("label", p.history.label.is_some()),
+        ("live", p.live.live.is_some()),
+        ("live-interval", p.live.interval.is_some()),
+        ("metrics", p.live.metrics.is_some()),
+        ("metrics-linger", p.live.linger.is_some()),
     ];
     if let Some((f, _)) = given.iter().find(|(_, g)| *g) {
         bail!("--{f} goes with --run or --vary (A and B are results here)");

@@ -6,7 +6,8 @@
 //! typo in B does not surface after an hour of A.
 
 use super::inputs::{self, Side};
-use crate::history::capture::Capture;
+use crate::live::{Feed, Live};
+use crate::recording::capture::Capture;
 use crate::term::status::{Eta, Status};
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_options::error::Loc;
@@ -91,7 +92,7 @@ pub fn run(
     arms: &[Arm; 2],
     repeat: usize,
     dir: &Path,
-    (exec, mut history): (&dyn Execute, Option<Capture>),
+    (exec, mut history, mut live): (&dyn Execute, Option<Capture>, Live),
 ) -> Result<Ran> {
     for arm in arms {
         exec.check(&arm.set).with_context(|| arm.label.clone())?;
@@ -107,13 +108,16 @@ pub fn run(
             }
             eprintln!("ioscope compare: run {i}/{repeat} of {name}: {}", arm.label);
             let out = dir.join(format!("{name}-{i}.json"));
-            run_one(exec, arm, &out)?;
+            live.point = Some(format!("{name}-{i}"));
+            run_one(exec, arm, &out, &mut live)?;
             if let Some(h) = &mut history {
                 record(h, arm, &out);
             }
             files[s].push(out);
         }
     }
+    // Every repetition is in: the stream's end line and the metrics' last scrapes.
+    live.finish(None, stopped());
     let [fa, fb] = files;
     Ok(Ran {
         a: inputs::from_files(arms[0].label.clone(), fa)?,
@@ -129,7 +133,7 @@ fn record(h: &mut Capture, arm: &Arm, out: &Path) {
         .and_then(|t| Ok(serde_json::from_str(&t)?));
     match doc {
         Ok(doc) => {
-            let devices = crate::history::capture::devices(&arm.set);
+            let devices = crate::recording::capture::devices(&arm.set);
             h.record_document(("repetition", &arm.label), doc, out, devices);
         }
         Err(e) => eprintln!(
@@ -148,13 +152,17 @@ pub struct Ran {
 }
 
 /// One run of an arm, its JSON+ document (with the latency bins) written to `out`.
-fn run_one(exec: &dyn Execute, arm: &Arm, out: &Path) -> Result<()> {
+fn run_one(exec: &dyn Execute, arm: &Arm, out: &Path, live: &mut Live) -> Result<()> {
     // Made before the I/O (new, never through a planted link): an unwritable
     // directory fails now, not after the run.
     let (tmp, mut file) =
         ioscope_fs::create_temp(out).with_context(|| out.display().to_string())?;
     let mut status = Status::new(false, Eta::Auto, None);
-    let result = exec.execute(&arm.set, &mut status);
+    let mut feed = Feed {
+        inner: &mut status,
+        live,
+    };
+    let result = exec.execute(&arm.set, &mut feed);
     status.finish();
     let written = result
         .with_context(|| arm.label.clone())

@@ -4,6 +4,8 @@
 //! options, which interleave with them.
 
 use crate::command::{Args, Flag};
+use crate::live::{self, LiveArgs};
+use crate::recording::flags::{self as history, HistoryArgs};
 use crate::term::status::Eta;
 use ioscope_iolog::LogFormat;
 use ioscope_options::flags::{flag, not_yet, FlagDef, FlagValue, Support};
@@ -86,15 +88,10 @@ pub struct FioArgs {
     pub eta_newline: Option<Duration>,
     pub eta_interval: Option<Duration>,
     pub status_interval: Option<Duration>,
-    /// --live: the live stream's file ("-": standard output).
-    pub live: Option<String>,
-    pub live_interval: Option<Duration>,
-    /// --metrics: the address the Prometheus endpoint listens on.
-    pub metrics: Option<String>,
-    pub metrics_linger: Option<Duration>,
-    /// --history[=DB]: record the run (Some(None): in the default database).
-    pub history: Option<Option<PathBuf>>,
-    pub label: Option<String>,
+    /// --live, --live-interval, --metrics, --metrics-linger.
+    pub live: LiveArgs,
+    /// --history[=DB], --label.
+    pub history: HistoryArgs,
     pub allow_destructive: bool,
     pub inflate_log: Option<PathBuf>,
     pub merge_blktrace_only: bool,
@@ -133,18 +130,26 @@ impl Default for FioArgs {
             eta_newline: None,
             eta_interval: None,
             status_interval: None,
-            live: None,
-            live_interval: None,
-            metrics: None,
-            metrics_linger: None,
-            history: None,
-            label: None,
+            live: LiveArgs::default(),
+            history: HistoryArgs::default(),
             allow_destructive: false,
             inflate_log: None,
             merge_blktrace_only: false,
             crctest: None,
             aux_path: None,
         }
+    }
+}
+
+impl live::HasLive for FioArgs {
+    fn live_args(&mut self) -> &mut LiveArgs {
+        &mut self.live
+    }
+}
+
+impl history::HasHistory for FioArgs {
+    fn history_args(&mut self) -> &mut HistoryArgs {
+        &mut self.history
     }
 }
 
@@ -433,52 +438,34 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: flag("live", ReqVal, "FILE", "Stream each job's I/O per interval as JSON Lines to FILE ('-': standard output, with --output) while it runs (ioscope)"),
+        def: live::LIVE,
         verbs: &[],
-        set: |a, v| {
-            a.live = Some(crate::live::parse_live(v)?);
-            Ok(())
-        },
+        set: live::set_live::<FioArgs>,
     },
     Flag {
-        def: flag("live-interval", ReqVal, "TIME", "The live stream's and the metrics' interval (default 1s; seconds unless a unit is given) (ioscope)"),
+        def: live::LIVE_INTERVAL,
         verbs: &[],
-        set: |a, v| {
-            a.live_interval = Some(crate::live::parse_interval(v)?);
-            Ok(())
-        },
+        set: live::set_interval::<FioArgs>,
     },
     Flag {
-        def: flag("metrics", ReqVal, "ADDR:PORT", "Serve Prometheus metrics at http://ADDR:PORT/metrics while the run goes on (ioscope)"),
+        def: live::METRICS,
         verbs: &[],
-        set: |a, v| {
-            a.metrics = Some(v.unwrap_or("").to_string());
-            Ok(())
-        },
+        set: live::set_metrics::<FioArgs>,
     },
     Flag {
-        def: flag("metrics-linger", ReqVal, "TIME", "Keep serving the metrics this long after the run, for a last scrape (ioscope)"),
+        def: live::METRICS_LINGER,
         verbs: &[],
-        set: |a, v| {
-            a.metrics_linger = Some(seconds("metrics-linger", v)?);
-            Ok(())
-        },
+        set: live::set_linger::<FioArgs>,
     },
     Flag {
-        def: flag("history", OptVal, "DB", "Record the run in the history database DB (default: $IOSCOPE_HISTORY, else ~/.local/share/ioscope/history.sqlite); see ioscope history (ioscope)"),
+        def: history::HISTORY,
         verbs: &[],
-        set: |a, v| {
-            a.history = Some(v.filter(|p| !p.is_empty()).map(PathBuf::from));
-            Ok(())
-        },
+        set: history::set_history::<FioArgs>,
     },
     Flag {
-        def: flag("label", ReqVal, "NAME", "The run's label in the history (--history), e.g. a kernel or firmware version (ioscope)"),
+        def: history::LABEL,
         verbs: &[],
-        set: |a, v| {
-            a.label = Some(crate::history::capture::parse_label(v)?);
-            Ok(())
-        },
+        set: history::set_label::<FioArgs>,
     },
     Flag {
         def: flag("allow-destructive", NoVal, "", "Allow writes to block devices that are mounted or carry data signatures (ioscope)"),

@@ -100,8 +100,7 @@ pub fn run_options(a: &FioArgs) -> RunOptions {
         nop: false,
         combine_submit_wait: false,
         status_interval: a.status_interval,
-        live_interval: (a.live.is_some() || a.metrics.is_some())
-            .then(|| a.live_interval.unwrap_or(std::time::Duration::from_secs(1))),
+        live_interval: a.live.runner_interval(),
         log_format: a.log_format,
         max_jobs: a.max_jobs,
         aux_path: a.aux_path.clone(),

@@ -4,10 +4,10 @@
 use super::args::Invocation;
 use super::bwlog::BwLog;
 use super::report::{headers, with_act_table, Reporting};
-use crate::history::capture::Capture;
 use crate::live::Live;
+use crate::recording::capture::Capture;
 use crate::term::signals;
-use anyhow::{anyhow, bail, Context, Result};
+use anyhow::{anyhow, Context, Result};
 use ioscope_runner::{JobProgress, Observer, Plan, Runner};
 use std::path::Path;
 use std::process::ExitCode;
@@ -57,21 +57,8 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
         Some(name) => Some(BwLog::create(name, genesis)?),
         None => None,
     };
-    let a = &inv.args;
-    let flags = crate::live::Flags {
-        live: a.live.as_deref(),
-        interval: a.live_interval,
-        metrics: a.metrics.as_deref(),
-        linger: a.metrics_linger,
-    };
-    let mut live = Live::open(&flags, rep.output.is_none())?;
-    let history = match &inv.args.history {
-        Some(db) => Capture::open(db.as_deref(), inv.args.label.clone())?,
-        None if inv.args.label.is_some() => {
-            bail!("--label names the run in the history: give --history too")
-        }
-        None => None,
-    };
+    let mut live = Live::open(&inv.args.live, rep.output.is_none())?;
+    let history = Capture::from_args(&inv.args.history)?;
     signals::install();
     let mut obs = Observers {
         rep: &mut rep,

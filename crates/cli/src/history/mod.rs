@@ -3,7 +3,6 @@
 //! compared with `compare`'s statistics — `check` is the gate for CI pipelines.
 
 mod args;
-pub mod capture;
 mod verbs;
 
 use crate::command::Context as Cx;

@@ -372,8 +372,8 @@ mod tests {
                 .unwrap()
                 .to_string()
         };
-        assert_eq!(line("le=\"1e-6\""), "1");
-        assert_eq!(line("le=\"2e-6\""), "2");
+        assert_eq!(line("le=\"0.000001\""), "1");
+        assert_eq!(line("le=\"0.000002\""), "2");
         assert_eq!(line("le=\"0.0002\""), "3");
         assert_eq!(line("le=\"5\""), "4");
         assert_eq!(line("le=\"10\""), "4");

@@ -2,49 +2,17 @@
 //! Prometheus endpoint, both fed by the runner's per-interval deltas
 //! ([`ioscope_runner::LiveInterval`]) on the monitor thread.
 
+mod args;
 pub mod metrics;
 pub mod stream;
 
+pub use args::*;
+
 use anyhow::{bail, Context, Result};
-use ioscope_runner::LiveInterval;
+use ioscope_runner::{JobProgress, LiveInterval, Observer};
 use ioscope_stats::RunResult;
 use metrics::Metrics;
 use stream::LiveStream;
-
-/// `--live-interval=TIME` (seconds unless a unit is given; at least 10 ms).
-pub fn parse_interval(v: Option<&str>) -> Result<std::time::Duration, String> {
-    let i = time_flag("live-interval", v)?;
-    if i < std::time::Duration::from_millis(10) {
-        return Err(format!(
-            "--live-interval: {i:?} is too short (at least 10ms)"
-        ));
-    }
-    Ok(i)
-}
-
-/// A TIME flag's value (seconds unless a unit is given).
-pub fn time_flag(name: &str, v: Option<&str>) -> Result<std::time::Duration, String> {
-    ioscope_options::units::parse_time_us(v.unwrap_or(""), 1_000_000)
-        .map(std::time::Duration::from_micros)
-        .map_err(|e| format!("--{name}: {e}"))
-}
-
-/// `--live=FILE` ("-": standard output).
-pub fn parse_live(v: Option<&str>) -> Result<String, String> {
-    Some(v.unwrap_or("").to_string())
-        .filter(|f| !f.is_empty())
-        .ok_or_else(|| "--live: give a file, or - for standard output".to_string())
-}
-
-/// The flags that ask for them.
-pub struct Flags<'a> {
-    /// --live's file ("-": standard output).
-    pub live: Option<&'a str>,
-    pub interval: Option<std::time::Duration>,
-    /// --metrics's ADDR:PORT.
-    pub metrics: Option<&'a str>,
-    pub linger: Option<std::time::Duration>,
-}
 
 /// What a run feeds while it goes on (either may be absent).
 #[derive(Default)]
@@ -58,9 +26,9 @@ pub struct Live {
 impl Live {
     /// The flags' stream and endpoint, opened before any I/O so that a bad path or a
     /// taken port fails at once. `report_on_stdout`: standard output is the report's.
-    pub fn open(a: &Flags, report_on_stdout: bool) -> Result<Live> {
+    pub fn open(a: &LiveArgs, report_on_stdout: bool) -> Result<Live> {
         let every = a.interval.unwrap_or(std::time::Duration::from_secs(1));
-        let stream = match a.live {
+        let stream = match a.live.as_deref() {
             None => None,
             Some("-") if report_on_stdout => bail!(
                 "--live=-: the report goes to standard output; send it elsewhere with \
@@ -77,7 +45,7 @@ impl Live {
                 Some(LiveStream::new(Box::new(f), p, every.as_millis() as u64))
             }
         };
-        let metrics = match a.metrics {
+        let metrics = match a.metrics.as_deref() {
             Some(addr) => Some(Metrics::serve(addr, a.linger)?),
             None if a.linger.is_some() => {
                 bail!("--metrics-linger goes with --metrics=ADDR:PORT")
@@ -118,5 +86,35 @@ impl Live {
         if let Some(m) = self.metrics {
             m.finish();
         }
+    }
+}
+
+/// An observer that feeds a [`Live`] and passes everything on to another (a
+/// command's own status line or messages).
+pub struct Feed<'a> {
+    pub inner: &'a mut dyn Observer,
+    pub live: &'a mut Live,
+}
+
+impl Observer for Feed<'_> {
+    fn message(&mut self, line: &str) {
+        self.inner.message(line);
+    }
+    fn warning(&mut self, line: &str) {
+        self.inner.warning(line);
+    }
+    fn progress(&mut self, jobs: &[JobProgress]) {
+        self.inner.progress(jobs);
+    }
+    fn interim(&mut self, report: &RunResult) {
+        self.inner.interim(report);
+    }
+    fn phase_ready(&mut self, phase: usize) {
+        self.live.phase(phase);
+        self.inner.phase_ready(phase);
+    }
+    fn interval(&mut self, iv: &LiveInterval) {
+        self.live.interval(iv);
+        self.inner.interval(iv);
     }
 }

@@ -4,6 +4,8 @@
 mod progress;
 
 use crate::command::{self, Context as Cx, Flag, Hosts};
+use crate::live::{self, LiveArgs};
+use crate::recording::flags::{self as history, HistoryArgs};
 use anyhow::{anyhow, bail, Context, Result};
 use ioscope_options::flags::{flag, FlagDef, FlagValue};
 use ioscope_runner::RunOptions;
@@ -15,7 +17,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
-use FlagValue::{None as NoVal, Optional as OptVal, Required as ReqVal};
+use FlagValue::{None as NoVal, Required as ReqVal};
 
 /// `ioscope sweep`'s arguments.
 #[derive(Default)]
@@ -26,13 +28,21 @@ pub struct Args {
     emit: Option<String>,
     check: bool,
     json: bool,
-    live: Option<String>,
-    live_interval: Option<std::time::Duration>,
-    metrics: Option<String>,
-    metrics_linger: Option<std::time::Duration>,
-    history: Option<Option<PathBuf>>,
-    label: Option<String>,
+    live: LiveArgs,
+    history: HistoryArgs,
     operands: Vec<String>,
+}
+
+impl live::HasLive for Args {
+    fn live_args(&mut self) -> &mut LiveArgs {
+        &mut self.live
+    }
+}
+
+impl history::HasHistory for Args {
+    fn history_args(&mut self) -> &mut HistoryArgs {
+        &mut self.history
+    }
 }
 
 impl command::Args for Args {
@@ -75,52 +85,34 @@ const FLAGS: &[Flag<Args>] = &[
         },
     },
     Flag {
-        def: flag("live", ReqVal, "FILE", "run: stream each point's jobs per interval as JSON Lines to FILE, each line with its point (docs/live-stream.md)"),
+        def: live::LIVE,
         verbs: &["run"],
-        set: |a, v| {
-            a.live = Some(crate::live::parse_live(v)?);
-            Ok(())
-        },
+        set: live::set_live::<Args>,
     },
     Flag {
-        def: flag("live-interval", ReqVal, "TIME", "run: the live stream's and the metrics' interval (default 1s)"),
+        def: live::LIVE_INTERVAL,
         verbs: &["run"],
-        set: |a, v| {
-            a.live_interval = Some(crate::live::parse_interval(v)?);
-            Ok(())
-        },
+        set: live::set_interval::<Args>,
     },
     Flag {
-        def: flag("metrics", ReqVal, "ADDR:PORT", "run: serve Prometheus metrics at http://ADDR:PORT/metrics, labelled by point"),
+        def: live::METRICS,
         verbs: &["run"],
-        set: |a, v| {
-            a.metrics = Some(v.unwrap_or("").to_string());
-            Ok(())
-        },
+        set: live::set_metrics::<Args>,
     },
     Flag {
-        def: flag("metrics-linger", ReqVal, "TIME", "run: keep serving the metrics this long after the sweep"),
+        def: live::METRICS_LINGER,
         verbs: &["run"],
-        set: |a, v| {
-            a.metrics_linger = Some(crate::live::time_flag("metrics-linger", v)?);
-            Ok(())
-        },
+        set: live::set_linger::<Args>,
     },
     Flag {
-        def: flag("history", OptVal, "DB", "run: record each point's run in the history database (see ioscope history), labelled LABEL/POINT"),
+        def: history::HISTORY,
         verbs: &["run"],
-        set: |a, v| {
-            a.history = Some(v.filter(|p| !p.is_empty()).map(PathBuf::from));
-            Ok(())
-        },
+        set: history::set_history::<Args>,
     },
     Flag {
-        def: flag("label", ReqVal, "NAME", "run: the label before each point's id in the history (default: the point's id alone)"),
+        def: history::LABEL,
         verbs: &["run"],
-        set: |a, v| {
-            a.label = Some(crate::history::capture::parse_label(v)?);
-            Ok(())
-        },
+        set: history::set_label::<Args>,
     },
     Flag {
         def: flag("emit", ReqVal, "DIR", "plan: write each point as a fio job file DIR/<point>.fio"),
@@ -358,26 +350,12 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
         c.identity.text(),
         dir.display()
     );
-    let live = crate::live::Live::open(
-        &crate::live::Flags {
-            live: p.live.as_deref(),
-            interval: p.live_interval,
-            metrics: p.metrics.as_deref(),
-            linger: p.metrics_linger,
-        },
-        true,
-    )?;
-    let watching = live.stream.is_some() || live.metrics.is_some();
-    let history = match &p.history {
-        Some(db) => crate::history::capture::Capture::open(db.as_deref(), p.label.clone())?,
-        None if p.label.is_some() => {
-            bail!("sweep run --label names the points in the history: give --history too")
-        }
-        None => None,
-    };
+    let live = crate::live::Live::open(&p.live, true)?;
+    let watching = p.live.runner_interval().is_some();
+    let history = crate::recording::capture::Capture::from_args(&p.history)?;
     let exec = hosts.exec(RunOptions {
         allow_destructive: settings.allow_destructive,
-        live_interval: watching.then(|| p.live_interval.unwrap_or(Duration::from_secs(1))),
+        live_interval: p.live.runner_interval(),
         ..RunOptions::default()
     });
     if exec.ranks() > 1 && (watching || history.is_some()) {

@@ -2,8 +2,8 @@
 //! all, the point running, the time left); otherwise one line per point on stderr, so
 //! logs of long campaigns say what ran when.
 
-use crate::history::capture::Capture;
 use crate::live::Live;
+use crate::recording::capture::Capture;
 use indicatif::{ProgressBar, ProgressStyle};
 use ioscope_runner::Observer;
 use ioscope_sweep::{Outcome, Point, Position, Progress};

@@ -3,6 +3,7 @@
 //! run becomes a row. A failed write (a full disk) costs the row, never the results:
 //! it is a warning, and the run's exit status stays its own.
 
+use super::flags::HistoryArgs;
 use anyhow::{Context, Result};
 use ioscope_history::record::DirSummary;
 use ioscope_history::{History, HistoryError, Record};
@@ -12,15 +13,6 @@ use ioscope_stats::RunResult;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
-/// `--label=NAME`.
-pub fn parse_label(v: Option<&str>) -> Result<String, String> {
-    let l = v.unwrap_or("").trim();
-    if l.is_empty() {
-        return Err("--label: give a name".into());
-    }
-    Ok(l.to_string())
-}
-
 /// Where the run is recorded, and how it is labelled.
 pub struct Capture {
     db: History,
@@ -28,6 +20,18 @@ pub struct Capture {
 }
 
 impl Capture {
+    /// The flags' database and label (None without --history; --label alone is an
+    /// error: it names runs in the history).
+    pub fn from_args(h: &HistoryArgs) -> Result<Option<Capture>> {
+        match &h.db {
+            Some(db) => Capture::open(db.as_deref(), h.label.clone()),
+            None if h.label.is_some() => {
+                anyhow::bail!("--label names runs in the history: give --history too")
+            }
+            None => Ok(None),
+        }
+    }
+
     /// `--history`'s database (None: the default place), opened or created now. A
     /// file that is not a history of ours, or is newer, stops the run (Err); one that
     /// cannot be written now (a full disk) costs this run its row (a warning, None).
