@@ -82,10 +82,13 @@ fn live_intervals_add_up_to_the_report_per_direction_and_priority() {
         }
     }
     for (i, job) in report["jobs"].as_array().unwrap().iter().enumerate() {
+        // The measurement starts afresh when the ramp ends: epoch 1 adds up.
         let mine: Vec<_> = iv
             .iter()
-            .filter(|v| v["job_number"] == (i + 1) as u64)
+            .filter(|v| v["job_number"] == (i + 1) as u64 && v["epoch"] == 1)
             .collect();
+        let ms: u64 = mine.iter().map(|v| u(&v["ms"])).sum();
+        assert_eq!(ms, u(&job["job_runtime"]), "job {i}: measured time");
         for dir in ["read", "write"] {
             let sum = |k: &str| mine.iter().map(|v| u(&v[dir][k])).sum::<u64>();
             let rep = &job[dir];
@@ -608,4 +611,42 @@ fn quick_and_peak_stream_too() {
     let r = run_in(d.path(), &["quick", "--live=-", "."]);
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("--live=-"), "{}", r.stderr);
+}
+
+#[test]
+fn a_job_that_measures_afresh_adds_up_in_its_last_epoch() {
+    // latency_target ends its depth search by measuring a final window afresh: the
+    // stream says so with a new epoch, whose intervals are the report's.
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=j",
+            "--filename=data",
+            "--size=16m",
+            "--rw=randread",
+            "--ioengine=io_uring",
+            "--iodepth=16",
+            "--time_based",
+            "--runtime=3",
+            "--latency_target=50",
+            "--latency_window=300ms",
+            "--latency_percentile=99",
+            "--live=live.jsonl",
+            "--live-interval=250ms",
+            "--output-format=json",
+            "--output=out.json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let l = lines(&d.path().join("live.jsonl"));
+    let iv = intervals(&l);
+    let last = iv.iter().map(|v| u(&v["epoch"])).max().unwrap();
+    let ios: u64 = iv
+        .iter()
+        .filter(|v| u(&v["epoch"]) == last)
+        .map(|v| u(&v["read"]["ios"]))
+        .sum();
+    let report = json_file(&d.path().join("out.json"));
+    assert_eq!(ios, u(&report["jobs"][0]["read"]["total_ios"]), "epoch {last}");
 }

@@ -15,6 +15,8 @@ pub enum HistoryError {
         found: i64,
         known: i64,
     },
+    #[error("{path}: {why}")]
+    Unusable { path: PathBuf, why: String },
     #[error("{path}: {source}")]
     Sql {
         path: PathBuf,

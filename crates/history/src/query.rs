@@ -75,7 +75,25 @@ fn parse_time(s: &str) -> Option<i64> {
         .map(|x| x.parse().ok())
         .collect::<Option<_>>()?;
     let [y, m, day] = d[..] else { return None };
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
+    if !(1970..=9999).contains(&y)
+        || !(1..=12).contains(&m)
+        || !(1..=month_days[m as usize - 1]).contains(&day)
+    {
         return None;
     }
     let t: Vec<i64> = if time.is_empty() {
@@ -90,7 +108,8 @@ fn parse_time(s: &str) -> Option<i64> {
         *t.get(1).unwrap_or(&0),
         *t.get(2).unwrap_or(&0),
     );
-    if t.len() > 3 || h > 23 || mi > 59 || sec > 60 {
+    if t.len() > 3 || !(0..=23).contains(&h) || !(0..=59).contains(&mi) || !(0..=60).contains(&sec)
+    {
         return None;
     }
     Some(((days_from_civil(y, m, day) * 24 + h) * 60 + mi) * 60_000 + sec * 1000)
@@ -238,7 +257,16 @@ mod tests {
             Selector::parse("time:..1970-01-01T00:01").unwrap(),
             Selector::Time(i64::MIN, 60_000)
         );
-        for bad in ["", "id:x", "time:2026-13-01..", "time:yesterday"] {
+        let bad = [
+            "",
+            "id:x",
+            "time:2026-13-01..",
+            "time:yesterday",
+            "time:2026-02-29..",
+            "time:2026-01-01T-1:00..",
+            "time:99999999999-01-01..",
+        ];
+        for bad in bad {
             assert!(Selector::parse(bad).is_err(), "{bad}");
         }
     }

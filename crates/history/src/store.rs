@@ -62,42 +62,58 @@ pub fn default_path() -> Result<PathBuf, HistoryError> {
 }
 
 impl History {
-    /// Open (or create) the database at `path`. `create`: make it when missing (a
-    /// run records into it); otherwise a missing file is an error (a query).
+    /// Open the database at `path`. `create` (a run records into it): made when
+    /// missing (mode 0600, `O_EXCL|O_NOFOLLOW`; its directory too when it is the
+    /// default place), migrated, in WAL mode. Otherwise (a query) it must exist, and
+    /// is opened read-only and left as it is. Either way a file that is not ours, or
+    /// is newer, is judged without a lock or a write, and refused untouched.
     pub fn open(path: &Path, create: bool) -> Result<History, HistoryError> {
         let io = |source| HistoryError::Io {
             path: path.to_path_buf(),
             source,
         };
-        if create && !path.exists() {
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                make_dir(dir).map_err(io)?;
-            }
-            match ioscope_fs::create_new(path) {
-                // Jobs and command lines are the user's: readable by them alone.
-                Ok(f) => f
-                    .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
-                    .map_err(io)?,
-                // Another run created it in the meantime: use it.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(io(e)),
-            }
+        if std::fs::metadata(path).is_ok_and(|m| m.len() > 0) {
+            inspect(path)?;
+        } else if create {
+            make_file(path).map_err(io)?;
         }
         let sql = |source| HistoryError::Sql {
             path: path.to_path_buf(),
             source,
         };
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_NOFOLLOW
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let access = if create {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        };
+        let flags = access | OpenFlags::SQLITE_OPEN_NOFOLLOW | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(sql)?;
         conn.busy_timeout(BUSY).map_err(sql)?;
         let mut h = History {
             conn,
             path: path.to_path_buf(),
         };
-        h.check_and_migrate()?;
+        if create {
+            h.check_and_migrate()?;
+        } else {
+            h.check_readable()?;
+        }
         Ok(h)
+    }
+
+    /// A query's database: ours, of this schema.
+    fn check_readable(&self) -> Result<(), HistoryError> {
+        let (app, version, _) = facts(&self.conn).map_err(|e| self.sql(e))?;
+        if app != APPLICATION_ID || version != SCHEMA_VERSION {
+            return Err(HistoryError::Unusable {
+                path: self.path.clone(),
+                why: format!(
+                    "no run recorded yet (schema {version}; a run with --history brings it \
+                     to {SCHEMA_VERSION})"
+                ),
+            });
+        }
+        Ok(())
     }
 
     pub fn path(&self) -> &Path {
@@ -162,9 +178,10 @@ impl History {
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(sql)?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(foreign(format!(
-                "cannot use WAL mode (journal_mode {mode})"
-            )));
+            return Err(HistoryError::Unusable {
+                path: path.clone(),
+                why: format!("cannot use WAL mode here (journal_mode {mode})"),
+            });
         }
         Ok(())
     }
@@ -178,8 +195,71 @@ fn facts(c: &Connection) -> rusqlite::Result<(i64, i64, i64)> {
     Ok((app, version, tables))
 }
 
-/// The database's directory: created 0700 when missing (the default place is the
-/// user's own; a named one must exist or be creatable).
+/// Judge an existing file without a lock or a write (SQLite's `immutable` mode: no
+/// journal or WAL files made): a database of ours, not newer than this binary.
+fn inspect(path: &Path) -> Result<(), HistoryError> {
+    let foreign = |why: String| HistoryError::Foreign {
+        path: path.to_path_buf(),
+        why,
+    };
+    let text = path.to_string_lossy();
+    let uri = format!(
+        "file:{}?immutable=1",
+        text.replace('%', "%25")
+            .replace('?', "%3f")
+            .replace('#', "%23")
+    );
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NOFOLLOW
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let judge = |e: rusqlite::Error| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => foreign(e.to_string()),
+        _ => HistoryError::Sql {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    };
+    let conn = Connection::open_with_flags(&uri, flags).map_err(judge)?;
+    let (app, version, tables) = facts(&conn).map_err(judge)?;
+    if app != APPLICATION_ID && !(app == 0 && version == 0 && tables == 0) {
+        return Err(foreign(format!(
+            "an SQLite database of another program (application_id {app:#x})"
+        )));
+    }
+    if version > SCHEMA_VERSION {
+        return Err(HistoryError::Newer {
+            path: path.to_path_buf(),
+            found: version,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(())
+}
+
+/// A new database file: mode 0600 (jobs and command lines are the user's), never
+/// through a link; its directory made (0700) when it is the default place. Another
+/// run that made it first is fine.
+fn make_file(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let default = default_path().ok();
+    if let (Some(dir), true) = (path.parent(), default.as_deref() == Some(path)) {
+        make_dir(dir)?;
+    }
+    let made = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .mode(0o600)
+        .open(path);
+    match made {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        r => r.map(|_| ()),
+    }
+}
+
+/// The default place's directory: created 0700 when missing (a named database's
+/// directory must exist).
 fn make_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     if dir.is_dir() {

@@ -27,7 +27,7 @@ fn rec(label: &str, ms: i64, iops: f64) -> Record {
 #[test]
 fn a_record_reads_back_as_written_and_selectors_pick_rows() {
     let d = tempfile::tempdir().unwrap();
-    let p = d.path().join("sub/h.sqlite");
+    let p = d.path().join("h.sqlite");
     let mut h = History::open(&p, true).unwrap();
     let a = h.record(&rec("a", 1000, 10.0)).unwrap();
     let b = h.record(&rec("b", 2000, 20.0)).unwrap();
@@ -73,6 +73,38 @@ fn a_file_that_is_not_ours_is_refused_and_left_as_it_is() {
     let before = std::fs::read(&other).unwrap();
     let e = History::open(&other, true).err().expect("refused");
     untouched(&other, &before, e, "another program");
+    // Another program's database in WAL mode: judged without making its -wal/-shm.
+    let wal = d.path().join("wal.sqlite");
+    {
+        let c = rusqlite::Connection::open(&wal).unwrap();
+        c.execute_batch("PRAGMA journal_mode=WAL; CREATE TABLE t(x);")
+            .unwrap();
+    }
+    let before = std::fs::read(&wal).unwrap();
+    for create in [true, false] {
+        let e = History::open(&wal, create).err().expect("refused");
+        untouched(&wal, &before, e, "another program");
+    }
+    let mut names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["notes.txt", "other.sqlite", "wal.sqlite"]);
+}
+
+#[test]
+fn a_query_opens_read_only() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("h.sqlite");
+    History::open(&p, true)
+        .unwrap()
+        .record(&rec("a", 1, 1.0))
+        .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400)).unwrap();
+    let h = History::open(&p, false).unwrap();
+    assert_eq!(h.list(&Selector::All).unwrap().len(), 1);
 }
 
 #[test]

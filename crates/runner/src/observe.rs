@@ -37,6 +37,10 @@ pub struct LiveInterval<'a> {
     /// The job's measured time the interval covers, ms (0 in its ramp): its rates'
     /// denominator.
     pub ms: u64,
+    /// The job's measurement epoch: it grows when the job starts measuring afresh
+    /// (the ramp's end, latency_target's final window); the intervals of its last
+    /// epoch add up to its report.
+    pub epoch: u32,
     /// The job was still in its ramp (nothing is measured then: all counts are 0).
     pub ramp: bool,
     /// The job's last interval: it ended.

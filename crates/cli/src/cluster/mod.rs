@@ -165,7 +165,7 @@ struct Ready {
 /// Read the jobs, check them and set up reporting (rank 0). Errors here are this
 /// rank's verdict.
 fn ready(c: &Invocation, t: &dyn Transport) -> Result<Ready> {
-    if c.args.live.runner_interval().is_some() || c.args.history.db.is_some() {
+    if c.args.live.any() || c.args.history.any() {
         bail!(
             "--live, --metrics and --history are not supported under MPI yet: run them on one host"
         );

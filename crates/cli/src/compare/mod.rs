@@ -317,15 +317,16 @@ fn sides(cx: &Context, p: &Args) -> Result<(inputs::Side, inputs::Side, bool)> {
             None => temp_dir()?,
         };
         eprintln!("ioscope compare: results in {}", dir.display());
-        let history = Capture::from_args(&p.history)?;
-        let live = Live::open(&p.live, true)?;
         let exec = cx.hosts.exec(ioscope_runner::RunOptions {
             live_interval: p.live.runner_interval(),
             ..Default::default()
         });
-        if exec.ranks() > 1 && (history.is_some() || p.live.runner_interval().is_some()) {
+        // Refused before anything is opened or bound.
+        if exec.ranks() > 1 && (p.live.any() || p.history.any()) {
             bail!("compare: --live, --metrics and --history are not supported under MPI yet");
         }
+        let history = Capture::from_args(&p.history)?;
+        let live = Live::open(&p.live, true)?;
         let ran = run::run(&arms, repeat, &dir, (&*exec, history, live))?;
         return Ok((ran.a, ran.b, ran.interrupted));
     }

@@ -109,7 +109,10 @@ pub fn run(
             eprintln!("ioscope compare: run {i}/{repeat} of {name}: {}", arm.label);
             let out = dir.join(format!("{name}-{i}.json"));
             live.point = Some(format!("{name}-{i}"));
-            run_one(exec, arm, &out, &mut live)?;
+            if let Err(e) = run_one(exec, arm, &out, &mut live) {
+                live.finish(None, stopped());
+                return Err(e);
+            }
             if let Some(h) = &mut history {
                 record(h, arm, &out);
             }
@@ -134,7 +137,8 @@ fn record(h: &mut Capture, arm: &Arm, out: &Path) {
     match doc {
         Ok(doc) => {
             let devices = crate::recording::capture::devices(&arm.set);
-            h.record_document(("repetition", &arm.label), doc, out, devices);
+            let job = serde_json::to_value(&arm.set).unwrap_or_default();
+            h.record_document(("repetition", &arm.label), doc, out, (job, devices));
         }
         Err(e) => eprintln!(
             "ioscope compare: --history: {} not recorded: {e}",

@@ -269,12 +269,22 @@ pub fn check(db: &History, rest: &[String], a: &Args) -> Result<ExitCode> {
             r.cmp.verdict == Verdict::Worse && r.cmp.delta_pct.is_some_and(|d| d.abs() >= threshold)
         })
         .collect();
-    println!(
+    let head = format!(
         "baseline {base} ({} runs), candidate {cand} ({} runs); metrics {}; a regression is a significant change for the worse of at least {threshold}%",
         sa.reps.len(),
         sb.reps.len(),
         metrics.join(",")
     );
+    // With --json, stdout is the JSON document alone (as compare's); the rest is
+    // said on stderr.
+    let say = |line: &str| {
+        if a.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    say(&head);
     if a.json {
         let doc = crate::compare::output::json(&rows, &[]);
         println!("{}", serde_json::to_string_pretty(&doc)?);
@@ -287,14 +297,14 @@ pub fn check(db: &History, rest: &[String], a: &Args) -> Result<ExitCode> {
         );
     }
     for r in &regressions {
-        println!(
+        say(&format!(
             "REGRESSION: {} {} {}: {:+.1}% (p = {})",
             r.job.name,
             r.dir,
             r.metric,
             r.cmp.delta_pct.unwrap_or(0.0),
             r.cmp.p_value.map_or("-".into(), |p| format!("{p:.3}"))
-        );
+        ));
     }
     Ok(if regressions.is_empty() {
         ExitCode::SUCCESS

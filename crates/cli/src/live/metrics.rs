@@ -45,8 +45,9 @@ impl Lat {
             return;
         };
         for (i, c) in h.buckets() {
-            let v = ioscope_stats::hist::value(i) as f64 / 1e9;
-            if let Some(b) = LE.iter().position(|&le| v <= le) {
+            // A bucket counts under `le` only when all of it is at or below `le`.
+            let top = ioscope_stats::hist::lower_bound(i + 1).saturating_sub(1) as f64 / 1e9;
+            if let Some(b) = LE.iter().position(|&le| top <= le) {
                 self.buckets[b] += c;
             }
         }
@@ -68,7 +69,9 @@ struct State {
     ios: BTreeMap<Key, (u64, u64)>,
     clat: BTreeMap<Key, Lat>,
     prio: BTreeMap<(Key, u16), Lat>,
-    inflight: BTreeMap<(String, u32), u32>,
+    inflight: BTreeMap<(String, String, u32), u32>,
+    /// Each job's measurement epoch: a new one starts its counters from zero.
+    epochs: BTreeMap<(String, String, u32), u32>,
     phase: usize,
     running: bool,
     host: String,
@@ -78,6 +81,16 @@ impl State {
     /// Count one job's interval.
     fn add(&mut self, iv: &LiveInterval, point: &str) {
         let s = self;
+        let job = (point.to_string(), iv.job.to_string(), iv.number);
+        if s.epochs
+            .insert(job.clone(), iv.epoch)
+            .is_some_and(|e| e != iv.epoch)
+        {
+            let other = |k: &Key| (&k.point, &k.job, k.number) != (&job.0, &job.1, job.2);
+            s.ios.retain(|k, _| other(k));
+            s.clat.retain(|k, _| other(k));
+            s.prio.retain(|(k, _), _| other(k));
+        }
         for (d, dir) in DIR_NAMES.iter().enumerate() {
             let x = &iv.dirs[d];
             let key = Key {
@@ -97,8 +110,7 @@ impl State {
                     .add(&p.lat);
             }
         }
-        s.inflight
-            .insert((iv.job.to_string(), iv.number), iv.inflight.unwrap_or(0));
+        s.inflight.insert(job, iv.inflight.unwrap_or(0));
     }
 }
 
@@ -192,8 +204,10 @@ fn answer(server: &tiny_http::Server, state: &Mutex<State>) {
             req.method(),
             tiny_http::Method::Get | tiny_http::Method::Head
         ) && req.url().split('?').next() == Some("/metrics");
-        let resp = if ok {
-            let text = state.lock().map(|s| exposition(&s)).unwrap_or_default();
+        let text = ok
+            .then(|| state.lock().map(|s| exposition(&s)).ok())
+            .flatten();
+        let resp = if let Some(text) = text {
             let ct = "Content-Type: text/plain; version=0.0.4; charset=utf-8"
                 .parse::<tiny_http::Header>()
                 .ok();
@@ -202,6 +216,10 @@ fn answer(server: &tiny_http::Server, state: &Mutex<State>) {
                 Some(h) => r.with_header(h),
                 None => r,
             }
+        } else if ok {
+            // The monitor failed while holding the counters: say so, never a blank page.
+            tiny_http::Response::from_string("ioscope: the counters are lost\n")
+                .with_status_code(500)
         } else {
             tiny_http::Response::from_string("ioscope serves /metrics\n").with_status_code(404)
         };
@@ -283,10 +301,15 @@ fn exposition(s: &State) -> String {
         "# HELP ioscope_inflight I/Os in flight at the job's last interval."
     );
     let _ = writeln!(o, "# TYPE ioscope_inflight gauge");
-    for ((job, n), v) in &s.inflight {
+    for ((point, job, n), v) in &s.inflight {
+        let point = if point.is_empty() {
+            String::new()
+        } else {
+            format!("point=\"{}\",", esc(point))
+        };
         let _ = writeln!(
             o,
-            "ioscope_inflight{{jobname=\"{}\",job_number=\"{n}\",host=\"{host}\"}} {v}",
+            "ioscope_inflight{{{point}jobname=\"{}\",job_number=\"{n}\",host=\"{host}\"}} {v}",
             esc(job)
         );
     }
@@ -352,6 +375,7 @@ mod tests {
             phase: 0,
             t_ms: 1000,
             ms: 1000,
+            epoch: 0,
             ramp: false,
             last: false,
             inflight: Some(3),

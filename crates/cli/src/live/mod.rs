@@ -45,6 +45,9 @@ impl Live {
                 Some(LiveStream::new(Box::new(f), p, every.as_millis() as u64))
             }
         };
+        if a.interval.is_some() && a.live.is_none() && a.metrics.is_none() {
+            bail!("--live-interval goes with --live=FILE or --metrics=ADDR:PORT");
+        }
         let metrics = match a.metrics.as_deref() {
             Some(addr) => Some(Metrics::serve(addr, a.linger)?),
             None if a.linger.is_some() => {

@@ -66,7 +66,8 @@ impl LiveStream {
         let ms = iv.ms;
         let mut o = Map::new();
         o.insert("type".into(), "interval".into());
-        o.insert("t_ms".into(), iv.t_ms.into());
+        // The stream's own clock, as its other lines (a sweep's runs each start theirs).
+        o.insert("t_ms".into(), self.t_ms().into());
         o.insert("ms".into(), ms.into());
         o.insert("job".into(), iv.job.into());
         o.insert("job_number".into(), iv.number.into());
@@ -75,6 +76,7 @@ impl LiveStream {
         if let Some(p) = point {
             o.insert("point".into(), p.into());
         }
+        o.insert("epoch".into(), iv.epoch.into());
         o.insert("ramp".into(), iv.ramp.into());
         o.insert("last".into(), iv.last.into());
         if let Some(n) = iv.inflight {

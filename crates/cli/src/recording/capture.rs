@@ -59,13 +59,14 @@ impl Capture {
     }
 
     /// Record a workflow's run (a sweep's `point`, a comparison's `repetition`) from
-    /// its result document, labelled LABEL/NAME (NAME without --label).
+    /// its result document, labelled LABEL/NAME (NAME without --label); `job`: its
+    /// resolved jobs (or what the document says of them).
     pub fn record_document(
         &mut self,
         (kind, name): (&str, &str),
         document: Value,
         file: &Path,
-        devices: Value,
+        (job, devices): (Value, Value),
     ) {
         let label = match &self.label {
             Some(l) => format!("{l}/{name}"),
@@ -80,10 +81,12 @@ impl Capture {
             kernel: kernel(),
             ioscope_version: env!("CARGO_PKG_VERSION").into(),
             devices,
-            job: document["global options"].clone(),
+            job,
             command: std::env::args().collect(),
             results_file: Some(absolute(file).display().to_string()),
-            interrupted: false,
+            interrupted: document["ioscope"]["interrupted"]
+                .as_bool()
+                .unwrap_or(false),
             read: summary(&document, "read"),
             write: summary(&document, "write"),
             document,

@@ -350,17 +350,17 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
         c.identity.text(),
         dir.display()
     );
-    let live = crate::live::Live::open(&p.live, true)?;
-    let watching = p.live.runner_interval().is_some();
-    let history = crate::recording::capture::Capture::from_args(&p.history)?;
     let exec = hosts.exec(RunOptions {
         allow_destructive: settings.allow_destructive,
         live_interval: p.live.runner_interval(),
         ..RunOptions::default()
     });
-    if exec.ranks() > 1 && (watching || history.is_some()) {
+    // Refused before anything is opened or bound.
+    if exec.ranks() > 1 && (p.live.any() || p.history.any()) {
         bail!("sweep run: --live, --metrics and --history are not supported under MPI yet");
     }
+    let live = crate::live::Live::open(&p.live, true)?;
+    let history = crate::recording::capture::Capture::from_args(&p.history)?;
     if exec.ranks() > 1 {
         eprintln!(
             "ioscope sweep: every point runs on all {} ranks; each point's result is their \

@@ -101,9 +101,13 @@ impl SweepProgress {
             .join(format!("{}.json", p.id));
         match std::fs::read_to_string(&file)
             .map_err(anyhow::Error::from)
-            .and_then(|t| Ok(serde_json::from_str(&t)?))
+            .and_then(|t| Ok(serde_json::from_str::<serde_json::Value>(&t)?))
         {
-            Ok(doc) => cap.record_document(("point", &p.id), doc, &file, devices.clone()),
+            Ok(doc) => {
+                // The point's jobs as its result file states them.
+                let job = doc["global options"].clone();
+                cap.record_document(("point", &p.id), doc, &file, (job, devices.clone()))
+            }
             Err(e) => eprintln!(
                 "ioscope sweep: --history: point {} not recorded ({}: {e})",
                 p.id,

@@ -6,7 +6,7 @@ use super::errors::strerror;
 use super::inputs::Outcome;
 use super::state::{Failure, State};
 use crate::clock::Ticks;
-use crate::record::{WANT_INTERIM, WANT_LIVE};
+use crate::record::{LiveCopy, WANT_INTERIM, WANT_LIVE};
 use crate::sys::usage::{thread_usage, Usage};
 use ioscope_stats::JobResult;
 use std::os::fd::AsRawFd;
@@ -157,10 +157,21 @@ impl State<'_> {
         let runtime_ms = self.clock.delta_ns(self.times.measure_start, now) / 1_000_000;
         let usage = thread_usage().since(&self.times.usage_start);
         let f = &self.failure;
-        let r = self.rec.result(runtime_ms, usage, f.errno, f.text.clone());
+        let mut r = self.rec.result(runtime_ms, usage, f.errno, f.text.clone());
         if want & WANT_LIVE != 0 {
             if let Ok(mut slot) = shared.live.lock() {
-                *slot = Some((r.clone(), self.q.busy()));
+                *slot = Some(LiveCopy {
+                    // Cloned only when an interim report wants it too.
+                    result: if want & WANT_INTERIM != 0 {
+                        r.clone()
+                    } else {
+                        std::mem::take(&mut r)
+                    },
+                    inflight: self.q.busy(),
+                    ramp: self.rec.in_ramp(),
+                    epoch: shared.epoch.load(Relaxed),
+                    last: false,
+                });
             }
         }
         if want & WANT_INTERIM != 0 {

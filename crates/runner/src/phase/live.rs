@@ -1,17 +1,33 @@
 //! The live stream's intervals: every `live_interval` the monitor asks each running
 //! job for a copy of its statistics and hands the observer what each job did since its
-//! previous copy; when a job ends, its last interval runs to its final results. The
-//! copies are made by the job between I/Os (a request is one relaxed load per round)
-//! and picked up here without waiting, so the monitor never holds a job up.
+//! previous copy. A job makes its copy between I/Os (a request costs it one relaxed
+//! load per round) and hands its final results over as it ends; the monitor picks the
+//! copies up as it passes (it never waits for one), so each job's last interval comes
+//! when that job ends, not when its phase does.
+//!
+//! A job whose measurement restarts (the ramp's end, latency_target's final window)
+//! starts a new epoch: intervals are counted from zero again, and the intervals of its
+//! last epoch add up to its report.
 
 use super::running::Running;
 use crate::observe::{LiveInterval, Observer};
-use crate::record::{Shared, STATE_DONE, STATE_RAMP, WANT_LIVE};
+use crate::record::{LiveCopy, Shared, STATE_DONE, WANT_LIVE};
 use crate::setup::JobMeta;
 use ioscope_stats::interval::job_between;
 use ioscope_stats::JobResult;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
+
+/// What the feed remembers of one job.
+#[derive(Default)]
+struct Seen {
+    /// The last copy, its measured time (0 while the job ramped) and its epoch.
+    prev: Option<JobResult>,
+    prev_ms: u64,
+    epoch: u32,
+    /// Its last interval was given.
+    done: bool,
+}
 
 /// The live stream of one phase.
 pub(crate) struct LiveFeed {
@@ -19,18 +35,21 @@ pub(crate) struct LiveFeed {
     next: Instant,
     run_start: Instant,
     phase: usize,
-    /// Each job's last copy (None before its first).
-    prev: Vec<Option<JobResult>>,
+    jobs: Vec<Seen>,
 }
 
 impl LiveFeed {
-    pub fn new(every: Duration, jobs: usize, run_start: Instant, phase: usize) -> LiveFeed {
+    /// A feed for the phase's jobs; each will hand over its final results as it ends.
+    pub fn new(every: Duration, running: &[Running], run_start: Instant, phase: usize) -> Self {
+        for r in running {
+            r.shared.live_last.store(true, Relaxed);
+        }
         LiveFeed {
             every,
             next: Instant::now() + every,
             run_start,
             phase,
-            prev: vec![None; jobs],
+            jobs: running.iter().map(|_| Seen::default()).collect(),
         }
     }
 
@@ -38,7 +57,9 @@ impl LiveFeed {
     /// has passed.
     pub fn tick(&mut self, running: &[Running], obs: &mut dyn Observer) {
         for (i, r) in running.iter().enumerate() {
-            self.take(i, &r.shared, &r.meta, obs);
+            if r.stats {
+                self.take(i, &r.shared, &r.meta, obs);
+            }
         }
         let now = Instant::now();
         if now < self.next {
@@ -58,14 +79,13 @@ impl LiveFeed {
     /// A copy job `i` made, if any: its interval.
     fn take(&mut self, i: usize, shared: &Shared, meta: &JobMeta, obs: &mut dyn Observer) {
         let copy = shared.live.lock().ok().and_then(|mut s| s.take());
-        if let Some((res, inflight)) = copy {
-            let ramp = shared.state.load(Relaxed) == STATE_RAMP;
-            self.emit(i, meta, res, Some(inflight), ramp, obs);
+        if let Some(c) = copy {
+            self.emit(i, meta, c, obs);
         }
     }
 
-    /// Job `i` (not a stats=0 one) ended with `result`: a copy it made before, then its
-    /// last interval.
+    /// Job `i` (not a stats=0 one) ended with `result`: unless it handed that over
+    /// already, a copy it made before, then its last interval.
     pub fn last(
         &mut self,
         (i, shared, meta): (usize, &Shared, &JobMeta),
@@ -73,24 +93,37 @@ impl LiveFeed {
         obs: &mut dyn Observer,
     ) {
         self.take(i, shared, meta, obs);
-        self.emit(i, meta, result.clone(), None, false, obs);
+        if self.jobs[i].done {
+            return;
+        }
+        let c = LiveCopy {
+            result: result.clone(),
+            inflight: 0,
+            ramp: false,
+            epoch: shared.epoch.load(Relaxed),
+            last: true,
+        };
+        self.emit(i, meta, c, obs);
     }
 
-    fn emit(
-        &mut self,
-        i: usize,
-        meta: &JobMeta,
-        res: JobResult,
-        inflight: Option<u32>,
-        ramp: bool,
-        obs: &mut dyn Observer,
-    ) {
-        let dirs = job_between(&res, self.prev[i].as_ref());
-        let before = self.prev[i].as_ref().map_or(0, |p| p.runtime_ms);
-        let ms = if ramp {
+    fn emit(&mut self, i: usize, meta: &JobMeta, c: LiveCopy, obs: &mut dyn Observer) {
+        let seen = &mut self.jobs[i];
+        if seen.done {
+            return;
+        }
+        if c.epoch != seen.epoch {
+            // Measuring afresh: this epoch's intervals count from zero.
+            seen.prev = None;
+            seen.prev_ms = 0;
+            seen.epoch = c.epoch;
+        }
+        let res = c.result;
+        let dirs = job_between(&res, seen.prev.as_ref());
+        // Nothing is measured in the ramp (nor by a job that ended in it).
+        let ms = if c.ramp {
             0
         } else {
-            res.runtime_ms.saturating_sub(before)
+            res.runtime_ms.saturating_sub(seen.prev_ms)
         };
         obs.interval(&LiveInterval {
             job: &meta.name,
@@ -99,11 +132,14 @@ impl LiveFeed {
             phase: self.phase,
             t_ms: self.run_start.elapsed().as_millis() as u64,
             ms,
-            ramp,
-            last: inflight.is_none(),
-            inflight,
+            epoch: c.epoch,
+            ramp: c.ramp,
+            last: c.last,
+            inflight: (!c.last).then_some(c.inflight),
             dirs: &dirs,
         });
-        self.prev[i] = Some(res);
+        seen.prev_ms = if c.ramp { 0 } else { res.runtime_ms };
+        seen.prev = Some(res);
+        seen.done = c.last;
     }
 }

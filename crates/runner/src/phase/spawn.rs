@@ -86,6 +86,9 @@ pub(crate) fn job_thread(
         flow,
     };
     let outcome = run_engine(run, &engine);
+    if let (Ok(o), true) = (&outcome, ctx.shared.live_last.load(Relaxed)) {
+        give_last(&ctx.shared, &o.result);
+    }
     ctx.shared.state.store(STATE_DONE, Relaxed);
     let outcome = outcome?;
     Ok(ThreadOut {
@@ -93,6 +96,20 @@ pub(crate) fn job_thread(
         tid,
         logs: outcome.logs,
     })
+}
+
+/// The live feed's last copy of a job: its final results, handed over as it ends.
+fn give_last(shared: &crate::record::Shared, result: &JobResult) {
+    if let Ok(mut slot) = shared.live.lock() {
+        *slot = Some(crate::record::LiveCopy {
+            result: result.clone(),
+            inflight: 0,
+            // Still in the ramp at its end: nothing was measured.
+            ramp: shared.state.load(Relaxed) == crate::record::STATE_RAMP,
+            epoch: shared.epoch.load(Relaxed),
+            last: true,
+        });
+    }
 }
 
 /// Thread settings (ioprio, nice, CPUs), the workload, buffers and cmdprio.

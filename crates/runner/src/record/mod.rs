@@ -9,7 +9,9 @@ pub(crate) mod log;
 mod shared;
 pub(crate) mod trace;
 
-pub(crate) use shared::{Shared, STATE_DONE, STATE_RAMP, STATE_RUNNING, WANT_INTERIM, WANT_LIVE};
+pub(crate) use shared::{
+    LiveCopy, Shared, STATE_DONE, STATE_RAMP, STATE_RUNNING, WANT_INTERIM, WANT_LIVE,
+};
 
 use crate::clock::{Clock, Ticks};
 use ioscope_engine::{Ddir, IoUnit};
@@ -327,6 +329,7 @@ impl Recorder {
             *start = now;
         }
         self.shared.measure_start.store(now, Relaxed);
+        self.shared.epoch.fetch_add(1, Relaxed);
         self.shared.state.store(STATE_RUNNING, Relaxed);
     }
 

@@ -18,6 +18,21 @@ const _: () = assert!(STATE_SETUP == 0);
 pub const WANT_INTERIM: u64 = 1;
 pub const WANT_LIVE: u64 = 2;
 
+/// A copy of a job's results for the live stream, with what the monitor cannot see
+/// for itself at that instant.
+pub struct LiveCopy {
+    pub result: JobResult,
+    /// I/Os in flight when the copy was made.
+    pub inflight: u32,
+    /// Made in the ramp (nothing measured yet: the result is all zero).
+    pub ramp: bool,
+    /// The job's measurement epoch: it grows each time the job starts measuring
+    /// afresh (the ramp's end; latency_target's final window).
+    pub epoch: u32,
+    /// The job's final results, put here as it ends.
+    pub last: bool,
+}
+
 /// What the job publishes for the monitor (bandwidth samples, status line).
 #[derive(Default)]
 pub struct Shared {
@@ -43,7 +58,12 @@ pub struct Shared {
     /// the per-I/O path.
     pub snapshot_request: AtomicU64,
     pub snapshot: std::sync::Mutex<Option<JobResult>>,
-    pub live: std::sync::Mutex<Option<(JobResult, u32)>>,
+    pub live: std::sync::Mutex<Option<LiveCopy>>,
+    /// Set by the phase when a live feed wants each job's final results as it ends
+    /// (rather than when the whole phase has ended).
+    pub live_last: AtomicBool,
+    /// The measurement epoch (see [`LiveCopy::epoch`]), written by the job only.
+    pub epoch: std::sync::atomic::AtomicU32,
     /// Set by the monitor when the job must fail (errno, message), e.g. rate_min.
     pub failure: Mutex<Option<(i32, String)>>,
     /// Error messages for the user (fio prints them as they happen); the monitor
