@@ -648,5 +648,9 @@ fn a_job_that_measures_afresh_adds_up_in_its_last_epoch() {
         .map(|v| u(&v["read"]["ios"]))
         .sum();
     let report = json_file(&d.path().join("out.json"));
-    assert_eq!(ios, u(&report["jobs"][0]["read"]["total_ios"]), "epoch {last}");
+    assert_eq!(
+        ios,
+        u(&report["jobs"][0]["read"]["total_ios"]),
+        "epoch {last}"
+    );
 }

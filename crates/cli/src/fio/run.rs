@@ -4,7 +4,7 @@
 use super::args::Invocation;
 use super::bwlog::BwLog;
 use super::report::{headers, with_act_table, Reporting};
-use crate::live::Live;
+use crate::live::{Feed, Live};
 use crate::recording::capture::Capture;
 use crate::term::signals;
 use anyhow::{anyhow, Context, Result};
@@ -18,7 +18,6 @@ use std::time::Instant;
 struct Observers<'a> {
     rep: &'a mut Reporting,
     bw: Option<&'a mut BwLog>,
-    live: &'a mut Live,
 }
 
 impl Observer for Observers<'_> {
@@ -39,12 +38,6 @@ impl Observer for Observers<'_> {
     fn interim(&mut self, report: &ioscope_stats::RunResult) {
         self.rep.status.interim(report);
     }
-    fn phase_ready(&mut self, phase: usize) {
-        self.live.phase(phase);
-    }
-    fn interval(&mut self, iv: &ioscope_runner::LiveInterval) {
-        self.live.interval(iv);
-    }
 }
 
 /// Run the plan and report it.
@@ -63,9 +56,12 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
     let mut obs = Observers {
         rep: &mut rep,
         bw: bw.as_mut(),
+    };
+    let mut feed = Feed {
+        inner: &mut obs,
         live: &mut live,
     };
-    let mut result = runner.run(plan, &mut obs)?;
+    let mut result = runner.run(plan, &mut feed)?;
     signals::mark(&mut result);
     if as_fio {
         result.meta.report_version = Some(crate::version::FIO_COMPAT.to_string());
