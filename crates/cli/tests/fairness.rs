@@ -343,7 +343,9 @@ fn prio_ladder_under_bfq_orders_the_shares() {
         .map(|j| j["xferred"].as_u64().unwrap_or(0))
         .collect();
     assert_eq!(x.len(), 8);
-    assert!(x[0] > 3 * x[7], "be0 {} vs be7 {}: {x:?}", x[0], x[7]);
+    // The weights say 4.5× (180 against 40); bfq over a loop device on tmpfs gives
+    // 2.5–5× on our machines, less when they are loaded: twice is the bound.
+    assert!(x[0] > 2 * x[7], "be0 {} vs be7 {}: {x:?}", x[0], x[7]);
     let top: u64 = x[..4].iter().sum();
     let bottom: u64 = x[4..].iter().sum();
     assert!(top > bottom, "levels 0-3 get more than 4-7: {x:?}");

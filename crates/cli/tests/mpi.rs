@@ -799,3 +799,74 @@ fn compare_runs_both_sides_on_every_rank() {
     // The table compares the aggregates: 3 ranks' I/Os per side.
     assert!(o.stdout.contains("All clients  read  iops"), "{}", o.stdout);
 }
+
+#[test]
+fn the_live_stream_and_history_cover_every_rank() {
+    require!(Prereq::Mpi, Prereq::Root);
+    let d = tmpdir();
+    let o = mpirun(
+        d.path(),
+        2,
+        &[],
+        &[
+            "--name=n",
+            "--ioengine=null",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=1g",
+            "--time_based",
+            "--runtime=2",
+            "--rate_iops=2000",
+            "--output-format=json",
+            "--live=live.jsonl",
+            "--live-interval=250ms",
+            "--history=h.db",
+            "--label=m",
+        ],
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let v = json(&o);
+    let text = std::fs::read_to_string(d.path().join("live.jsonl")).expect("rank 0's stream");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            schema::validate("live-stream", &v);
+            v
+        })
+        .collect();
+    let ios = |t: &str, rank: Option<u64>| -> u64 {
+        lines
+            .iter()
+            .filter(|l| l["type"] == t && rank.is_none_or(|r| l["rank"] == r))
+            .map(|l| u(&l["read"]["ios"]))
+            .sum()
+    };
+    for h in host_entries(&v) {
+        let r = u(&h["port"]);
+        let n = lines
+            .iter()
+            .filter(|l| l["type"] == "interval" && l["rank"] == r)
+            .count();
+        assert!(n >= 3, "rank {r}: {n} intervals in 2 s at 250 ms");
+        assert_eq!(
+            ios("interval", Some(r)),
+            u(&h["read"]["total_ios"]),
+            "rank {r}"
+        );
+    }
+    let all = u(&aggregate(&v)["read"]["total_ios"]);
+    assert_eq!(ios("aggregate", None), all, "the aggregate lines add up");
+    let r = run_in(d.path(), &["history", "--db=h.db", "list", "--json"]);
+    let rows: Value = serde_json::from_str(&r.stdout).expect("the history");
+    assert_eq!(rows.as_array().map(Vec::len), Some(1));
+    // Recorded: the run of all ranks (the "All clients" figures).
+    let (got, want) = (
+        rows[0]["read"]["iops"].as_f64().unwrap_or(0.0),
+        aggregate(&v)["read"]["iops"].as_f64().unwrap_or(-1.0),
+    );
+    assert!(
+        (got - want).abs() < 1.0,
+        "history {got} IOPS, report {want}"
+    );
+}

@@ -14,7 +14,7 @@
 //!    results are kept.
 
 use crate::transport::{Tag, Transport};
-use ioscope_runner::{JobProgress, Observer};
+use ioscope_runner::{JobProgress, LiveInterval, LiveRecord, Observer};
 use ioscope_stats::hosts::{merge_hosts, ClusterResult, HostRun};
 use ioscope_stats::RunResult;
 use serde::{Deserialize, Serialize};
@@ -47,9 +47,19 @@ struct Interim {
     result: RunResult,
 }
 
+/// A job's interval of the live stream, from a rank to rank 0.
+#[derive(Serialize, Deserialize)]
+struct LiveMsg {
+    host: String,
+    record: LiveRecord,
+}
+
 /// What rank 0 has received and not yet used.
 #[derive(Default)]
 struct Inbox {
+    /// Live intervals by sender, in order, and how many arrived from each.
+    live: Vec<(u32, LiveMsg)>,
+    live_got: BTreeMap<u32, u64>,
     progress: BTreeMap<u32, Vec<JobProgress>>,
     /// Interim reports by sequence number, by rank; and when rank 0's own arrived.
     interim: BTreeMap<u64, (BTreeMap<u32, RunResult>, Option<Instant>)>,
@@ -64,6 +74,8 @@ pub struct Rank<'t> {
     inbox: Inbox,
     /// Rank 0: the ranks whose results arrived in [`Rank::collect`].
     reported: Vec<u32>,
+    /// Ranks > 0: live intervals sent to rank 0.
+    live_sent: u64,
 }
 
 impl<'t> Rank<'t> {
@@ -74,6 +86,7 @@ impl<'t> Rank<'t> {
             gates: 0,
             inbox: Inbox::default(),
             reported: Vec::new(),
+            live_sent: 0,
         }
     }
 
@@ -183,6 +196,28 @@ impl<'t> Rank<'t> {
         }
     }
 
+    /// Ranks > 0: send a job's live interval to rank 0.
+    pub fn send_live(&mut self, iv: &LiveInterval) {
+        let msg = LiveMsg {
+            host: self.t.host().to_string(),
+            record: LiveRecord::of(iv),
+        };
+        if let Ok(b) = serde_json::to_vec(&msg) {
+            self.t.send_to_root(Tag::Live, &b);
+            self.live_sent += 1;
+        }
+    }
+
+    /// Rank 0: the live intervals that arrived from the other ranks, in order, each
+    /// with its host and rank.
+    pub fn take_live(&mut self) -> Vec<(String, u32, LiveRecord)> {
+        self.pump();
+        std::mem::take(&mut self.inbox.live)
+            .into_iter()
+            .map(|(rank, m)| (m.host, rank, m.record))
+            .collect()
+    }
+
     /// Ranks > 0: send the `seq`-th interim report. Rank 0: keep its own.
     pub fn interim(&mut self, seq: u64, result: &RunResult) {
         if self.is_root() {
@@ -231,8 +266,13 @@ impl<'t> Rank<'t> {
     /// The end of the run. Ranks > 0 send `mine` and get None. Rank 0 gets every
     /// rank's results merged, and whether all ranks reported: once `stop` is set it
     /// waits [`STOP_GRACE`] more for the missing ones, then names them.
-    pub fn collect(&mut self, mine: HostRun, stop: &AtomicBool) -> Option<(ClusterResult, bool)> {
+    pub fn collect(
+        &mut self,
+        mut mine: HostRun,
+        stop: &AtomicBool,
+    ) -> Option<(ClusterResult, bool)> {
         if !self.is_root() {
+            mine.live_sent = self.live_sent;
             if let Ok(b) = serde_json::to_vec(&mine) {
                 self.t.send_to_root(Tag::Result, &b);
             }
@@ -250,6 +290,7 @@ impl<'t> Rank<'t> {
             std::thread::sleep(Duration::from_millis(2));
         }
         let complete = self.inbox.results.len() as u32 == n;
+        self.await_live(stop);
         self.reported = self.inbox.results.keys().copied().collect();
         let mut runs: Vec<HostRun> = std::mem::take(&mut self.inbox.results)
             .into_values()
@@ -263,6 +304,27 @@ impl<'t> Rank<'t> {
         Some((merge_hosts(runs), complete))
     }
 }
+
+impl Rank<'_> {
+    /// Rank 0, with the results in: wait (a little) for the live intervals each rank
+    /// says it sent before them, which may arrive after them.
+    fn await_live(&mut self, stop: &AtomicBool) {
+        let started = Instant::now();
+        let missing = |inbox: &Inbox| {
+            inbox
+                .results
+                .iter()
+                .any(|(r, h)| *r != 0 && inbox.live_got.get(r).copied().unwrap_or(0) < h.live_sent)
+        };
+        while missing(&self.inbox) && started.elapsed() < LIVE_WAIT && !stop.load(Relaxed) {
+            self.pump();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+/// How long rank 0 waits for live intervals that a rank sent before its results.
+const LIVE_WAIT: Duration = Duration::from_secs(2);
 
 fn host_run(
     hosts: &[String],
@@ -278,6 +340,7 @@ fn host_run(
             .unwrap_or_else(|| "?".into()),
         result,
         error,
+        live_sent: 0,
     }
 }
 
@@ -292,6 +355,12 @@ fn pump(t: &dyn Transport, inbox: &mut Inbox) {
         if let Ok(m) = serde_json::from_slice::<Interim>(&b) {
             let e = inbox.interim.entry(m.seq).or_default();
             e.0.insert(from, m.result);
+        }
+    }
+    while let Some((from, b)) = t.try_receive(Tag::Live) {
+        if let Ok(m) = serde_json::from_slice::<LiveMsg>(&b) {
+            *inbox.live_got.entry(from).or_default() += 1;
+            inbox.live.push((from, m));
         }
     }
     while let Some((from, b)) = t.try_receive(Tag::Result) {
@@ -335,6 +404,13 @@ impl<'a, 't> ClusterObserver<'a, 't> {
             self.inner.interim(&c.all);
         }
     }
+
+    /// Rank 0: the other ranks' live intervals that arrived.
+    fn deliver_live(&mut self) {
+        for (host, rank, rec) in self.rank.take_live() {
+            self.inner.interval(&rec.view(&host, rank));
+        }
+    }
 }
 
 impl Observer for ClusterObserver<'_, '_> {
@@ -351,6 +427,7 @@ impl Observer for ClusterObserver<'_, '_> {
             let all = self.rank.progress_of_all(jobs);
             self.inner.progress(&all);
             self.deliver_interims();
+            self.deliver_live();
             return;
         }
         if self
@@ -373,6 +450,19 @@ impl Observer for ClusterObserver<'_, '_> {
     fn phase_ready(&mut self, phase: usize) {
         self.rank.gate();
         self.inner.phase_ready(phase);
+    }
+
+    fn interval(&mut self, iv: &LiveInterval) {
+        if !self.rank.is_root() {
+            self.rank.send_live(iv);
+            return;
+        }
+        let host = self.rank.host().to_string();
+        self.inner.interval(&LiveInterval {
+            host: Some((&host, 0)),
+            ..*iv
+        });
+        self.deliver_live();
     }
 }
 

@@ -13,6 +13,8 @@ pub enum Tag {
     Result = 13,
     /// Per-rank log files sent to rank 0 (--gather-logs).
     Log = 14,
+    /// A job's interval of the live stream (--live, --metrics).
+    Live = 15,
 }
 
 /// Communication among the ranks of one run.

@@ -201,12 +201,14 @@ mod tests {
                 host: format!("h{rank}"),
                 result: Some(sample_run()),
                 error: None,
+                live_sent: 0,
             })
             .chain(std::iter::once(HostRun {
                 rank: 2,
                 host: "h2".into(),
                 result: None,
                 error: Some("open: No such file or directory".into()),
+                live_sent: 0,
             }))
             .collect();
         merge_hosts(hosts)

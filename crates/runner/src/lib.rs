@@ -39,7 +39,7 @@ pub use api::{request_stop, Runner, STOP};
 pub use clock::Clock;
 pub use env::{DebugOptions, DebugOut, EngineSource, RunOptions};
 pub use error::RunError;
-pub use observe::{JobProgress, LiveInterval, Observer};
+pub use observe::{JobProgress, LiveInterval, LiveRecord, Observer};
 pub use plan::{Plan, Planned};
 
 /// Facts about block devices, for workflows that pick or check a target before a run.

@@ -48,6 +48,60 @@ pub struct LiveInterval<'a> {
     /// I/Os in flight when the interval ended (None in the last one).
     pub inflight: Option<u32>,
     pub dirs: &'a [DirInterval; 3],
+    /// Under MPI: the host and rank the job ran on (None: this process).
+    pub host: Option<(&'a str, u32)>,
+}
+
+/// A [`LiveInterval`] as data of its own (sent from rank to rank under MPI).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct LiveRecord {
+    pub job: String,
+    pub number: u32,
+    pub groupid: u32,
+    pub phase: usize,
+    pub t_ms: u64,
+    pub ms: u64,
+    pub epoch: u32,
+    pub ramp: bool,
+    pub last: bool,
+    pub inflight: Option<u32>,
+    pub dirs: [DirInterval; 3],
+}
+
+impl LiveRecord {
+    pub fn of(iv: &LiveInterval) -> LiveRecord {
+        LiveRecord {
+            job: iv.job.to_string(),
+            number: iv.number,
+            groupid: iv.groupid,
+            phase: iv.phase,
+            t_ms: iv.t_ms,
+            ms: iv.ms,
+            epoch: iv.epoch,
+            ramp: iv.ramp,
+            last: iv.last,
+            inflight: iv.inflight,
+            dirs: iv.dirs.clone(),
+        }
+    }
+
+    /// The interval again, as the job on `host` (rank `rank`) had it.
+    pub fn view<'a>(&'a self, host: &'a str, rank: u32) -> LiveInterval<'a> {
+        LiveInterval {
+            job: &self.job,
+            number: self.number,
+            groupid: self.groupid,
+            phase: self.phase,
+            t_ms: self.t_ms,
+            ms: self.ms,
+            epoch: self.epoch,
+            ramp: self.ramp,
+            last: self.last,
+            inflight: self.inflight,
+            dirs: &self.dirs,
+            host: Some((host, rank)),
+        }
+    }
 }
 
 /// Callbacks from the run to the program (messages and live status).

@@ -23,6 +23,10 @@ pub struct HostRun {
     pub result: Option<RunResult>,
     /// Why the rank failed or has no results (its own error message).
     pub error: Option<String>,
+    /// Live-stream intervals the rank sent to rank 0 before its results (rank 0 waits
+    /// for them all, so that every host's intervals add up).
+    #[serde(default)]
+    pub live_sent: u64,
 }
 
 /// Every rank's run, and the aggregate over them.
@@ -200,6 +204,7 @@ mod tests {
             host: format!("h{rank}"),
             result: r,
             error: None,
+            live_sent: 0,
         }
     }
 

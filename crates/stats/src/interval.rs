@@ -6,10 +6,11 @@
 use crate::hist::Histogram;
 use crate::lat::LatTrack;
 use crate::result::{DirStats, JobResult, PrioStat, DATA_DIRS};
+use serde::{Deserialize, Serialize};
 
 /// A latency over an interval: how many, their exact sum, and their histogram (when
 /// the job keeps one for this latency).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct LatInterval {
     pub n: u64,
     pub sum_ns: u128,
@@ -35,6 +36,17 @@ impl LatInterval {
         }
     }
 
+    /// Add another interval's latencies (exact: counts, sums and histograms add).
+    pub fn add(&mut self, o: &LatInterval) {
+        self.n += o.n;
+        self.sum_ns += o.sum_ns;
+        match (&mut self.hist, &o.hist) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.hist = Some(b.clone()),
+            _ => {}
+        }
+    }
+
     /// Exact mean (ns), when any latency was counted.
     pub fn mean(&self) -> Option<f64> {
         (self.n > 0).then(|| self.sum_ns as f64 / self.n as f64)
@@ -42,14 +54,14 @@ impl LatInterval {
 }
 
 /// One priority's latency over an interval.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PrioInterval {
     pub ioprio: u16,
     pub lat: LatInterval,
 }
 
 /// One direction of a job over an interval.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct DirInterval {
     pub ios: u64,
     pub bytes: u64,
@@ -72,6 +84,22 @@ impl DirInterval {
                 .iter()
                 .map(|p| prio_between(p, before.and_then(|b| find_prio(b, p.ioprio))))
                 .collect(),
+        }
+    }
+}
+
+impl DirInterval {
+    /// Add another job's (or host's) interval: the sum of their I/O.
+    pub fn add(&mut self, o: &DirInterval) {
+        self.ios += o.ios;
+        self.bytes += o.bytes;
+        self.clat.add(&o.clat);
+        self.lat.add(&o.lat);
+        for p in &o.prios {
+            match self.prios.iter_mut().find(|q| q.ioprio == p.ioprio) {
+                Some(q) => q.lat.add(&p.lat),
+                None => self.prios.push(p.clone()),
+            }
         }
     }
 }

@@ -72,6 +72,7 @@ fn host_run(
         host: rank.host().to_string(),
         result,
         error,
+        live_sent: 0,
     }
 }
 

@@ -13,6 +13,8 @@ use crate::command::Hosts;
 use crate::fio::args::Invocation;
 use crate::fio::jobs;
 use crate::fio::report::{headers, with_act_table, Reporting};
+use crate::live::{Feed, Live};
+use crate::recording::capture::Capture;
 use crate::term::signals;
 use anyhow::{bail, Result};
 use ioscope_cluster::launch::{self, Launch};
@@ -160,16 +162,14 @@ struct Ready {
     logs: Vec<PathBuf>,
     runner: Runner,
     rep: Option<Reporting>,
+    /// Rank 0: the live stream and metrics of every rank, and the history.
+    live: Option<Live>,
+    history: Option<Capture>,
 }
 
 /// Read the jobs, check them and set up reporting (rank 0). Errors here are this
 /// rank's verdict.
 fn ready(c: &Invocation, t: &dyn Transport) -> Result<Ready> {
-    if c.args.live.any() || c.args.history.any() {
-        bail!(
-            "--live, --metrics and --history are not supported under MPI yet: run them on one host"
-        );
-    }
     if c.args.bandwidth_log.is_some() {
         bail!("--bandwidth-log is not supported under MPI yet: each rank's jobs are in the report");
     }
@@ -178,16 +178,21 @@ fn ready(c: &Invocation, t: &dyn Transport) -> Result<Ready> {
     let logs = per_rank_logs(&mut set, t);
     let runner = Runner::new(jobs::run_options(&c.args));
     runner.plan(&set)?;
-    let rep = if t.rank() == 0 {
-        Some(Reporting::new(&c.args)?)
+    let (rep, live, history) = if t.rank() == 0 {
+        let rep = Reporting::new(&c.args)?;
+        let live = Live::open(&c.args.live, rep.output.is_none())?;
+        let history = Capture::from_args(&c.args.history)?;
+        (Some(rep), Some(live), history)
     } else {
-        None
+        (None, None, None)
     };
     Ok(Ready {
         set,
         logs,
         runner,
         rep,
+        live,
+        history,
     })
 }
 
@@ -275,6 +280,8 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
         logs,
         runner,
         mut rep,
+        mut live,
+        history,
     }) = mine
     else {
         bail!("rank {}: its jobs were valid and are not", t.rank());
@@ -291,15 +298,33 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
         }
     }
     signals::install_mpi();
-    let status = rep.as_mut().map(|r| &mut r.status as &mut dyn Observer);
-    let Some((cluster, complete)) = measure(&mut rank, &runner, &plan, status) else {
+    let measured = match (rep.as_mut(), live.as_mut()) {
+        (Some(r), Some(l)) => {
+            let mut feed = Feed {
+                inner: &mut r.status,
+                live: l,
+            };
+            measure(&mut rank, &runner, &plan, Some(&mut feed))
+        }
+        (r, _) => measure(
+            &mut rank,
+            &runner,
+            &plan,
+            r.map(|r| &mut r.status as &mut dyn Observer),
+        ),
+    };
+    let Some((cluster, complete)) = measured else {
         gather_logs(c, &rank, t, &logs);
         rank.wait_all();
         return Ok((0, true));
     };
-    let Some(mut rep) = rep else {
+    let (Some(mut rep), Some(mut live)) = (rep, live) else {
         bail!("rank 0 without its report");
     };
+    // The other ranks' last intervals, which came with (or after) their results.
+    for (host, r, rec) in rank.take_live() {
+        live.interval(&rec.view(&host, r));
+    }
     rep.status.finish();
     let text = ioscope_report::render_cluster(&cluster, &rep.formats, rep.terse_version);
     let text = with_act_table(&cluster.all, &rep.formats, text);
@@ -317,11 +342,20 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
         let e = h.error.as_deref().unwrap_or("");
         eprintln!("ioscope: rank {} ({}): {e}", h.rank, h.host);
     }
+    if let Some(h) = history {
+        h.record(
+            &set,
+            &cluster.all,
+            rep.output.as_ref().map(|(p, _)| p.as_path()),
+        );
+    }
+    let code = signals::exit_value(cluster.failed());
+    live.finish(Some(&cluster.all), cluster.interrupted());
     gather_logs(c, &rank, t, &logs);
     if complete {
         rank.wait_all();
     }
-    Ok((signals::exit_value(cluster.failed()), complete))
+    Ok((code, complete))
 }
 
 /// Ctrl-C (SIGINT) or SIGTERM on mpirun aborts the job: Open MPI sends every rank

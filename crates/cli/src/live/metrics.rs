@@ -59,6 +59,9 @@ impl Lat {
 struct Key {
     /// The sweep point ("" outside a sweep).
     point: String,
+    /// Under MPI: the rank's host and rank ("" and 0: this process's).
+    host: String,
+    rank: Option<u32>,
     job: String,
     number: u32,
     dir: &'static str,
@@ -69,9 +72,10 @@ struct State {
     ios: BTreeMap<Key, (u64, u64)>,
     clat: BTreeMap<Key, Lat>,
     prio: BTreeMap<(Key, u16), Lat>,
-    inflight: BTreeMap<(String, String, u32), u32>,
-    /// Each job's measurement epoch: a new one starts its counters from zero.
-    epochs: BTreeMap<(String, String, u32), u32>,
+    /// Per job (its key with the direction "-"): I/Os in flight, and its measurement
+    /// epoch (a new one starts its counters from zero).
+    inflight: BTreeMap<Key, u32>,
+    epochs: BTreeMap<Key, u32>,
     phase: usize,
     running: bool,
     host: String,
@@ -81,24 +85,31 @@ impl State {
     /// Count one job's interval.
     fn add(&mut self, iv: &LiveInterval, point: &str) {
         let s = self;
-        let job = (point.to_string(), iv.job.to_string(), iv.number);
+        let job = Key {
+            point: point.to_string(),
+            host: iv.host.map_or(String::new(), |(h, _)| h.to_string()),
+            rank: iv.host.map(|(_, r)| r),
+            job: iv.job.to_string(),
+            number: iv.number,
+            dir: "-",
+        };
         if s.epochs
             .insert(job.clone(), iv.epoch)
             .is_some_and(|e| e != iv.epoch)
         {
-            let other = |k: &Key| (&k.point, &k.job, k.number) != (&job.0, &job.1, job.2);
+            let other = |k: &Key| {
+                Key {
+                    dir: "-",
+                    ..k.clone()
+                } != job
+            };
             s.ios.retain(|k, _| other(k));
             s.clat.retain(|k, _| other(k));
             s.prio.retain(|(k, _), _| other(k));
         }
         for (d, dir) in DIR_NAMES.iter().enumerate() {
             let x = &iv.dirs[d];
-            let key = Key {
-                point: point.to_string(),
-                job: iv.job.to_string(),
-                number: iv.number,
-                dir,
-            };
+            let key = Key { dir, ..job.clone() };
             let c = s.ios.entry(key.clone()).or_default();
             c.0 += x.ios;
             c.1 += x.bytes;
@@ -241,8 +252,13 @@ fn labels(k: &Key, host: &str) -> String {
     } else {
         format!("point=\"{}\",", esc(&k.point))
     };
+    // Under MPI each series is the rank's, on its host.
+    let (host, rank) = match k.rank {
+        Some(r) => (k.host.as_str(), format!(",rank=\"{r}\"")),
+        None => (host, String::new()),
+    };
     format!(
-        "{point}jobname=\"{}\",job_number=\"{}\",direction=\"{}\",host=\"{}\"",
+        "{point}jobname=\"{}\",job_number=\"{}\",direction=\"{}\",host=\"{}\"{rank}",
         esc(&k.job),
         k.number,
         k.dir,
@@ -301,17 +317,10 @@ fn exposition(s: &State) -> String {
         "# HELP ioscope_inflight I/Os in flight at the job's last interval."
     );
     let _ = writeln!(o, "# TYPE ioscope_inflight gauge");
-    for ((point, job, n), v) in &s.inflight {
-        let point = if point.is_empty() {
-            String::new()
-        } else {
-            format!("point=\"{}\",", esc(point))
-        };
-        let _ = writeln!(
-            o,
-            "ioscope_inflight{{{point}jobname=\"{}\",job_number=\"{n}\",host=\"{host}\"}} {v}",
-            esc(job)
-        );
+    for (k, v) in &s.inflight {
+        // The job's labels without a direction.
+        let l = labels(k, &s.host).replace(",direction=\"-\"", "");
+        let _ = writeln!(o, "ioscope_inflight{{{l}}} {v}");
     }
     let _ = writeln!(
         o,
@@ -380,6 +389,7 @@ mod tests {
             last: false,
             inflight: Some(3),
             dirs: &dirs,
+            host: None,
         };
         m.add(&iv, "");
         let text = exposition(&m);

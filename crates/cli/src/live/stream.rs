@@ -25,6 +25,11 @@ pub struct LiveStream {
     out: Option<Box<dyn Write + Send>>,
     name: String,
     started: std::time::Instant,
+    interval_ms: u64,
+    /// Under MPI: every host's intervals since the last aggregate line, summed, and
+    /// when that line was written.
+    agg: Option<[DirInterval; 3]>,
+    agg_t: u64,
 }
 
 impl LiveStream {
@@ -34,6 +39,9 @@ impl LiveStream {
             out: Some(out),
             name: name.to_string(),
             started: std::time::Instant::now(),
+            interval_ms,
+            agg: None,
+            agg_t: 0,
         };
         s.line(&json!({
             "type": "start",
@@ -76,6 +84,10 @@ impl LiveStream {
         if let Some(p) = point {
             o.insert("point".into(), p.into());
         }
+        if let Some((host, rank)) = iv.host {
+            o.insert("host".into(), host.into());
+            o.insert("rank".into(), rank.into());
+        }
         o.insert("epoch".into(), iv.epoch.into());
         o.insert("ramp".into(), iv.ramp.into());
         o.insert("last".into(), iv.last.into());
@@ -86,11 +98,45 @@ impl LiveStream {
             o.insert((*name).into(), dir_json(&iv.dirs[d], ms));
         }
         self.line(&Value::Object(o));
+        if iv.host.is_some() {
+            self.aggregate(iv.dirs);
+        }
+    }
+
+    /// Under MPI: sum every host's intervals, and write their sum once an interval
+    /// has passed since the last (exact: the aggregate lines add up to the run's
+    /// totals over all hosts; percentiles from the summed histograms).
+    fn aggregate(&mut self, dirs: &[DirInterval; 3]) {
+        let agg = self.agg.get_or_insert_with(Default::default);
+        for (a, d) in agg.iter_mut().zip(dirs) {
+            a.add(d);
+        }
+        if self.t_ms().saturating_sub(self.agg_t) >= self.interval_ms {
+            self.flush_aggregate();
+        }
+    }
+
+    fn flush_aggregate(&mut self) {
+        let Some(agg) = self.agg.take() else {
+            return;
+        };
+        let t = self.t_ms();
+        let ms = t.saturating_sub(self.agg_t);
+        self.agg_t = t;
+        let mut o = Map::new();
+        o.insert("type".into(), "aggregate".into());
+        o.insert("t_ms".into(), t.into());
+        o.insert("ms".into(), ms.into());
+        for (d, name) in DIR_NAMES.iter().enumerate() {
+            o.insert((*name).into(), dir_json(&agg[d], ms));
+        }
+        self.line(&Value::Object(o));
     }
 
     /// The run ended: its totals (what the intervals add up to); a sweep's end has
     /// none (each point has its own report).
     pub fn end(&mut self, r: Option<&RunResult>, interrupted: bool) {
+        self.flush_aggregate();
         let mut o = Map::new();
         o.insert("type".into(), "end".into());
         o.insert("t_ms".into(), self.t_ms().into());

@@ -83,6 +83,7 @@ fn a_failed_rank_passes_its_gates_and_the_others_results_are_kept() {
                 host: r.host().into(),
                 result: None,
                 error: Some("open /dev/missing: No such file or directory".into()),
+                live_sent: 0,
             }
         } else {
             for _ in 0..phases {
@@ -93,6 +94,7 @@ fn a_failed_rank_passes_its_gates_and_the_others_results_are_kept() {
                 host: r.host().into(),
                 result: Some(result(r.rank(), 10)),
                 error: None,
+                live_sent: 0,
             }
         };
         r.collect(mine, &NO_STOP)
@@ -119,6 +121,7 @@ fn a_rank_that_never_reports_is_named_after_a_stop() {
             host: r.host().into(),
             result: Some(result(r.rank(), 5)),
             error: None,
+            live_sent: 0,
         };
         if r.rank() == 1 {
             return None; // killed before it could report
@@ -163,4 +166,51 @@ fn rank_0_sees_every_ranks_progress_and_merged_interims() {
     assert_eq!(names, ["job-on-0", "job-on-1"]);
     assert_eq!(interims.len(), 1);
     assert_eq!(interims[0].all.jobs[0].dirs[0].total_ios, 7);
+}
+
+#[test]
+fn every_ranks_live_intervals_reach_rank_0_before_the_end() {
+    let got = on_ranks(3, |r| {
+        r.agree(Ok(()));
+        let mut dirs: [ioscope_stats::interval::DirInterval; 3] = Default::default();
+        dirs[0].ios = 10 + r.rank() as u64;
+        if r.rank() != 0 {
+            for i in 0..4 {
+                let iv = LiveInterval {
+                    job: "j",
+                    number: 1,
+                    groupid: 0,
+                    phase: 0,
+                    t_ms: i,
+                    ms: 250,
+                    epoch: 0,
+                    ramp: false,
+                    last: i == 3,
+                    inflight: None,
+                    dirs: &dirs,
+                    host: None,
+                };
+                r.send_live(&iv);
+            }
+        }
+        let mine = HostRun {
+            rank: r.rank(),
+            host: r.host().into(),
+            result: Some(result(r.rank(), 1)),
+            error: None,
+            live_sent: 0,
+        };
+        r.collect(mine, &NO_STOP)?;
+        Some(r.take_live())
+    });
+    assert_eq!(got.len(), 8, "4 from each of ranks 1 and 2");
+    for rank in [1, 2] {
+        let mine: Vec<_> = got.iter().filter(|(_, r, _)| *r == rank).collect();
+        assert_eq!(mine.len(), 4);
+        assert!(mine
+            .iter()
+            .all(|(host, _, rec)| *host == format!("host{rank}")
+                && rec.dirs[0].ios == 10 + rank as u64));
+        assert!(mine.last().is_some_and(|(_, _, rec)| rec.last));
+    }
 }

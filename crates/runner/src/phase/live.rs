@@ -137,6 +137,7 @@ impl LiveFeed {
             last: c.last,
             inflight: (!c.last).then_some(c.inflight),
             dirs: &dirs,
+            host: None,
         });
         seen.prev_ms = if c.ramp { 0 } else { res.runtime_ms };
         seen.prev = Some(res);
