@@ -698,9 +698,27 @@ fn a_sweep_runs_every_point_on_every_rank() {
     }
     let sweep = rank_sweep(d.path(), "r${IOSCOPE_RANK}");
     let file = sweep.to_str().expect("utf-8");
-    let o = mpirun(d.path(), 3, &[], &["sweep", "run", file, "-o", "out"]);
+    let o = mpirun(
+        d.path(),
+        3,
+        &[],
+        &[
+            "sweep",
+            "run",
+            file,
+            "-o",
+            "out",
+            "--live=live.jsonl",
+            "--history=h.db",
+        ],
+    );
     assert_eq!(o.code, 0, "{}", o.stderr);
     assert!(o.stdout.contains("2 points: 2 run"), "{}", o.stdout);
+    let live: Vec<Value> = std::fs::read_to_string(d.path().join("live.jsonl"))
+        .expect("rank 0's stream")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
     // Each rank wrote its own target.
     for r in 0..3 {
         let data = d.path().join(format!("r{r}/data"));
@@ -725,9 +743,25 @@ fn a_sweep_runs_every_point_on_every_rank() {
         }
         let all = aggregate(&v);
         assert_eq!(u(&all["write"]["total_ios"]), 3 * per_rank, "{bs}");
+        // The stream: every rank's intervals of this point add up to the merged report.
+        let point = format!("bs.w.bs-{bs}");
+        let mine: Vec<&Value> = live
+            .iter()
+            .filter(|l| l["type"] == "interval" && l["point"] == point.as_str())
+            .collect();
+        let mut ranks: Vec<u64> = mine.iter().map(|l| u(&l["rank"])).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        assert_eq!(ranks, [0, 1, 2], "{point}");
+        let ios: u64 = mine.iter().map(|l| u(&l["write"]["ios"])).sum();
+        assert_eq!(ios, 3 * per_rank, "{point}");
         assert_eq!(v["ioscope"]["sweep"]["axes"]["bs"], bs);
         csv_iops.push(all["write"]["iops"].as_f64().expect("iops"));
     }
+    // The history has each point's merged run.
+    let r = run_in(d.path(), &["history", "--db=h.db", "list", "--json"]);
+    let rows: Value = serde_json::from_str(&r.stdout).expect("the history");
+    assert_eq!(rows.as_array().map(Vec::len), Some(2), "{rows}");
     // The report reads the aggregate: results.csv has one row per point, its IOPS.
     let csv = std::fs::read_to_string(d.path().join("out/results.csv")).expect("results.csv");
     let rows: Vec<&str> = csv.lines().skip(1).collect();

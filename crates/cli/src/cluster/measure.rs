@@ -42,13 +42,13 @@ pub(super) fn measure(
     plan: &ioscope_runner::Plan,
     status: Option<&mut dyn Observer>,
 ) -> Option<(ioscope_stats::hosts::ClusterResult, bool)> {
+    let mut quiet = RankMessages;
+    let inner: &mut dyn Observer = match status {
+        Some(s) => s,
+        None => &mut quiet,
+    };
     let result = {
-        let mut quiet = RankMessages;
-        let inner: &mut dyn Observer = match status {
-            Some(s) => s,
-            None => &mut quiet,
-        };
-        let mut obs = ClusterObserver::new(rank, inner);
+        let mut obs = ClusterObserver::new(rank, &mut *inner);
         runner.run(plan, &mut obs)
     };
     rank.finish_gates(plan.phases.len());
@@ -59,7 +59,13 @@ pub(super) fn measure(
         }
         Err(e) => host_run(rank, None, Some(e.to_string())),
     };
-    rank.collect(mine, &ioscope_runner::STOP)
+    let merged = rank.collect(mine, &ioscope_runner::STOP);
+    // Rank 0: the other ranks' last live intervals, which came with (or after) their
+    // results.
+    for (host, r, rec) in rank.take_live() {
+        inner.interval(&rec.view(&host, r));
+    }
+    merged
 }
 
 fn host_run(

@@ -318,13 +318,9 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
         rank.wait_all();
         return Ok((0, true));
     };
-    let (Some(mut rep), Some(mut live)) = (rep, live) else {
+    let (Some(mut rep), Some(live)) = (rep, live) else {
         bail!("rank 0 without its report");
     };
-    // The other ranks' last intervals, which came with (or after) their results.
-    for (host, r, rec) in rank.take_live() {
-        live.interval(&rec.view(&host, r));
-    }
     rep.status.finish();
     let text = ioscope_report::render_cluster(&cluster, &rep.formats, rep.terse_version);
     let text = with_act_table(&cluster.all, &rep.formats, text);

@@ -321,10 +321,6 @@ fn sides(cx: &Context, p: &Args) -> Result<(inputs::Side, inputs::Side, bool)> {
             live_interval: p.live.runner_interval(),
             ..Default::default()
         });
-        // Refused before anything is opened or bound.
-        if exec.ranks() > 1 && (p.live.any() || p.history.any()) {
-            bail!("compare: --live, --metrics and --history are not supported under MPI yet");
-        }
         let history = Capture::from_args(&p.history)?;
         let live = Live::open(&p.live, true)?;
         let ran = run::run(&arms, repeat, &dir, (&*exec, history, live))?;

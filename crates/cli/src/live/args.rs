@@ -33,14 +33,6 @@ pub struct LiveArgs {
 }
 
 impl LiveArgs {
-    /// Any of the flags given (what MPI runs refuse).
-    pub fn any(&self) -> bool {
-        self.live.is_some()
-            || self.interval.is_some()
-            || self.metrics.is_some()
-            || self.linger.is_some()
-    }
-
     /// The runner's interval: set when a stream or an endpoint is asked for.
     pub fn runner_interval(&self) -> Option<Duration> {
         (self.live.is_some() || self.metrics.is_some())

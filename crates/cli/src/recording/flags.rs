@@ -16,13 +16,6 @@ pub struct HistoryArgs {
     pub label: Option<String>,
 }
 
-impl HistoryArgs {
-    /// Either flag given (what MPI runs refuse).
-    pub fn any(&self) -> bool {
-        self.db.is_some() || self.label.is_some()
-    }
-}
-
 /// A command's arguments that hold a [`HistoryArgs`].
 pub trait HasHistory {
     fn history_args(&mut self) -> &mut HistoryArgs;

@@ -355,10 +355,6 @@ fn run(path: &Path, p: &Args, hosts: &dyn Hosts) -> Result<ExitCode> {
         live_interval: p.live.runner_interval(),
         ..RunOptions::default()
     });
-    // Refused before anything is opened or bound.
-    if exec.ranks() > 1 && (p.live.any() || p.history.any()) {
-        bail!("sweep run: --live, --metrics and --history are not supported under MPI yet");
-    }
     let live = crate::live::Live::open(&p.live, true)?;
     let history = crate::recording::capture::Capture::from_args(&p.history)?;
     if exec.ranks() > 1 {
