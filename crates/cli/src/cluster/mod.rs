@@ -318,9 +318,12 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
         rank.wait_all();
         return Ok((0, true));
     };
-    let (Some(mut rep), Some(live)) = (rep, live) else {
+    let (Some(mut rep), Some(mut live)) = (rep, live) else {
         bail!("rank 0 without its report");
     };
+    // Settled as the run ends (a Ctrl-C in the metrics' linger fails nothing).
+    let code = signals::exit_value(cluster.failed());
+    live.run_ended();
     rep.status.finish();
     let text = ioscope_report::render_cluster(&cluster, &rep.formats, rep.terse_version);
     let text = with_act_table(&cluster.all, &rep.formats, text);
@@ -345,7 +348,6 @@ pub fn run(c: &Invocation, t: &dyn Transport) -> Result<(u8, bool)> {
             rep.output.as_ref().map(|(p, _)| p.as_path()),
         );
     }
-    let code = signals::exit_value(cluster.failed());
     live.finish(Some(&cluster.all), cluster.interrupted());
     gather_logs(c, &rank, t, &logs);
     if complete {

@@ -119,13 +119,15 @@ pub fn run(
             files[s].push(out);
         }
     }
-    // Every repetition is in: the stream's end line and the metrics' last scrapes.
-    live.finish(None, stopped());
+    // Every repetition is in (settled now: a Ctrl-C in the metrics' linger does not
+    // cut the comparison short): the stream's end line and the last scrapes.
+    let interrupted = stopped();
+    live.finish(None, interrupted);
     let [fa, fb] = files;
     Ok(Ran {
         a: inputs::from_files(arms[0].label.clone(), fa)?,
         b: inputs::from_files(arms[1].label.clone(), fb)?,
-        interrupted: stopped(),
+        interrupted,
     })
 }
 

@@ -63,6 +63,16 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
     };
     let mut result = runner.run(plan, &mut feed)?;
     signals::mark(&mut result);
+    // The run is over: its exit status is settled now (a Ctrl-C from here on, in the
+    // metrics' linger say, does not fail a finished run), and the metrics say so.
+    // A job that failed; errors it was told to go on after (continue_on_error,
+    // ignore_error) are reported as its err but do not fail the run, as in fio.
+    let failed = result
+        .jobs
+        .iter()
+        .any(|j| j.error != 0 && !j.error_tolerated);
+    let code = signals::exit_code(failed);
+    live.run_ended();
     if as_fio {
         result.meta.report_version = Some(crate::version::FIO_COMPAT.to_string());
     }
@@ -76,17 +86,9 @@ pub fn run(inv: &Invocation, runner: &Runner, plan: &Plan, genesis: Instant) -> 
     if result.meta.interrupted {
         eprintln!("{}", ioscope_report::interrupted_line(&result).trim_end());
     }
-    // A job that failed; errors it was told to go on after (continue_on_error,
-    // ignore_error) are reported as its err but do not fail the run, as in fio.
-    let failed = result
-        .jobs
-        .iter()
-        .any(|j| j.error != 0 && !j.error_tolerated);
     if let Some(h) = history {
         h.record(plan.set, &result, inv.args.output.as_deref());
     }
-    // Settled before the linger: a Ctrl-C that ends it does not fail a finished run.
-    let code = signals::exit_code(failed);
     // The report is out: then the stream's end line, and the endpoint's last scrapes.
     live.finish(Some(&result), result.meta.interrupted);
     Ok(code)

@@ -179,12 +179,17 @@ impl Metrics {
         }
     }
 
-    /// The run ended: say so, serve `--metrics-linger` longer (a Ctrl-C ends that
-    /// early), then stop listening.
-    pub fn finish(mut self) {
+    /// The run's I/O is over (`ioscope_running` 0).
+    pub fn ended(&mut self) {
         if let Ok(mut s) = self.state.lock() {
             s.running = false;
         }
+    }
+
+    /// The run ended: say so, serve `--metrics-linger` longer (a Ctrl-C ends that
+    /// early), then stop listening.
+    pub fn finish(mut self) {
+        self.ended();
         let until = std::time::Instant::now() + self.linger;
         while std::time::Instant::now() < until && crate::term::signals::received().is_none() {
             std::thread::sleep(Duration::from_millis(50));

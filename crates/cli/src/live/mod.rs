@@ -80,6 +80,14 @@ impl Live {
         }
     }
 
+    /// The run's I/O is over: the endpoint says so (`ioscope_running` 0) while the
+    /// report is written.
+    pub fn run_ended(&mut self) {
+        if let Some(m) = &mut self.metrics {
+            m.ended();
+        }
+    }
+
     /// The run's results are in (a sweep's: None): the stream's end line, the
     /// endpoint's linger.
     pub fn finish(self, r: Option<&RunResult>, interrupted: bool) {
