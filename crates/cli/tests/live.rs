@@ -35,6 +35,9 @@ fn mixed<'a>(secs: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
         "--iodepth=4",
         "--numjobs=2",
         "--time_based",
+        // Paced: these tests check counts, not speed, and must not starve the
+        // scheduler tests that run beside them.
+        "--rate_iops=20000",
         "--cmdprio_percentage=30",
         "--cmdprio_class=2",
         "--cmdprio=1",
@@ -568,15 +571,17 @@ fn ioscope_points(dir: &Path) -> std::collections::BTreeMap<String, Value> {
 
 #[test]
 fn quick_and_peak_stream_too() {
+    // Both run flat out.
+    let _alone = CPU_BOUND.lock().unwrap_or_else(|e| e.into_inner());
     let d = tmpdir();
     let r = run_in(
         d.path(),
         &[
             "peak",
             "--nop",
-            "--runtime=2",
+            "--runtime=1",
             "--live=peak.jsonl",
-            "--live-interval=500ms",
+            "--live-interval=250ms",
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -615,6 +620,8 @@ fn quick_and_peak_stream_too() {
 
 #[test]
 fn a_job_that_measures_afresh_adds_up_in_its_last_epoch() {
+    // latency_target's search runs the device flat out.
+    let _alone = CPU_BOUND.lock().unwrap_or_else(|e| e.into_inner());
     // latency_target ends its depth search by measuring a final window afresh: the
     // stream says so with a new epoch, whose intervals are the report's.
     let d = tmpdir();

@@ -444,3 +444,8 @@ pub fn without_bare_flags(mut v: serde_json::Value) -> serde_json::Value {
     }
     v
 }
+
+/// Held by the tests that measure a scheduler's shares on a loop device (CPU-bound:
+/// a test burning both CPUs beside them starves some readers) and by the tests that
+/// run flat out on purpose (peak, quick): never both at once.
+pub static CPU_BOUND: std::sync::Mutex<()> = std::sync::Mutex::new(());
