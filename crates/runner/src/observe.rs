@@ -32,8 +32,6 @@ pub struct LiveInterval<'a> {
     pub groupid: u32,
     /// The stonewall phase (0-based).
     pub phase: usize,
-    /// When the interval ended, ms since the run started.
-    pub t_ms: u64,
     /// The job's measured time the interval covers, ms (0 in its ramp): its rates'
     /// denominator.
     pub ms: u64,
@@ -59,7 +57,6 @@ pub struct LiveRecord {
     pub number: u32,
     pub groupid: u32,
     pub phase: usize,
-    pub t_ms: u64,
     pub ms: u64,
     pub epoch: u32,
     pub ramp: bool,
@@ -75,7 +72,6 @@ impl LiveRecord {
             number: iv.number,
             groupid: iv.groupid,
             phase: iv.phase,
-            t_ms: iv.t_ms,
             ms: iv.ms,
             epoch: iv.epoch,
             ramp: iv.ramp,
@@ -92,7 +88,6 @@ impl LiveRecord {
             number: self.number,
             groupid: self.groupid,
             phase: self.phase,
-            t_ms: self.t_ms,
             ms: self.ms,
             epoch: self.epoch,
             ramp: self.ramp,

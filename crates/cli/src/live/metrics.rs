@@ -387,7 +387,6 @@ mod tests {
             number: 1,
             groupid: 0,
             phase: 0,
-            t_ms: 1000,
             ms: 1000,
             epoch: 0,
             ramp: false,

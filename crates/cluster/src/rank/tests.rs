@@ -181,7 +181,6 @@ fn every_ranks_live_intervals_reach_rank_0_before_the_end() {
                     number: 1,
                     groupid: 0,
                     phase: 0,
-                    t_ms: i,
                     ms: 250,
                     epoch: 0,
                     ramp: false,

@@ -33,21 +33,19 @@ struct Seen {
 pub(crate) struct LiveFeed {
     every: Duration,
     next: Instant,
-    run_start: Instant,
     phase: usize,
     jobs: Vec<Seen>,
 }
 
 impl LiveFeed {
     /// A feed for the phase's jobs; each will hand over its final results as it ends.
-    pub fn new(every: Duration, running: &[Running], run_start: Instant, phase: usize) -> Self {
+    pub fn new(every: Duration, running: &[Running], phase: usize) -> Self {
         for r in running {
             r.shared.live_last.store(true, Relaxed);
         }
         LiveFeed {
             every,
             next: Instant::now() + every,
-            run_start,
             phase,
             jobs: running.iter().map(|_| Seen::default()).collect(),
         }
@@ -130,7 +128,6 @@ impl LiveFeed {
             number: meta.number,
             groupid: meta.groupid,
             phase: self.phase,
-            t_ms: self.run_start.elapsed().as_millis() as u64,
             ms,
             epoch: c.epoch,
             ramp: c.ramp,

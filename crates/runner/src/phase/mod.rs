@@ -46,7 +46,7 @@ pub(crate) fn run_phase(
     let mut live = env
         .opts
         .live_interval
-        .map(|every| LiveFeed::new(every, &running, run_start, phase));
+        .map(|every| LiveFeed::new(every, &running, phase));
     let exit_all = Monitor {
         running: &mut running,
         trackers: &mut trackers,
