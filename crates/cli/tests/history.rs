@@ -14,7 +14,7 @@ fn paced(iops: &str, label: &str, db: &str) -> Vec<String> {
         "--rw=randread",
         "--time_based",
         "--runtime=1",
-        "--output-format=terse",
+        "--output-format=json",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -26,14 +26,30 @@ fn paced(iops: &str, label: &str, db: &str) -> Vec<String> {
     .collect()
 }
 
-fn record(dir: &Path, iops: &str, label: &str, n: usize) {
-    for _ in 0..n {
-        let a = paced(iops, label, "h.db");
-        let a: Vec<&str> = a.iter().map(String::as_str).collect();
-        let r = run_in(dir, &a);
-        assert_eq!(r.code, 0, "{}", r.stderr);
-        assert!(r.stderr.is_empty(), "{}", r.stderr);
-    }
+/// Records `n` paced runs under `label`; returns each run's own JSON report.
+fn record(dir: &Path, iops: &str, label: &str, n: usize) -> Vec<serde_json::Value> {
+    (0..n)
+        .map(|_| {
+            let a = paced(iops, label, "h.db");
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            let r = run_in(dir, &a);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            assert!(r.stderr.is_empty(), "{}", r.stderr);
+            serde_json::from_str(&r.stdout).expect("the run's JSON report")
+        })
+        .collect()
+}
+
+/// The percentage on the `REGRESSION: j read METRIC: -9.9% …` line.
+fn regression(stdout: &str, metric: &str) -> f64 {
+    let head = format!("REGRESSION: j read {metric}: ");
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix(head.as_str()))
+        .unwrap_or_else(|| panic!("no {head:?} line: {stdout}"));
+    let pct = line.split('%').next().unwrap_or_default();
+    pct.parse()
+        .unwrap_or_else(|e| panic!("{pct:?} in {line:?}: {e}"))
 }
 
 fn history(dir: &Path, args: &[&str]) -> Run {
@@ -54,16 +70,16 @@ fn check_exits_non_zero_on_a_regression_and_passes_a_same_distribution_pair() {
     );
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("candidate B (5 runs)"), "{}", r.stdout);
-    assert!(
-        r.stdout.contains("REGRESSION: j read iops: -10.0%"),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains("REGRESSION: j read bw: -10.0%"),
-        "{}",
-        r.stdout
-    );
+    // The rates are paced, so the change is -10% give or take a late I/O or two on a
+    // loaded machine (CI saw A at 1998 IOPS: -9.9%).
+    for metric in ["iops", "bw"] {
+        let delta = regression(&r.stdout, metric);
+        assert!(
+            (-10.5..=-9.5).contains(&delta),
+            "{metric} {delta}: {}",
+            r.stdout
+        );
+    }
     // B against itself, and against more runs of A's distribution: no regression.
     record(d.path(), "2000", "A2", 5);
     let r = history(
@@ -114,14 +130,17 @@ fn check_exits_non_zero_on_a_regression_and_passes_a_same_distribution_pair() {
 #[test]
 fn list_show_and_export_read_back_what_runs_recorded() {
     let d = tmpdir();
-    record(d.path(), "1000", "base", 2);
+    // Paced at 1000 IOPS; what is recorded is what each run reported.
+    let ran = record(d.path(), "1000", "base", 2);
+    let read = |i: usize| &ran[i]["jobs"][0]["read"];
     let r = history(d.path(), &["list", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let rows: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0]["label"], "base");
-    assert_eq!(rows[0]["read"]["iops"], 1000.0);
+    assert_eq!(rows[0]["read"]["iops"], read(0)["iops"]);
+    assert!(u(&read(0)["total_ios"]) > 900, "{}", read(0));
     let r = history(d.path(), &["show", "2", "--json"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let rec: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
@@ -133,7 +152,10 @@ fn list_show_and_export_read_back_what_runs_recorded() {
         .unwrap()
         .iter()
         .any(|w| w == "--label=base"));
-    assert_eq!(rec["document"]["jobs"][0]["read"]["total_ios"], 1000);
+    assert_eq!(
+        rec["document"]["jobs"][0]["read"]["total_ios"],
+        read(1)["total_ios"]
+    );
     assert!(rec["devices"][0]["disk"].is_string(), "{}", rec["devices"]);
     let r = history(d.path(), &["export", "id:2"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -147,7 +169,10 @@ fn list_show_and_export_read_back_what_runs_recorded() {
     let r = history(d.path(), &["export", "base", "--format=json"]);
     let all: serde_json::Value = serde_json::from_str(&r.stdout).expect("JSON records");
     assert_eq!(all.as_array().map(Vec::len), Some(2));
-    assert_eq!(all[1]["document"]["jobs"][0]["read"]["total_ios"], 1000);
+    assert_eq!(
+        all[1]["document"]["jobs"][0]["read"]["total_ios"],
+        read(1)["total_ios"]
+    );
     let r = history(
         d.path(),
         &["check", "--baseline=id:1", "--candidate=id:2", "--markdown"],
@@ -211,43 +236,47 @@ fn a_file_that_is_not_a_history_is_refused_before_any_io() {
 #[test]
 fn runs_at_once_are_all_recorded() {
     let d = tmpdir();
-    // Three runs started together, each recording into the same database.
-    let spawned: Vec<_> = (0..3)
-        .map(|i| {
-            let a = paced("500", &format!("p{i}"), "h.db");
-            std::process::Command::new(bin())
-                .current_dir(d.path())
-                .args(&a)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    for c in spawned {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+    // Six runs started together, each recording into the same new database: one
+    // makes it while the others wait (CI once saw "database is locked" here, from a
+    // lock upgrade SQLite refuses at once rather than deadlock). Five rounds.
+    for round in 0..5 {
+        let db = format!("h{round}.db");
+        let spawned: Vec<_> = (0..6)
+            .map(|i| {
+                std::process::Command::new(bin())
+                    .current_dir(d.path())
+                    .args(["--name=j", "--ioengine=null", "--size=1m", "--rw=read"])
+                    .arg("--output-format=terse")
+                    .arg(format!("--label=p{i}"))
+                    .arg(format!("--history={db}"))
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in spawned {
+            let out = c.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && err.is_empty(),
+                "round {round}: {err}"
+            );
+        }
+        let r = run_in(
+            d.path(),
+            &["history", &format!("--db={db}"), "list", "--json"],
         );
-        assert!(
-            out.stderr.is_empty(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let rows: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let labels: std::collections::BTreeSet<String> = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["label"].as_str().unwrap().to_string())
+            .collect();
+        let want: std::collections::BTreeSet<String> = (0..6).map(|i| format!("p{i}")).collect();
+        assert_eq!(labels, want, "round {round}");
     }
-    let r = history(d.path(), &["list", "--json"]);
-    let rows: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-    let labels: std::collections::BTreeSet<String> = rows
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["label"].as_str().unwrap().to_string())
-        .collect();
-    let want: std::collections::BTreeSet<String> =
-        ["p0", "p1", "p2"].iter().map(|s| s.to_string()).collect();
-    assert_eq!(labels, want);
 }
 
 #[test]

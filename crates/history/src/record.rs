@@ -49,6 +49,10 @@ impl History {
     /// Write `r` as a new row (one transaction: on any failure, a full disk included,
     /// nothing is written). Returns its id.
     pub fn record(&mut self, r: &Record) -> Result<i64, HistoryError> {
+        crate::store::patiently(|| self.insert(r))
+    }
+
+    fn insert(&mut self, r: &Record) -> Result<i64, HistoryError> {
         let json = |v: &serde_json::Value| v.to_string();
         let command = serde_json::to_string(&r.command).unwrap_or_default();
         let path = self.path.clone();

@@ -94,7 +94,7 @@ impl History {
             path: path.to_path_buf(),
         };
         if create {
-            h.check_and_migrate()?;
+            patiently(|| h.check_and_migrate())?;
         } else {
             h.check_readable()?;
         }
@@ -187,6 +187,35 @@ impl History {
     }
 }
 
+/// Runs `step` again while another connection holds the lock, up to [`BUSY`] in all.
+/// SQLite's busy timeout covers plain waits but not a lock upgrade that would
+/// deadlock (a reader turning writer, or the switch to WAL mode, while another run
+/// commits): there it answers "database is locked" at once, and the step — a whole
+/// transaction, rolled back — is simply tried again.
+pub(crate) fn patiently<T>(
+    mut step: impl FnMut() -> Result<T, HistoryError>,
+) -> Result<T, HistoryError> {
+    let start = std::time::Instant::now();
+    let mut round: u64 = 0;
+    loop {
+        match step() {
+            Err(e) if is_busy(&e) && start.elapsed() < BUSY => {
+                // Spread the retries of runs that collided (pid-salted, 5–50 ms).
+                round += 1;
+                let salt = u64::from(std::process::id()).wrapping_mul(round * 7919);
+                std::thread::sleep(Duration::from_millis(5 + salt % 46));
+            }
+            r => return r,
+        }
+    }
+}
+
+fn is_busy(e: &HistoryError) -> bool {
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    matches!(e, HistoryError::Sql { source, .. }
+        if matches!(source.sqlite_error_code(), Some(DatabaseBusy | DatabaseLocked)))
+}
+
 /// application_id, user_version and the number of schema objects.
 fn facts(c: &Connection) -> rusqlite::Result<(i64, i64, i64)> {
     let app = c.query_row("PRAGMA application_id", [], |r| r.get(0))?;
@@ -195,9 +224,70 @@ fn facts(c: &Connection) -> rusqlite::Result<(i64, i64, i64)> {
     Ok((app, version, tables))
 }
 
-/// Judge an existing file without a lock or a write (SQLite's `immutable` mode: no
-/// journal or WAL files made): a database of ours, not newer than this binary.
+/// Judge an existing file without a lock or a write: a database of ours, not newer
+/// than this binary. SQLite's own header says most of it (read as plain bytes, so a
+/// run writing the file meanwhile changes nothing); only a database with no
+/// application_id is opened, in SQLite's `immutable` mode (no journal or WAL files
+/// made), to see whether it is empty.
 fn inspect(path: &Path) -> Result<(), HistoryError> {
+    let foreign = |why: String| HistoryError::Foreign {
+        path: path.to_path_buf(),
+        why,
+    };
+    let header = read_header(path).map_err(|source| HistoryError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let Some((app, version)) = header else {
+        return Err(foreign("no SQLite header".into()));
+    };
+    if app == APPLICATION_ID && version > SCHEMA_VERSION {
+        return Err(HistoryError::Newer {
+            path: path.to_path_buf(),
+            found: version,
+            known: SCHEMA_VERSION,
+        });
+    }
+    if app == APPLICATION_ID {
+        return Ok(());
+    }
+    if app != 0 {
+        return Err(foreign(format!(
+            "an SQLite database of another program (application_id {app:#x})"
+        )));
+    }
+    inspect_schema(path)
+}
+
+/// The application_id and user_version of SQLite's 100-byte file header (both 4-byte
+/// big-endian, at offsets 68 and 60); None when the file has no such header.
+fn read_header(path: &Path) -> std::io::Result<Option<(i64, i64)>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut head = Vec::with_capacity(100);
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?
+        .take(100)
+        .read_to_end(&mut head)?;
+    if head.len() < 100 || !head.starts_with(b"SQLite format 3\0") {
+        return Ok(None);
+    }
+    let word = |at: usize| {
+        i64::from(i32::from_be_bytes([
+            head[at],
+            head[at + 1],
+            head[at + 2],
+            head[at + 3],
+        ]))
+    };
+    Ok(Some((word(68), word(60))))
+}
+
+/// A database with no application_id: ours only when it is empty (no schema, no
+/// version), judged in SQLite's `immutable` mode.
+fn inspect_schema(path: &Path) -> Result<(), HistoryError> {
     let foreign = |why: String| HistoryError::Foreign {
         path: path.to_path_buf(),
         why,
@@ -221,18 +311,12 @@ fn inspect(path: &Path) -> Result<(), HistoryError> {
         },
     };
     let conn = Connection::open_with_flags(&uri, flags).map_err(judge)?;
-    let (app, version, tables) = facts(&conn).map_err(judge)?;
-    if app != APPLICATION_ID && !(app == 0 && version == 0 && tables == 0) {
+    let (_, version, tables) = facts(&conn).map_err(judge)?;
+    if version != 0 || tables != 0 {
         return Err(foreign(format!(
-            "an SQLite database of another program (application_id {app:#x})"
+            "an SQLite database of another program (no application_id; schema version \
+             {version}, {tables} schema objects)"
         )));
-    }
-    if version > SCHEMA_VERSION {
-        return Err(HistoryError::Newer {
-            path: path.to_path_buf(),
-            found: version,
-            known: SCHEMA_VERSION,
-        });
     }
     Ok(())
 }

@@ -158,3 +158,32 @@ fn concurrent_writers_lose_nothing() {
         .unwrap();
     assert_eq!(ok, "ok");
 }
+
+/// Runs that start together on a new database: one makes the schema and switches to
+/// WAL mode while the others wait their turn (SQLite answers "locked" at once where a
+/// lock upgrade would deadlock, which CI saw; such a step is retried).
+#[test]
+fn writers_starting_together_on_a_new_database_all_record() {
+    let d = tempfile::tempdir().unwrap();
+    for round in 0..20 {
+        let p = d.path().join(format!("h{round}.sqlite"));
+        let gate = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let threads: Vec<_> = (0..6)
+            .map(|t| {
+                let (p, gate) = (p.clone(), gate.clone());
+                std::thread::spawn(move || {
+                    gate.wait();
+                    let mut h = History::open(&p, true).map_err(|e| e.to_string())?;
+                    h.record(&rec(&format!("t{t}"), t, 1.0))
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .collect();
+        for t in threads {
+            let r = t.join().unwrap();
+            assert!(r.is_ok(), "round {round}: {r:?}");
+        }
+        let h = History::open(&p, false).unwrap();
+        assert_eq!(h.list(&Selector::All).unwrap().len(), 6, "round {round}");
+    }
+}
