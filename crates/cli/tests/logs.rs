@@ -499,9 +499,13 @@ impl Combo {
                 b.ddir == i.ddir && b.t.abs_diff(i.t) <= skew,
                 "{who}: {b:?} / {i:?}"
             );
+            // ioscope's two rows are one window's: exact but for rounding. fio's are
+            // two windows ending up to 5 ms apart, so on a loaded machine their rates
+            // differ by a few percent (CI saw 1.2%).
             let want = i.value * 4;
+            let slack = if who == "fio" { want / 20 } else { want / 100 };
             assert!(
-                b.value.abs_diff(want) <= want / 100 + 4,
+                b.value.abs_diff(want) <= slack + 4,
                 "{who}: bw row {b:?} is not 4 KiB x iops row {i:?}"
             );
         }

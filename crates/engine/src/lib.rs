@@ -48,6 +48,7 @@ mod sync_rw;
 #[cfg(test)]
 mod tests;
 mod uring;
+pub mod uring_cmd;
 mod vsync;
 
 pub use offload::{refusal as offload_refusal, with_offload};
@@ -180,6 +181,8 @@ pub struct EngineOptions {
     pub thp: bool,
     /// filestat, dirstat: which stat call.
     pub stat_type: StatType,
+    /// io_uring_cmd: FUA and what a write does.
+    pub cmd: uring_cmd::CmdOptions,
 }
 
 /// Everything an engine needs at setup.
@@ -295,6 +298,7 @@ pub fn with_engine<U: EngineUser>(
         "null" => user.run(null::NullEngine::new(cfg)),
         "libaio" => user.run(libaio::LibaioEngine::new(cfg)?),
         "io_uring" => user.run(uring::UringEngine::new(cfg)?),
+        "io_uring_cmd" => user.run(uring_cmd::UringCmdEngine::new(cfg)?),
         "mmap" => user.run(mmap::MmapEngine::new(cfg)?),
         "posixaio" => user.run(posixaio::PosixAioEngine::new(cfg)),
         "splice" => {

@@ -22,8 +22,9 @@ const fn noop(why: &'static str) -> Status {
 }
 
 const ASYNC_PRIO: &[&str] = &["libaio", "io_uring"];
-const URING: &[&str] = &["io_uring"];
-const HIPRI_ENGINES: &[&str] = &["pvsync2", "io_uring"];
+const URING: &[&str] = &["io_uring", "io_uring_cmd"];
+const HIPRI_ENGINES: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd"];
+const URING_CMD: &[&str] = &["io_uring_cmd"];
 const NOWAIT_ENGINES: &[&str] = &["pvsync2", "libaio", "io_uring"];
 
 const DIST_SYNTAX: &str =
@@ -195,6 +196,18 @@ option_table! {
     sqthread_poll_cpu: Option<u32> { kind: INT, engines: URING, category: C::Engine, help: "CPU of the SQPOLL thread (IORING_SETUP_SQ_AFF)" }
     nonvectored: i32 { kind: INT, default: "-1", min: Some(-1), max: Some(1), engines: URING, category: C::Engine, help: "Use non-vectored read/write opcodes (-1: when the kernel supports them)" }
     force_async: u32 { kind: INT, default: "0", engines: URING, category: C::Engine, help: "Set IOSQE_ASYNC on every Nth I/O" }
+    cmd_type: CmdType { kind: Kind::Choice(CmdType::CHOICES), default: "nvme", engines: URING_CMD, category: C::Engine, help: "Passthrough command set of io_uring_cmd" }
+    readfua: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "Reads with Force Unit Access (NVMe FUA bit)" }
+    writefua: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "Writes with Force Unit Access (NVMe FUA bit)" }
+    write_mode: CmdWriteMode { kind: Kind::Choice(CmdWriteMode::CHOICES), default: "write", engines: URING_CMD, category: C::Engine, help: "NVMe command a write issues" }
+    deac: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "write_mode=zeroes: set the deallocate bit (DEAC)" }
+    verify_mode: CmdVerifyMode { kind: Kind::Choice(CmdVerifyMode::CHOICES), default: "read", engines: URING_CMD, category: C::Engine, help: "NVMe command the verify phase uses" }
+    num_range: u32 { kind: INT, default: "1", min: Some(1), max: Some(256), engines: URING_CMD, category: C::Engine, help: "Ranges per trim (Dataset Management) command", status: NOT_YET }
+    md_per_io_size: u64 { kind: SIZE, default: "0", engines: URING_CMD, category: C::Engine, help: "Bytes of the separate metadata buffer per I/O (protection information)", status: NOT_YET }
+    pi_act: u32 { kind: INT, default: "1", min: Some(0), max: Some(1), engines: URING_CMD, category: C::Engine, help: "PRACT: the controller inserts and strips protection information", status: NOT_YET }
+    pi_chk: Option<String> { engines: URING_CMD, category: C::Engine, help: "Protection information checks: GUARD, REFTAG, APPTAG", status: NOT_YET }
+    apptag: u32 { kind: INT, default: "0x1234", engines: URING_CMD, category: C::Engine, help: "Application tag of protection information", status: NOT_YET }
+    apptag_mask: u32 { kind: INT, default: "0xffff", engines: URING_CMD, category: C::Engine, help: "Application tag mask of protection information", status: NOT_YET }
     cmdprio_percentage: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(100), engines: ASYNC_PRIO, category: C::Priority, help: "Percentage of I/Os issued with the cmdprio priority" }
     cmdprio_class: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(3), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority class of cmdprio I/Os (1 RT, 2 BE, 3 IDLE; default RT when a percentage or bssplit is set)" }
     cmdprio: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(7), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority level of cmdprio I/Os" }

@@ -948,6 +948,31 @@ choice_enum!(
 );
 
 choice_enum!(
+    /// `cmd_type=` (io_uring_cmd): the passthrough command set.
+    CmdType {
+        Nvme = ["nvme"]: "NVMe commands to a namespace's generic device (/dev/ngXnY)",
+    }
+);
+
+choice_enum!(
+    /// `write_mode=` (io_uring_cmd): the NVMe command a write issues.
+    CmdWriteMode {
+        Write = ["write"]: "Write commands",
+        Uncor = ["uncor"]: "Write Uncorrectable commands (no data moves)",
+        Zeroes = ["zeroes"]: "Write Zeroes commands (no data moves; deac=1 deallocates)",
+        Verify = ["verify"]: "Verify commands (no data moves)",
+    }
+);
+
+choice_enum!(
+    /// `verify_mode=` (io_uring_cmd): the command the verify phase reads with.
+    CmdVerifyMode {
+        Read = ["read"]: "Read commands, data compared by ioscope",
+        Compare = ["compare"]: "Compare commands: the device compares with verify_pattern"; not_yet,
+    }
+);
+
+choice_enum!(
     /// `write_hint=`: the expected lifetime of written data (RWH_WRITE_LIFE_*).
     WriteHint {
         None = ["none"]: "No particular lifetime (RWH_WRITE_LIFE_NONE)",

@@ -59,6 +59,9 @@ pub enum Prereq {
     /// The Debian package built from this commit (`packaging/deb/build.sh`, which
     /// `.ci/run` runs): `<target>/debian/ioscope_*.deb`, or the file `IOSCOPE_DEB` names.
     DebPackage,
+    /// The emulated-NVMe rig (`rig/rig.py`): QEMU 10 and a guest kernel prepared in its
+    /// cache (`rig/rig.py prepare`; `.ci/run` prepares it).
+    Rig,
 }
 
 impl Prereq {
@@ -114,6 +117,11 @@ impl Prereq {
                 mpi_build().display()
             ),
             Prereq::Fio342 => format!("fio 3.42 at {}", fio342_path().display()),
+            Prereq::Rig => format!(
+                "the emulated-NVMe rig: QEMU 10 and a guest kernel (python3 {} prepare; .ci/run \
+                 prepares it)",
+                rig_script().display()
+            ),
             Prereq::DebPackage => "the Debian package (packaging/deb/build.sh target/release/ioscope; .ci/run builds it)".into(),
             Prereq::NetNs => "network namespaces: root, `ip` (apt-get install iproute2) and `unshare` (util-linux)".into(),
             Prereq::SharedExamples => format!(
@@ -187,6 +195,17 @@ impl Prereq {
                 }
             }
             Prereq::DebPackage => deb_package().map(|_| ()),
+            Prereq::Rig => {
+                let out = Command::new("python3")
+                    .arg(rig_script())
+                    .arg("status")
+                    .output()
+                    .map_err(|e| format!("python3 {}: {e}", rig_script().display()))?;
+                match out.status.success() {
+                    true => Ok(()),
+                    false => Err(String::from_utf8_lossy(&out.stdout).trim().to_string()),
+                }
+            }
             Prereq::Fio342 => {
                 let out = Command::new(fio342_path())
                     .arg("--version")
@@ -337,6 +356,11 @@ pub fn on_path(name: &str) -> bool {
 /// fio 3.42's binary in ../shared.
 pub fn fio342_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/fio-3.42/fio")
+}
+
+/// The rig's script in this repository.
+pub fn rig_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rig/rig.py")
 }
 
 pub fn shared_examples_path() -> PathBuf {

@@ -7,7 +7,8 @@
 //! synchronously; fsync/fdatasync use IORING_OP_FSYNC (synchronously under IOPOLL,
 //! which rejects non-read/write opcodes).
 
-mod setup;
+pub(crate) mod setup;
+pub(crate) mod shared;
 
 use std::io;
 use std::os::fd::RawFd;
@@ -15,9 +16,7 @@ use std::os::fd::RawFd;
 use io_uring::{opcode, squeue, types, IoUring};
 
 use crate::ops::{self, RWF_DONTCACHE, RWF_NOWAIT};
-use crate::{
-    Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued, UNIT_ASYNC,
-};
+use crate::{Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
 use setup::FixedBufs;
 
 /// Builds the read/write SQE for one target kind (raw fd or registered file index):
@@ -86,10 +85,8 @@ pub(crate) struct UringEngine {
     iovecs: Box<[libc::iovec]>,
     /// RWF_* flags for every read/write (nowait, uncached).
     rw_flags: i32,
-    /// Set IOSQE_ASYNC on every `force_async`-th I/O (0 = never)...
-    force_async: u32,
-    /// ...counting I/Os here.
-    since_async: u32,
+    /// IOSQE_ASYNC on every `force_async`-th I/O.
+    force_async: shared::ForceAsync,
     /// IOPOLL ring: fsync is not pollable, so it is done synchronously.
     iopoll: bool,
     /// SQPOLL ring: the kernel thread consumes SQEs, so commit counts them itself.
@@ -144,8 +141,7 @@ impl UringEngine {
             vectored: opts.nonvectored == 0,
             iovecs: vec![empty_iov; units].into_boxed_slice(),
             rw_flags,
-            force_async: opts.force_async,
-            since_async: 0,
+            force_async: shared::ForceAsync::new(opts.force_async),
             iopoll: opts.hipri,
             sqpoll: opts.sqthread_poll,
             depth,
@@ -155,24 +151,6 @@ impl UringEngine {
             nop_len: opts.nop.then(|| vec![0u32; units].into_boxed_slice()),
             defer,
         })
-    }
-
-    /// IOSQE_ASYNC for units flagged UNIT_ASYNC and for every `force_async`-th I/O.
-    #[inline]
-    fn sqe_flags(&mut self, unit: &IoUnit) -> squeue::Flags {
-        let mut force = unit.flags & UNIT_ASYNC != 0;
-        if self.force_async != 0 {
-            self.since_async += 1;
-            if self.since_async >= self.force_async {
-                self.since_async = 0;
-                force = true;
-            }
-        }
-        if force {
-            squeue::Flags::ASYNC
-        } else {
-            squeue::Flags::empty()
-        }
     }
 
     /// The SQE for a read or write of `unit`.
@@ -216,8 +194,8 @@ impl UringEngine {
     /// EINTR is retried; EAGAIN/EBUSY (kernel short of resources, or CQ backlog) are not
     /// errors: the caller reaps and comes back.
     fn enter(&mut self, want: usize) -> io::Result<()> {
-        loop {
-            let r = if want == 0 && self.defer && self.inflight > 0 {
+        let consumed = shared::enter_retrying(|| {
+            if want == 0 && self.defer && self.inflight > 0 {
                 // Submit and run deferred completion work without waiting.
                 let to_submit = self.ring.submission().len() as u32;
                 // SAFETY: no argument is passed; the flags are valid for this ring.
@@ -231,19 +209,12 @@ impl UringEngine {
                 }
             } else {
                 self.ring.submit_and_wait(want)
-            };
-            match r {
-                Ok(n) => {
-                    self.account_submitted(n as u32);
-                    return Ok(());
-                }
-                Err(e) => match e.raw_os_error() {
-                    Some(libc::EINTR) => continue,
-                    Some(libc::EAGAIN) | Some(libc::EBUSY) => return Ok(()),
-                    _ => return Err(e),
-                },
             }
+        })?;
+        if let Some(n) = consumed {
+            self.account_submitted(n as u32);
         }
+        Ok(())
     }
 
     /// Moves SQEs the kernel consumed from pending to in flight. Under SQPOLL the
@@ -306,7 +277,9 @@ impl Engine for UringEngine {
             (None, Ddir::Sync | Ddir::DataSync) => self.fsync_entry(unit, fd),
             (None, _) => self.rw_entry(idx, unit, fd),
         };
-        let entry = entry.user_data(idx as u64).flags(self.sqe_flags(unit));
+        let entry = entry
+            .user_data(idx as u64)
+            .flags(self.force_async.flags(unit));
         // SAFETY: the SQE points at the unit's buffer (checked to hold `len` bytes) or
         // at this unit's iovec; both stay untouched until its completion is reaped.
         if unsafe { self.ring.submission().push(&entry) }.is_err() {

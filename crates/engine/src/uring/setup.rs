@@ -7,7 +7,7 @@ use std::io;
 /// The engine's name in messages.
 pub(super) const NAME: &str = "io_uring";
 
-use io_uring::{opcode, types, IoUring};
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
 
 use crate::{EngineConfig, EngineError, EngineOptions, FileInfo};
 
@@ -18,7 +18,7 @@ const MAX_FIXED_BUFS: usize = 1 << 14;
 
 /// The registered buffer table: unit buffers `base + i * unit_len`, `count` of them.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct FixedBufs {
+pub(crate) struct FixedBufs {
     pub base: usize,
     pub unit_len: usize,
     pub count: usize,
@@ -38,8 +38,12 @@ impl FixedBufs {
 }
 
 fn setup_err(what: String, source: io::Error) -> EngineError {
+    setup_err_of(NAME, what, source)
+}
+
+fn setup_err_of(engine: &'static str, what: String, source: io::Error) -> EngineError {
     EngineError::Setup {
-        engine: NAME,
+        engine,
         what,
         source,
     }
@@ -73,8 +77,22 @@ pub(super) fn build_ring(depth: u32, opts: &EngineOptions) -> Result<(IoUring, b
         .map_err(|e| setup_err(build_error_what(depth, opts, &e), e))
 }
 
-fn base_builder(opts: &EngineOptions) -> io_uring::Builder {
-    let mut b = IoUring::builder();
+/// A ring of other entry sizes (io_uring_cmd's 128-byte SQEs and 32-byte CQEs), with
+/// the flags the options ask for; completions are not deferred.
+pub(crate) fn build_ring_of<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    depth: u32,
+    opts: &EngineOptions,
+    engine: &'static str,
+) -> Result<IoUring<S, C>, EngineError> {
+    base_builder::<S, C>(opts)
+        .build(depth)
+        .map_err(|e| setup_err_of(engine, build_error_what(depth, opts, &e), e))
+}
+
+fn base_builder<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    opts: &EngineOptions,
+) -> io_uring::Builder<S, C> {
+    let mut b = IoUring::<S, C>::builder();
     // More than IORING_MAX_ENTRIES is clamped instead of refused; queue then reports
     // Busy when the (smaller) SQ is full.
     b.setup_clamp();
@@ -115,9 +133,21 @@ fn build_error_what(depth: u32, opts: &EngineOptions, e: &io::Error) -> String {
 /// Registers the job's files (`registerfiles`); I/O then uses `types::Fixed(file)`.
 pub(super) fn register_files(ring: &IoUring, files: &[FileInfo]) -> Result<(), EngineError> {
     let fds: Vec<i32> = files.iter().map(|f| f.fd).collect();
-    ring.submitter()
-        .register_files(&fds)
-        .map_err(|e| setup_err(format!("IORING_REGISTER_FILES ({} files)", fds.len()), e))
+    register_files_of(ring, &fds, NAME)
+}
+
+pub(crate) fn register_files_of<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &IoUring<S, C>,
+    fds: &[i32],
+    engine: &'static str,
+) -> Result<(), EngineError> {
+    ring.submitter().register_files(fds).map_err(|e| {
+        setup_err_of(
+            engine,
+            format!("IORING_REGISTER_FILES ({} files)", fds.len()),
+            e,
+        )
+    })
 }
 
 /// Registers one buffer per unit (`fixedbufs`) so the kernel maps them once instead of
@@ -126,12 +156,20 @@ pub(super) fn register_buffers(
     ring: &IoUring,
     cfg: &EngineConfig<'_>,
 ) -> Result<FixedBufs, EngineError> {
+    register_buffers_of(ring, cfg, NAME)
+}
+
+pub(crate) fn register_buffers_of<S: squeue::EntryMarker, C: cqueue::EntryMarker>(
+    ring: &IoUring<S, C>,
+    cfg: &EngineConfig<'_>,
+    engine: &'static str,
+) -> Result<FixedBufs, EngineError> {
     let (base, region_len) = cfg.buffers;
     let unit_len = cfg.unit_buf_len;
     let count = region_len.checked_div(unit_len).unwrap_or(0);
     if base.is_null() || count == 0 {
         return Err(EngineError::Invalid {
-            engine: NAME,
+            engine,
             msg: "fixedbufs needs the job's buffer region and a non-zero unit buffer size"
                 .to_string(),
         });
@@ -152,7 +190,8 @@ pub(super) fn register_buffers(
         } else {
             ""
         };
-        setup_err(
+        setup_err_of(
+            engine,
             format!("IORING_REGISTER_BUFFERS (fixedbufs, {count} x {unit_len} bytes){hint}"),
             e,
         )

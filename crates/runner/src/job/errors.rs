@@ -11,6 +11,9 @@ impl State<'_> {
     /// A completion with an error: counted, tolerated as the options say, or the end
     /// of the job.
     pub fn io_error(&mut self, unit: u32, ddir: Ddir, offset: u64, len: u32, errno: i32) {
+        // A device's own status (NVMe passthrough) is an EIO that says which status.
+        let status = ioscope_engine::uring_cmd::nvme_status(-i64::from(errno));
+        let errno = if status.is_some() { libc::EIO } else { errno };
         let o = &self.ctx.opts;
         // fill_device: a full device or filesystem is the end of the job, not an error.
         if o.fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT) {
@@ -38,7 +41,15 @@ impl State<'_> {
             _ => "sync",
         };
         let e = std::io::Error::from_raw_os_error(errno);
-        let text = format!("{}: {dir} offset={offset}, buflen={len}", strerror(&e));
+        let cause = match status {
+            Some(st) => format!(
+                "{}, NVMe {}",
+                strerror(&e),
+                ioscope_engine::uring_cmd::nvme::status_text(st)
+            ),
+            None => strerror(&e),
+        };
+        let text = format!("{cause}: {dir} offset={offset}, buflen={len}");
         if tolerated {
             // error_dump: every error the job goes on after is printed too.
             if o.error_dump {

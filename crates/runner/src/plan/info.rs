@@ -26,6 +26,24 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
             ioscope_options::StatType::Lstat => ioscope_engine::StatType::Lstat,
             ioscope_options::StatType::Statx => ioscope_engine::StatType::Statx,
         },
+        cmd: cmd_options(o),
+    }
+}
+
+/// io_uring_cmd's options for the engine.
+fn cmd_options(o: &JobOptions) -> ioscope_engine::uring_cmd::CmdOptions {
+    use ioscope_engine::uring_cmd::{CmdOptions, WriteMode};
+    use ioscope_options::CmdWriteMode as M;
+    CmdOptions {
+        readfua: o.readfua,
+        writefua: o.writefua,
+        write_mode: match o.write_mode {
+            M::Write => WriteMode::Write,
+            M::Zeroes => WriteMode::Zeroes,
+            M::Uncor => WriteMode::Uncor,
+            M::Verify => WriteMode::Verify,
+        },
+        deac: o.deac,
     }
 }
 

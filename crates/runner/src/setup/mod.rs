@@ -101,7 +101,7 @@ pub(crate) fn prepare_job(
     let o = &job.opts;
     let diskless = diskless(o, env);
     let files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
-    if o.hipri && !diskless && !env.opts.nop && o.ioengine.starts_with("io_uring") {
+    if polled(o) && !diskless && !env.opts.nop {
         check_polling(o, &files)?;
     }
     let blocks = match o.block_error_percentiles {
@@ -233,8 +233,18 @@ fn open_files(
     files::prepare(o, p.clone, uses, destroy, diskless, env.stop, &mut say)
 }
 
-/// hipri on io_uring sets up a polled ring (IOPOLL): on a disk without poll queues
-/// every I/O fails with EOPNOTSUPP, so the job is refused first, with the reason.
+/// Whether the job asks for polled completions: hipri on io_uring (an IOPOLL ring) or
+/// on pvsync2 (RWF_HIPRI, for hipri_percentage of its I/Os).
+fn polled(o: &JobOptions) -> bool {
+    o.hipri
+        && (o.ioengine.starts_with("io_uring")
+            || (o.ioengine == "pvsync2" && o.hipri_percentage > 0))
+}
+
+/// Polled I/O needs a disk with poll queues. Without them an IOPOLL ring fails every
+/// I/O with EOPNOTSUPP, and RWF_HIPRI is quietly completed through interrupts (no
+/// polling happens, nothing says so): either way the job is refused first, with the
+/// reason.
 fn check_polling(o: &JobOptions, files: &[JobFile]) -> Result<(), RunError> {
     for f in files {
         crate::sys::disk::polls(f.dev).map_err(|why| {

@@ -9,6 +9,7 @@ pub(crate) mod mem;
 pub(crate) mod memlock;
 pub(crate) mod meta;
 pub(crate) mod numa;
+pub(crate) mod nvme_generic;
 pub(crate) mod prio;
 pub(crate) mod safety;
 pub(crate) mod signatures;

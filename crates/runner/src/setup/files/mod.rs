@@ -135,6 +135,13 @@ struct FileLayout<'a> {
 impl FileLayout<'_> {
     fn plan(&self, o: &JobOptions, p: &Path) -> Result<FilePlan, RunError> {
         let ex = probe(p, o.filetype)?;
+        if o.ioengine == "io_uring_cmd" && ex.as_ref().and_then(|e| e.generic.as_ref()).is_none() {
+            return Err(RunError::Setup(format!(
+                "{}: ioengine=io_uring_cmd (cmd_type=nvme) needs an NVMe namespace's generic \
+                 device, /dev/ngXnY; this is not one",
+                p.display()
+            )));
+        }
         let (mut start, mut len, mut target) = match self.trace {
             Some(t) => (0, t.ends[self.index], t.ends[self.index]),
             None => region(o, self.files, self.clone, ex.as_ref().map(|e| e.size), p)?,
@@ -154,13 +161,11 @@ impl FileLayout<'_> {
             len = have + fs_free(dir_of(p)).unwrap_or(0) / self.files;
             target = start + len;
         }
-        let claim = match ex.as_ref().filter(|e| e.is_block) {
-            Some(e) => self.check_device(o, p, e, (start, len, target))?,
-            None => None,
+        let claim = match ex.as_ref() {
+            Some(e) if e.is_block => self.check_device(o, p, e, (start, len, target))?,
+            Some(e) if e.is_char => self.check_char_device(o, p, e, (start, len, target))?,
+            _ => None,
         };
-        if ex.as_ref().is_some_and(|e| e.is_char) {
-            self.check_char_device(o, p)?;
-        }
         let layout = !o.create_on_open
             && !fill
             && ex
@@ -177,7 +182,16 @@ impl FileLayout<'_> {
 
     /// A character device is written only when it discards what it is given
     /// (/dev/null, /dev/zero) or the user said so: /dev/mem or a tape is not a sink.
-    fn check_char_device(&self, o: &JobOptions, p: &Path) -> Result<(), RunError> {
+    fn check_char_device(
+        &self,
+        o: &JobOptions,
+        p: &Path,
+        e: &region::Existing,
+        region: (u64, u64, u64),
+    ) -> Result<Option<safety::Claim>, RunError> {
+        if let Some(g) = &e.generic {
+            return self.check_generic(o, p, g, region);
+        }
         let writes = self.access.writes || self.access.trims;
         let sink = ["/dev/null", "/dev/zero"]
             .iter()
@@ -188,7 +202,45 @@ impl FileLayout<'_> {
                 p.display()
             )));
         }
-        Ok(())
+        Ok(None)
+    }
+
+    /// An NVMe generic device is written under its block device twin's rules: no
+    /// signature on it, and an exclusive open of it held for the job (so nothing can
+    /// mount it meanwhile). Without a twin there is nothing to check: refused unless
+    /// the user said so.
+    fn check_generic(
+        &self,
+        o: &JobOptions,
+        p: &Path,
+        g: &crate::sys::nvme_generic::Generic,
+        (start, len, target): (u64, u64, u64),
+    ) -> Result<Option<safety::Claim>, RunError> {
+        if target.max(start + len) > g.bytes {
+            return Err(RunError::Setup(format!(
+                "{}: I/O region {start}+{len} is beyond the namespace's size {}",
+                p.display(),
+                g.bytes
+            )));
+        }
+        let writes = self.access.writes || self.access.trims;
+        if !writes || self.allow_destructive || o.allow_mounted_write {
+            return Ok(None);
+        }
+        let refuse = |why: String| {
+            RunError::Refused(format!(
+                "refusing to write to {}: {why}. Set allow_mounted_write=1 or pass --allow-destructive to write anyway",
+                p.display()
+            ))
+        };
+        let Some((twin, rdev)) = &g.twin else {
+            return Err(refuse(
+                "the namespace has no block device to check for data and mounts".into(),
+            ));
+        };
+        safety::claim(twin, *rdev)
+            .map(Some)
+            .map_err(|why| refuse(format!("its namespace is {}: {why}", twin.display())))
     }
 
     /// A device is written only when it is safe (or the user said so), and the

@@ -49,15 +49,8 @@ pub(super) fn open_one(
     if let Some(stop) = layout {
         lay_out(o, path, target, access, stop)?;
     }
-    let mut flags = 0;
-    if o.direct {
-        flags |= libc::O_DIRECT;
-    }
-    match o.sync {
-        SyncMode::Sync => flags |= libc::O_SYNC,
-        SyncMode::Dsync => flags |= libc::O_DSYNC,
-        SyncMode::None => {}
-    }
+    let generic = ex.as_ref().and_then(|e| e.generic.clone());
+    let flags = open_flags(o, is_char);
     let write = access.writes || access.trims;
     let file = OpenOptions::new()
         .read(true)
@@ -83,10 +76,12 @@ pub(super) fn open_one(
         .map_err(|e| RunError::Setup(format!("{}: {e}", path.display())))?;
     let real_size = match (is_block, is_char) {
         (true, _) => crate::sys::disk::block_size(&file).unwrap_or(0),
-        (_, true) => target.max(start + len),
+        (_, true) => generic
+            .as_ref()
+            .map_or(target.max(start + len), |g| g.bytes),
         _ => md.len(),
     };
-    let devnum = if is_block { md.rdev() } else { md.dev() };
+    let devnum = disk_of(&md, is_block, generic.as_ref());
     if o.pre_read && !o.direct && !is_block {
         pre_read(&file, start, len, layout.unwrap_or(&AtomicBool::new(false)));
     } else if o.invalidate {
@@ -106,6 +101,37 @@ pub(super) fn open_one(
         lock: lock::for_path(o.lockfile, path),
         claim: None,
     })
+}
+
+/// open(2) flags from direct= and sync=. A character device has no page cache to
+/// bypass (and the kernel refuses O_DIRECT on one): passthrough commands go to the
+/// device as they are.
+fn open_flags(o: &JobOptions, is_char: bool) -> i32 {
+    let mut flags = 0;
+    if o.direct && !is_char {
+        flags |= libc::O_DIRECT;
+    }
+    match o.sync {
+        SyncMode::Sync => flags |= libc::O_SYNC,
+        SyncMode::Dsync => flags |= libc::O_DSYNC,
+        SyncMode::None => {}
+    }
+    flags
+}
+
+/// The device number of the disk a file's I/O goes to: a block device's own, a
+/// generic NVMe device's block twin's (for poll queues and disk stats), else the
+/// file system's.
+fn disk_of(
+    md: &std::fs::Metadata,
+    is_block: bool,
+    generic: Option<&crate::sys::nvme_generic::Generic>,
+) -> u64 {
+    match (is_block, generic.and_then(|g| g.twin.as_ref())) {
+        (true, _) => md.rdev(),
+        (false, Some((_, rdev))) => *rdev,
+        (false, None) => md.dev(),
+    }
 }
 
 /// write_hint: the data's expected lifetime, on the file's inode (F_SET_RW_HINT).

@@ -15,6 +15,9 @@ pub(super) struct Existing {
     pub is_char: bool,
     pub size: u64,
     pub rdev: u64,
+    /// An NVMe generic device (io_uring_cmd's target): its namespace has a size, and
+    /// its block device twin is what the safety checks look at.
+    pub generic: Option<crate::sys::nvme_generic::Generic>,
 }
 
 /// What is at `path` now: nothing, a file, or a block device and its size (a device
@@ -38,18 +41,25 @@ pub(super) fn probe(path: &Path, filetype: FileType) -> Result<Option<Existing>,
         FileType::Block => (true, false),
         FileType::Char => (false, true),
     };
+    let generic = match is_char {
+        true => crate::sys::nvme_generic::probe(path, md.rdev())
+            .transpose()
+            .map_err(RunError::Setup)?,
+        false => None,
+    };
     let size = if is_block {
         File::open(path)
             .and_then(|f| crate::sys::disk::block_size(&f))
             .map_err(|e| RunError::Setup(format!("{}: cannot open: {e}", path.display())))?
     } else {
-        md.len()
+        generic.as_ref().map_or(md.len(), |g| g.bytes)
     };
     Ok(Some(Existing {
         is_block,
         is_char,
         size,
         rdev: md.rdev(),
+        generic,
     }))
 }
 

@@ -1,0 +1,418 @@
+//! The device group: tests that need NVMe (poll queues, zones, PI, FDP) or SCSI
+//! devices, run inside the emulated-NVMe rig's guest (`rig/rig.py`, devices under
+//! `/dev/rig`). `device_group_in_the_rig` boots the guest once and runs this same test
+//! binary there with `--ignored rig::guest::`, so every `rig::guest` test is marked
+//! ignored on the host and runs in the guest; the host test fails naming each guest test
+//! that failed, with its output. Emulated devices prove what a path does (commands,
+//! interrupts, bytes), never how fast.
+
+use crate::common::*;
+use std::process::Command;
+
+#[test]
+fn device_group_in_the_rig() {
+    require!(Prereq::Rig);
+    let exe = std::env::current_exe().expect("the test binary");
+    let listed = Command::new(&exe)
+        .args(["--list", "--ignored", "rig::guest::"])
+        .output()
+        .expect("list the guest tests");
+    let want: Vec<String> = String::from_utf8_lossy(&listed.stdout)
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .map(str::to_string)
+        .collect();
+    assert!(!want.is_empty(), "no rig::guest tests listed");
+    let mut cmd = Command::new("python3");
+    cmd.arg(rig_script())
+        .args(["run", "--timeout", "1500"])
+        .args(["--env", "IOSCOPE_RIG_GUEST=1", "--env", "RUST_BACKTRACE=1"]);
+    for var in ["CI", "PATH", "HOME"] {
+        if let Ok(v) = std::env::var(var) {
+            cmd.args(["--env", &format!("{var}={v}")]);
+        }
+    }
+    let out = cmd
+        .arg("--")
+        .arg(&exe)
+        .args(["--ignored", "--test-threads=1", "rig::guest::"])
+        .output()
+        .expect("python3 rig/rig.py run");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let passed: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("test ")?.strip_suffix(" ... ok"))
+        .collect();
+    let failed: Vec<&String> = want
+        .iter()
+        .filter(|t| !passed.contains(&t.as_str()))
+        .collect();
+    assert!(
+        failed.is_empty() && out.status.success(),
+        "in the rig's guest (exit {:?}), not passed: {failed:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status.code()
+    );
+    eprintln!("rig: {} device tests passed in the guest", passed.len());
+}
+
+/// The tests that run inside the guest.
+mod guest {
+    use crate::common::*;
+    use std::path::Path;
+
+    /// Inside the rig's guest, or a clear failure naming how these tests are run.
+    fn in_guest() {
+        assert!(
+            Path::new("/dev/rig/plain").exists(),
+            "rig::guest tests run inside the rig's guest: cargo test -p ioscope --test tests \
+             rig::device_group_in_the_rig boots it and runs them there"
+        );
+    }
+
+    /// Interrupts raised so far by the interrupt-driven queues of NVMe controller `ctrl`
+    /// (`nvmeNqM` in /proc/interrupts; poll queues have no interrupt at all), the admin
+    /// queue (q0) left out.
+    fn nvme_interrupts(ctrl: u32) -> u64 {
+        let text = std::fs::read_to_string("/proc/interrupts").expect("/proc/interrupts");
+        let prefix = format!("nvme{ctrl}q");
+        text.lines()
+            .filter(|l| {
+                l.split_whitespace()
+                    .last()
+                    .and_then(|n| n.strip_prefix(&prefix))
+                    .is_some_and(|q| q != "0")
+            })
+            .map(|l| {
+                l.split_whitespace()
+                    .skip(1)
+                    .map_while(|w| w.parse::<u64>().ok())
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+
+    /// A 4 KiB random read of `n` I/Os on `dev`, with `extra` options; the job's JSON.
+    fn randread(prog: &Path, dev: &str, n: u32, extra: &[&str]) -> (Run, serde_json::Value) {
+        let d = tmpdir();
+        let mut args = vec![
+            "--name=r".to_string(),
+            format!("--filename={dev}"),
+            "--rw=randread".into(),
+            "--bs=4k".into(),
+            "--size=64m".into(),
+            "--direct=1".into(),
+            "--iodepth=8".into(),
+            format!("--number_ios={n}"),
+            "--output-format=json".into(),
+        ];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run_tool(prog, d.path(), &a, &[]);
+        assert_eq!(r.code, 0, "{} {a:?}: {}", prog.display(), r.stderr);
+        let v = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {}", prog.display(), r.stdout));
+        (r, v)
+    }
+
+    /// Polled I/O (`hipri`, and seed 004's `-sqthread_poll=1 -hipri=1 -registerfiles=1
+    /// -fixedbufs=1`) on the plain namespace's poll queues completes every I/O without
+    /// a single NVMe interrupt, as fio 3.42's does; the same job unpolled raises them
+    /// (so the count is live).
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn polled_io_raises_no_nvme_interrupts() {
+        in_guest();
+        assert_eq!(
+            std::fs::read_to_string("/sys/block/nvme0n1/queue/io_poll")
+                .unwrap()
+                .trim(),
+            "1"
+        );
+        let seed004 = [
+            "--ioengine=io_uring",
+            "--hipri=1",
+            "--sqthread_poll=1",
+            "--registerfiles=1",
+            "--fixedbufs=1",
+        ];
+        let polled = ["--ioengine=io_uring", "--hipri=1"];
+        let mut progs = vec![bin()];
+        if available!(Prereq::Fio342) {
+            progs.push(fio342_path());
+        }
+        for prog in &progs {
+            for extra in [&polled[..], &seed004[..]] {
+                let before = nvme_interrupts(0);
+                let (_, v) = randread(prog, "/dev/rig/plain", 2000, extra);
+                let raised = nvme_interrupts(0) - before;
+                assert_eq!(
+                    v["jobs"][0]["read"]["total_ios"],
+                    2000,
+                    "{}",
+                    prog.display()
+                );
+                assert_eq!(
+                    raised,
+                    0,
+                    "{} {extra:?}: {raised} NVMe interrupts during a polled run",
+                    prog.display()
+                );
+            }
+        }
+        // Passthrough, polled: the same, through the namespace's generic device.
+        for prog in &progs {
+            let before = nvme_interrupts(0);
+            let extra = ["--ioengine=io_uring_cmd", "--hipri=1", "--direct=0"];
+            let (_, v) = randread(prog, "/dev/rig/plain-ng", 2000, &extra);
+            assert_eq!(
+                v["jobs"][0]["read"]["total_ios"],
+                2000,
+                "{}",
+                prog.display()
+            );
+            let raised = nvme_interrupts(0) - before;
+            assert_eq!(
+                raised,
+                0,
+                "{} io_uring_cmd hipri: {raised} interrupts",
+                prog.display()
+            );
+        }
+        let before = nvme_interrupts(0);
+        let (_, v) = randread(&bin(), "/dev/rig/plain", 2000, &["--ioengine=io_uring"]);
+        let raised = nvme_interrupts(0) - before;
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 2000);
+        assert!(
+            raised > 0,
+            "an interrupt-driven run raised no NVMe interrupt"
+        );
+    }
+
+    /// hipri on a disk with no poll queues (the rig's SCSI disk) is refused with the
+    /// reason, for io_uring and for pvsync2 (whose RWF_HIPRI the kernel would quietly
+    /// complete through interrupts).
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn hipri_without_poll_queues_is_refused() {
+        in_guest();
+        let d = tmpdir();
+        for engine in ["io_uring", "pvsync2"] {
+            let r = run_in(
+                d.path(),
+                &[
+                    "--name=h",
+                    "--filename=/dev/rig/scsi",
+                    "--rw=randread",
+                    "--direct=1",
+                    "--size=1m",
+                    "--hipri=1",
+                    &format!("--ioengine={engine}"),
+                ],
+            );
+            assert_ne!(r.code, 0, "{engine}: {}", r.stdout);
+            assert!(
+                r.stderr.contains("hipri (polled I/O)") && r.stderr.contains("queue/io_poll is 0"),
+                "{engine}: {}",
+                r.stderr
+            );
+        }
+    }
+
+    /// `n` bytes of the namespace from offset 0, read through its block device with
+    /// O_DIRECT (outside ioscope, past any page cache).
+    fn read_back(dev: &str, mib: u32) -> Vec<u8> {
+        let out = std::process::Command::new("dd")
+            .args([
+                &format!("if={dev}"),
+                "bs=1M",
+                &format!("count={mib}"),
+                "iflag=direct",
+                "status=none",
+            ])
+            .output()
+            .expect("dd");
+        assert!(
+            out.status.success(),
+            "dd: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    /// Run `prog` (ioscope or fio 3.42) with io_uring_cmd options on the plain
+    /// namespace's generic device; its JSON.
+    fn cmd_job(prog: &Path, extra: &[&str]) -> serde_json::Value {
+        let d = tmpdir();
+        let mut a = vec![
+            "--name=c",
+            "--filename=/dev/rig/plain-ng",
+            "--ioengine=io_uring_cmd",
+            "--cmd_type=nvme",
+            "--iodepth=4",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        let r = run_tool(prog, d.path(), &a, &[]);
+        assert_eq!(
+            r.code,
+            0,
+            "{} {a:?}: {}{}",
+            prog.display(),
+            r.stdout,
+            r.stderr
+        );
+        serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {}", prog.display(), r.stdout))
+    }
+
+    fn keys(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
+        v.as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// io_uring_cmd writes land byte for byte (read back through the block device,
+    /// outside ioscope); a write+verify and a random read pass; fio 3.42 does the same
+    /// jobs with the same counts, bytes and JSON keys.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn io_uring_cmd_writes_read_back_byte_for_byte() {
+        in_guest();
+        let mut progs = vec![bin()];
+        if available!(Prereq::Fio342) {
+            progs.push(fio342_path());
+        }
+        let mut jobs = vec![];
+        for (i, prog) in progs.iter().enumerate() {
+            // A different pattern per program, so each one's writes are seen landing.
+            let pattern = ["0x5aa5c33c", "0x0ff01234"][i];
+            let bytes = u32::from_str_radix(&pattern[2..], 16)
+                .unwrap()
+                .to_be_bytes();
+            let pat = format!("--buffer_pattern={pattern}");
+            let w = cmd_job(prog, &["--rw=write", "--bs=64k", "--size=4m", &pat]);
+            assert_eq!(w["jobs"][0]["write"]["total_ios"], 64, "{}", prog.display());
+            assert_eq!(w["jobs"][0]["write"]["io_bytes"], 4 << 20);
+            let data = read_back("/dev/rig/plain", 4);
+            assert_eq!(data.len(), 4 << 20);
+            let bad = data.chunks(4).position(|c| c != bytes);
+            assert_eq!(
+                bad,
+                None,
+                "{}: first wrong word at byte {:?}",
+                prog.display(),
+                bad.map(|b| b * 4)
+            );
+            let v = cmd_job(
+                prog,
+                &[
+                    "--rw=randwrite",
+                    "--bs=4k",
+                    "--size=1m",
+                    "--verify=crc32c",
+                    "--do_verify=1",
+                ],
+            );
+            let j = &v["jobs"][0];
+            assert_eq!(
+                (
+                    j["write"]["total_ios"].as_u64(),
+                    j["read"]["total_ios"].as_u64()
+                ),
+                (Some(256), Some(256)),
+                "{}",
+                prog.display()
+            );
+            assert_eq!(j["error"], 0);
+            let r = cmd_job(
+                prog,
+                &["--rw=randread", "--bs=4k", "--size=16m", "--number_ios=500"],
+            );
+            assert_eq!(r["jobs"][0]["read"]["total_ios"], 500);
+            jobs.push(r["jobs"][0].clone());
+        }
+        if let [ours, fio] = &jobs[..] {
+            let (a, b) = (keys(ours), keys(fio));
+            assert_eq!(
+                a,
+                b,
+                "job keys: only ours {:?}, only fio's {:?}",
+                a.difference(&b),
+                b.difference(&a)
+            );
+            assert_eq!(keys(&ours["read"]), keys(&fio["read"]));
+        }
+    }
+
+    /// Trims (Dataset Management, deallocate) and write_mode=zeroes (Write Zeroes) read
+    /// back as zeros; a command the device refuses fails with its NVMe status, named,
+    /// at its offset.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn io_uring_cmd_trims_zeroes_and_device_errors() {
+        in_guest();
+        for (how, extra) in [
+            ("trim", &["--rw=trim", "--bs=64k"][..]),
+            (
+                "write_mode=zeroes",
+                &["--rw=write", "--bs=64k", "--write_mode=zeroes"][..],
+            ),
+        ] {
+            cmd_job(
+                &bin(),
+                &[
+                    "--rw=write",
+                    "--bs=64k",
+                    "--size=1m",
+                    "--buffer_pattern=0x77",
+                ],
+            );
+            assert!(
+                read_back("/dev/rig/plain", 1).iter().all(|&b| b == 0x77),
+                "{how}: written"
+            );
+            let mut a = extra.to_vec();
+            a.push("--size=1m");
+            let v = cmd_job(&bin(), &a);
+            let dir = if how == "trim" { "trim" } else { "write" };
+            assert_eq!(v["jobs"][0][dir]["total_ios"], 16, "{how}");
+            let back = read_back("/dev/rig/plain", 1);
+            let bad = back.iter().position(|&b| b != 0);
+            assert_eq!(bad, None, "{how}: first non-zero byte");
+        }
+        // A command the device refuses fails with its NVMe status, named, at its
+        // offset: QEMU's controller has no Write Uncorrectable (invalid opcode), and
+        // fio 3.42 reports the same status.
+        let d = tmpdir();
+        let uncor = [
+            "--name=u",
+            "--filename=/dev/rig/plain-ng",
+            "--ioengine=io_uring_cmd",
+            "--rw=write",
+            "--bs=4k",
+            "--offset=8k",
+            "--size=4k",
+            "--write_mode=uncor",
+        ];
+        let r = run_in(d.path(), &uncor);
+        assert_ne!(r.code, 0, "{}", r.stdout);
+        assert!(
+            r.stderr
+                .contains("cq entry status (sct=0x00; sc=0x01): invalid command opcode")
+                && r.stderr.contains("write offset=8192, buflen=4096"),
+            "{}",
+            r.stderr
+        );
+        if available!(Prereq::Fio342) {
+            let f = run_tool(&fio342_path(), d.path(), &uncor, &[]);
+            assert!(
+                f.stdout.contains("cq entry status (sct=0x00; sc=0x01)")
+                    || f.stderr.contains("cq entry status (sct=0x00; sc=0x01)"),
+                "fio 3.42: {}{}",
+                f.stdout,
+                f.stderr
+            );
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! `io_uring_cmd`: NVMe commands passed through io_uring (IORING_OP_URING_CMD on 128-byte
+//! SQEs and 32-byte CQEs) to a namespace's generic character device, `/dev/ngXnY`, as
+//! fio's engine of that name does with `cmd_type=nvme`.
+//!
+//! Reads and writes are NVMe Read and Write commands (`readfua`/`writefua` set FUA);
+//! `write_mode` turns writes into Write Zeroes (`deac`: deallocating), Write
+//! Uncorrectable or Verify, which move no data; a trim is a Dataset Management
+//! "deallocate" of one range. A completion's result is 0 (done), a negative errno, or a
+//! positive NVMe status, handed to the runner as [`NVME_STATUS_BASE`] + status so the
+//! error says which status it was.
+
+pub mod nvme;
+
+use std::io;
+
+use io_uring::{cqueue, opcode, squeue, types, IoUring};
+
+use crate::uring::setup::{self as ring_setup, FixedBufs};
+use crate::uring::shared::{enter_retrying, ForceAsync};
+use crate::{Completion, Ddir, Engine, EngineConfig, EngineError, IoUnit, Queued};
+use nvme::NsInfo;
+
+/// A completion result of `-(NVME_STATUS_BASE + status)`: the device answered with NVMe
+/// status `status` (far above any errno).
+pub const NVME_STATUS_BASE: i64 = 0x10_0000;
+
+/// The NVMe status in a completion result, if it is one.
+pub fn nvme_status(result: i64) -> Option<u16> {
+    let v = result.checked_neg()? - NVME_STATUS_BASE;
+    u16::try_from(v).ok().filter(|_| result < 0)
+}
+
+/// What a write does on the device (`write_mode`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum WriteMode {
+    #[default]
+    Write,
+    Zeroes,
+    Uncor,
+    Verify,
+}
+
+/// The engine's own options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CmdOptions {
+    pub readfua: bool,
+    pub writefua: bool,
+    pub write_mode: WriteMode,
+    /// Write Zeroes with the deallocate bit.
+    pub deac: bool,
+}
+
+/// A Dataset Management range: context attributes, length in blocks, start LBA.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct DsmRange {
+    cattr: u32,
+    nlb: u32,
+    slba: u64,
+}
+
+type Ring = IoUring<squeue::Entry128, cqueue::Entry32>;
+
+pub(crate) struct UringCmdEngine {
+    ring: Ring,
+    fds: Box<[i32]>,
+    ns: Box<[NsInfo]>,
+    fixed_files: bool,
+    fixed_bufs: Option<FixedBufs>,
+    /// NVME_URING_CMD_IO_VEC with this per-unit iovec (`nonvectored=0`).
+    vectored: bool,
+    iovecs: Box<[libc::iovec]>,
+    /// Per-unit trim range (its address is in the command until completion).
+    ranges: Box<[DsmRange]>,
+    /// Per-unit length, reported as the bytes done when the command succeeds.
+    lens: Box<[u32]>,
+    cmd: CmdOptions,
+    force_async: ForceAsync,
+    iopoll: bool,
+    sqpoll: bool,
+    depth: u32,
+    pending: u32,
+    inflight: u32,
+    events: Box<[Completion]>,
+}
+
+impl UringCmdEngine {
+    pub(crate) fn new(cfg: &EngineConfig<'_>) -> Result<Self, EngineError> {
+        let opts = &cfg.opts;
+        let depth = cfg.depth.max(1);
+        let units = crate::ops::unit_capacity(cfg);
+        let ns = cfg
+            .files
+            .iter()
+            .zip(cfg.paths)
+            .map(|(f, p)| {
+                nvme::ns_info(f.fd).map_err(|source| EngineError::Setup {
+                    engine: NAME,
+                    what: format!(
+                        "{}: not an NVMe namespace (NVME_IOCTL_ID, Identify)",
+                        p.display()
+                    ),
+                    source,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let ring: Ring = ring_setup::build_ring_of(depth, opts, NAME)?;
+        let fds: Box<[i32]> = cfg.files.iter().map(|f| f.fd).collect();
+        if opts.registerfiles || opts.sqthread_poll {
+            ring_setup::register_files_of(&ring, &fds, NAME)?;
+        }
+        let vectored = opts.nonvectored == 0;
+        let fixed_bufs = match (opts.fixedbufs, vectored) {
+            (true, true) => {
+                return Err(EngineError::Invalid {
+                    engine: NAME,
+                    msg: "fixedbufs needs non-vectored commands (nonvectored=0 was given)".into(),
+                })
+            }
+            (true, false) => Some(ring_setup::register_buffers_of(&ring, cfg, NAME)?),
+            (false, _) => None,
+        };
+        let empty_iov = libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        };
+        Ok(UringCmdEngine {
+            ring,
+            fds,
+            ns: ns.into(),
+            fixed_files: opts.registerfiles || opts.sqthread_poll,
+            fixed_bufs,
+            vectored,
+            iovecs: vec![empty_iov; units].into_boxed_slice(),
+            ranges: vec![DsmRange::default(); units].into_boxed_slice(),
+            lens: vec![0; units].into_boxed_slice(),
+            cmd: opts.cmd,
+            force_async: ForceAsync::new(opts.force_async),
+            iopoll: opts.hipri,
+            sqpoll: opts.sqthread_poll,
+            depth,
+            pending: 0,
+            inflight: 0,
+            events: vec![Completion { unit: 0, result: 0 }; depth as usize].into_boxed_slice(),
+        })
+    }
+
+    /// The NVMe command for `unit`, or the errno that refuses it (an offset or length
+    /// that is not whole blocks, an fsync: NVMe passthrough has no file to sync).
+    fn command(
+        &mut self,
+        idx: usize,
+        unit: &IoUnit,
+    ) -> Result<(nvme::PassthruCmd, Option<u16>), i64> {
+        let ns = self.ns[unit.file as usize];
+        let mask = ns.lba_size() - 1;
+        if unit.offset & mask != 0 || u64::from(unit.len) & mask != 0 || unit.len == 0 {
+            return Err(-(libc::EINVAL as i64));
+        }
+        let slba = unit.offset >> ns.lba_shift;
+        let nlb = unit.len >> ns.lba_shift;
+        let data = (unit.buf as u64, unit.len);
+        let none = (0, 0);
+        let c = self.cmd;
+        let mut cmd = match (unit.ddir, c.write_mode) {
+            (Ddir::Read, _) => nvme::rw(nvme::OP_READ, ns.nsid, slba, nlb, data),
+            (Ddir::Write, WriteMode::Write) => nvme::rw(nvme::OP_WRITE, ns.nsid, slba, nlb, data),
+            (Ddir::Write, WriteMode::Zeroes) => {
+                let mut z = nvme::rw(nvme::OP_WRITE_ZEROES, ns.nsid, slba, nlb, none);
+                if c.deac {
+                    z.cdw12 |= nvme::CDW12_DEAC;
+                }
+                z
+            }
+            (Ddir::Write, WriteMode::Uncor) => {
+                nvme::rw(nvme::OP_WRITE_UNCOR, ns.nsid, slba, nlb, none)
+            }
+            (Ddir::Write, WriteMode::Verify) => nvme::rw(nvme::OP_VERIFY, ns.nsid, slba, nlb, none),
+            (Ddir::Trim, _) => {
+                self.ranges[idx] = DsmRange {
+                    cattr: 0,
+                    nlb,
+                    slba,
+                };
+                let r: *const DsmRange = &self.ranges[idx];
+                let mut t = nvme::rw(nvme::OP_DSM, ns.nsid, 0, 1, (r as u64, 16));
+                // CDW10: number of ranges, 0-based (one); CDW11: deallocate.
+                t.cdw10 = 0;
+                t.cdw11 = nvme::DSM_AD;
+                t.cdw12 = 0;
+                t
+            }
+            (Ddir::Sync | Ddir::DataSync, _) => return Err(-(libc::EINVAL as i64)),
+        };
+        let fua = match unit.ddir {
+            Ddir::Read => c.readfua,
+            Ddir::Write => c.writefua && c.write_mode == WriteMode::Write,
+            _ => false,
+        };
+        if fua {
+            cmd.cdw12 |= nvme::CDW12_FUA;
+        }
+        let moves_data = matches!(cmd.opcode, nvme::OP_READ | nvme::OP_WRITE);
+        let mut buf_index = None;
+        if moves_data && self.vectored {
+            self.iovecs[idx] = crate::sync_engine::iovec(unit.buf, unit.len as usize);
+            cmd.addr = &self.iovecs[idx] as *const libc::iovec as u64;
+            // The vectored command's data_len is the number of iovecs.
+            cmd.data_len = 1;
+        } else if moves_data {
+            buf_index = self
+                .fixed_bufs
+                .and_then(|fb| fb.index_of(unit.buf, unit.len));
+        }
+        Ok((cmd, buf_index))
+    }
+
+    fn enter(&mut self, want: usize) -> io::Result<()> {
+        if let Some(n) = enter_retrying(|| self.ring.submit_and_wait(want))? {
+            let n = if self.sqpoll {
+                self.pending
+            } else {
+                (n as u32).min(self.pending)
+            };
+            self.pending -= n;
+            self.inflight += n;
+        }
+        Ok(())
+    }
+
+    fn drain(&mut self, max: usize) -> usize {
+        let mut n = 0;
+        for cqe in self.ring.completion().take(max) {
+            let unit = cqe.user_data() as u32;
+            let res = i64::from(cqe.result());
+            let result = match res {
+                0 => i64::from(self.lens.get(unit as usize).copied().unwrap_or(0)),
+                r if r < 0 => r,
+                status => -(NVME_STATUS_BASE + status),
+            };
+            self.events[n] = Completion { unit, result };
+            n += 1;
+        }
+        self.inflight = self.inflight.saturating_sub(n as u32);
+        n
+    }
+}
+
+/// The engine's name in messages.
+const NAME: &str = "io_uring_cmd";
+
+impl Engine for UringCmdEngine {
+    fn is_sync(&self) -> bool {
+        false
+    }
+
+    fn queue(&mut self, idx: u32, unit: &mut IoUnit) -> io::Result<Queued> {
+        let i = idx as usize;
+        if i >= self.lens.len() || unit.file as usize >= self.fds.len() {
+            unit.result = -(libc::EBADF as i64);
+            return Ok(Queued::Done);
+        }
+        if unit.ddir == Ddir::Read || unit.ddir == Ddir::Write {
+            if let Err(res) = crate::ops::check_rw(unit) {
+                unit.result = res;
+                return Ok(Queued::Done);
+            }
+        }
+        if self.pending + self.inflight >= self.depth {
+            return Ok(Queued::Busy);
+        }
+        let (cmd, buf_index) = match self.command(i, unit) {
+            Ok(c) => c,
+            Err(res) => {
+                unit.result = res;
+                return Ok(Queued::Done);
+            }
+        };
+        self.lens[i] = unit.len;
+        let op = match self.vectored && matches!(unit.ddir, Ddir::Read | Ddir::Write) {
+            true => nvme::NVME_URING_CMD_IO_VEC,
+            false => nvme::NVME_URING_CMD_IO,
+        };
+        let entry = if self.fixed_files {
+            opcode::UringCmd80::new(types::Fixed(unit.file), op)
+        } else {
+            opcode::UringCmd80::new(types::Fd(self.fds[unit.file as usize]), op)
+        }
+        .cmd(cmd.to_sqe_cmd())
+        .buf_index(buf_index)
+        .build()
+        .user_data(u64::from(idx))
+        .flags(self.force_async.flags(unit));
+        // SAFETY: the command points at the unit's buffer (checked to hold `len`
+        // bytes), its iovec or its trim range, all untouched until its completion is
+        // reaped.
+        if unsafe { self.ring.submission().push(&entry) }.is_err() {
+            return Ok(Queued::Busy);
+        }
+        self.pending += 1;
+        Ok(Queued::Queued)
+    }
+
+    fn commit(&mut self) -> io::Result<u32> {
+        if self.pending == 0 {
+            return Ok(0);
+        }
+        let before = self.inflight;
+        self.enter(0)?;
+        Ok(self.inflight - before)
+    }
+
+    fn getevents(&mut self, min: u32, max: u32) -> io::Result<u32> {
+        let max = (max as usize).min(self.events.len());
+        let min = (min as usize).min(max).min(self.inflight as usize);
+        let ready = self.ring.completion().len();
+        // IOPOLL completions appear only when someone polls for them.
+        let must_poll = self.iopoll && ready == 0 && self.inflight > 0;
+        if ready < min || must_poll {
+            self.enter(min)?;
+        }
+        Ok(self.drain(max) as u32)
+    }
+
+    fn event(&mut self, i: u32) -> Completion {
+        self.events[i as usize]
+    }
+}
