@@ -34,6 +34,8 @@ pub struct Args {
     sqpoll: Option<Option<u32>>,
     buffered: bool,
     nop: bool,
+    /// NVMe passthrough: io_uring_cmd on a namespace's generic device.
+    passthrough: bool,
     runtime: String,
     lat: bool,
     json: bool,
@@ -64,6 +66,7 @@ impl Default for Args {
             sqpoll: None,
             buffered: false,
             nop: false,
+            passthrough: false,
             runtime: "10".into(),
             lat: true,
             json: false,
@@ -83,6 +86,14 @@ impl command::Args for Args {
     }
 
     fn check(&mut self) -> Result<(), String> {
+        if self.passthrough {
+            if self.nop || !["io_uring", "io_uring_cmd"].contains(&self.engine.as_str()) {
+                return Err(
+                    "peak: --passthrough is io_uring's (io_uring_cmd), without --nop".into(),
+                );
+            }
+            self.engine = "io_uring_cmd".into();
+        }
         if self.nop {
             if self.engine != "io_uring" {
                 return Err("peak: --nop needs --engine=io_uring".into());
@@ -272,6 +283,19 @@ const FLAGS: &[Flag<Args>] = &[
     },
     Flag {
         def: flag(
+            "passthrough",
+            NoVal,
+            "",
+            "NVMe passthrough: io_uring_cmd to /dev/ngXnY (t/io_uring -u1)",
+        ),
+        verbs: &[],
+        set: |a, _| {
+            a.passthrough = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag(
             "runtime",
             ReqVal,
             "TIME",
@@ -366,7 +390,7 @@ fn job_args(a: &Args) -> Vec<String> {
     if a.polled {
         v.push("--hipri".into());
     }
-    if a.engine == "io_uring" {
+    if a.engine.starts_with("io_uring") {
         if a.fixedbufs {
             v.push("--fixedbufs".into());
         }

@@ -85,6 +85,7 @@ const COVERED: &[(&str, &str)] = &[
     ("peak", "sqpoll"),
     ("peak", "buffered"),
     ("peak", "nop"),
+    ("peak", "passthrough"), // rig.rs: peak_passthrough_polls_the_generic_device
     ("peak", "runtime"),
     ("peak", "no-lat"),
     ("peak", "json"),

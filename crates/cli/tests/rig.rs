@@ -158,6 +158,13 @@ mod guest {
                     "{} {extra:?}: {raised} NVMe interrupts during a polled run",
                     prog.display()
                 );
+                if *prog == bin() {
+                    assert_eq!(
+                        v["ioscope"]["polled"],
+                        serde_json::json!(["r"]),
+                        "the JSON says so"
+                    );
+                }
             }
         }
         // Passthrough, polled: the same, through the namespace's generic device.
@@ -187,6 +194,7 @@ mod guest {
             raised > 0,
             "an interrupt-driven run raised no NVMe interrupt"
         );
+        assert!(v["ioscope"].get("polled").is_none(), "{}", v["ioscope"]);
     }
 
     /// hipri on a disk with no poll queues (the rig's SCSI disk) is refused with the
@@ -414,5 +422,238 @@ mod guest {
                 f.stderr
             );
         }
+    }
+
+    /// The JSON document on a program's stdout: fio 3.42 prints its note that sg (an
+    /// engine it flags synchronous) caps the depth at 1 before the document.
+    fn json_of(prog: &Path, stdout: &str) -> serde_json::Value {
+        let doc = stdout.find('{').map_or(stdout, |i| &stdout[i..]);
+        serde_json::from_str(doc)
+            .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {stdout}", prog.display()))
+    }
+
+    /// Run `prog` with ioengine=sg on `dev` and these options; its JSON.
+    fn sg_job(prog: &Path, dev: &str, extra: &[&str]) -> serde_json::Value {
+        let d = tmpdir();
+        let file = format!("--filename={dev}");
+        let mut a = vec![
+            "--name=s",
+            &file,
+            "--ioengine=sg",
+            "--iodepth=4",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        let r = run_tool(prog, d.path(), &a, &[]);
+        assert_eq!(
+            r.code,
+            0,
+            "{} {a:?}: {}{}",
+            prog.display(),
+            r.stdout,
+            r.stderr
+        );
+        json_of(prog, &r.stdout)
+    }
+
+    /// sg on /dev/sgN (write/read, asynchronous) and on the disk itself (SG_IO): writes
+    /// land byte for byte (read back through the block device), write+verify and a
+    /// random read pass, and fio 3.42 does the same jobs with the same counts, bytes
+    /// and JSON keys.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn sg_writes_read_back_byte_for_byte() {
+        in_guest();
+        let mut progs = vec![bin()];
+        if available!(Prereq::Fio342) {
+            progs.push(fio342_path());
+        }
+        let mut jobs = vec![];
+        for (i, prog) in progs.iter().enumerate() {
+            let pattern = ["0x3cc35aa5", "0x12345678"][i];
+            let bytes = u32::from_str_radix(&pattern[2..], 16)
+                .unwrap()
+                .to_be_bytes();
+            let pat = format!("--buffer_pattern={pattern}");
+            let w = sg_job(
+                prog,
+                "/dev/rig/scsi-sg",
+                &["--rw=write", "--bs=64k", "--size=4m", &pat],
+            );
+            assert_eq!(w["jobs"][0]["write"]["total_ios"], 64, "{}", prog.display());
+            assert_eq!(w["jobs"][0]["write"]["io_bytes"], 4 << 20);
+            let data = read_back("/dev/rig/scsi", 4);
+            let bad = data.chunks(4).position(|c| c != bytes);
+            assert_eq!(
+                bad,
+                None,
+                "{}: first wrong word at byte {:?}",
+                prog.display(),
+                bad.map(|b| b * 4)
+            );
+            let v = sg_job(
+                prog,
+                "/dev/rig/scsi-sg",
+                &[
+                    "--rw=randwrite",
+                    "--bs=4k",
+                    "--size=1m",
+                    "--verify=crc32c",
+                    "--do_verify=1",
+                ],
+            );
+            let j = &v["jobs"][0];
+            assert_eq!(
+                (
+                    j["write"]["total_ios"].as_u64(),
+                    j["read"]["total_ios"].as_u64()
+                ),
+                (Some(256), Some(256)),
+                "{}",
+                prog.display()
+            );
+            let r = sg_job(
+                prog,
+                "/dev/rig/scsi-sg",
+                &["--rw=randread", "--bs=4k", "--size=16m", "--number_ios=500"],
+            );
+            assert_eq!(r["jobs"][0]["read"]["total_ios"], 500);
+            jobs.push(r["jobs"][0].clone());
+        }
+        // Through SG_IO on the disk itself.
+        let r = sg_job(
+            &bin(),
+            "/dev/rig/scsi",
+            &["--rw=read", "--bs=64k", "--size=1m"],
+        );
+        assert_eq!(r["jobs"][0]["read"]["io_bytes"], 1 << 20);
+        if let [ours, fio] = &jobs[..] {
+            let (a, b) = (keys(ours), keys(fio));
+            assert_eq!(
+                a,
+                b,
+                "job keys: only ours {:?}, only fio's {:?}",
+                a.difference(&b),
+                b.difference(&a)
+            );
+        }
+    }
+
+    /// sg_write_mode=write_same fills the range from one block; VERIFY (BYTCHK 00)
+    /// passes; a command the disk refuses is reported with its sense, named; UNMAP
+    /// (trim) reads back as zeros.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn sg_write_modes_trims_and_sense() {
+        in_guest();
+        let sg = "/dev/rig/scsi-sg";
+        sg_job(
+            &bin(),
+            sg,
+            &[
+                "--rw=write",
+                "--bs=64k",
+                "--size=1m",
+                "--buffer_pattern=0x11",
+            ],
+        );
+        let v = sg_job(
+            &bin(),
+            sg,
+            &[
+                "--rw=write",
+                "--bs=64k",
+                "--size=1m",
+                "--sg_write_mode=write_same",
+                "--buffer_pattern=0x33",
+            ],
+        );
+        assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
+        let back = read_back("/dev/rig/scsi", 1);
+        assert_eq!(back.iter().position(|&b| b != 0x33), None, "write_same");
+        // VERIFY without a compare (BYTCHK 00) passes; QEMU's disk refuses BYTCHK 01
+        // (ILLEGAL REQUEST, invalid field in CDB), and that refusal is reported with
+        // its sense, named, at the I/O's offset, as fio 3.42 reports it.
+        let v = sg_job(
+            &bin(),
+            sg,
+            &[
+                "--rw=write",
+                "--bs=64k",
+                "--size=1m",
+                "--sg_write_mode=verify_bytchk_00",
+            ],
+        );
+        assert_eq!(v["jobs"][0]["write"]["total_ios"], 16);
+        let d = tmpdir();
+        let bytchk01 = [
+            "--name=m",
+            "--filename=/dev/rig/scsi-sg",
+            "--ioengine=sg",
+            "--rw=write",
+            "--bs=64k",
+            "--size=64k",
+            "--sg_write_mode=verify_bytchk_01",
+        ];
+        let r = run_in(d.path(), &bytchk01);
+        assert_ne!(r.code, 0, "{}", r.stdout);
+        assert!(
+            r.stderr
+                .contains("SCSI sense key ILLEGAL REQUEST (asc=0x24, ascq=0x00)")
+                && r.stderr.contains("write offset=0, buflen=65536"),
+            "{}",
+            r.stderr
+        );
+        if available!(Prereq::Fio342) {
+            let f = run_tool(&fio342_path(), d.path(), &bytchk01, &[]);
+            assert_ne!(f.code, 0, "fio 3.42 too: {}", f.stdout);
+        }
+        let t = sg_job(&bin(), sg, &["--rw=trim", "--bs=64k", "--size=1m"]);
+        assert_eq!(t["jobs"][0]["trim"]["total_ios"], 16);
+        let back = read_back("/dev/rig/scsi", 1);
+        assert_eq!(
+            back.iter().position(|&b| b != 0),
+            None,
+            "UNMAP reads back as zeros"
+        );
+    }
+
+    /// `peak --passthrough --polled` (t/io_uring -u1 -p1) on the plain namespace's
+    /// generic device: io_uring_cmd with registered files and buffers, every I/O
+    /// polled (0 NVMe interrupts), and the JSON says which engine it was.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn peak_passthrough_polls_the_generic_device() {
+        in_guest();
+        let d = tmpdir();
+        let before = nvme_interrupts(0);
+        let r = run_in(
+            d.path(),
+            &[
+                "peak",
+                "--passthrough",
+                "--polled",
+                "--fixedbufs",
+                "--registerfiles",
+                "--depth=16",
+                "--batch=4",
+                "--runtime=2",
+                "--json",
+                "/dev/rig/plain-ng",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let raised = nvme_interrupts(0) - before;
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("peak's JSON");
+        assert_eq!(v["engine"], "io_uring_cmd");
+        assert!(v["ios"].as_u64().is_some_and(|n| n > 0), "{v}");
+        assert_eq!(
+            raised, 0,
+            "{raised} NVMe interrupts during a polled passthrough peak"
+        );
+        assert!(
+            v["job"].as_array().unwrap().iter().any(|w| w == "--hipri"),
+            "{v}"
+        );
     }
 }

@@ -30,6 +30,7 @@ macro_rules! no_completions {
     };
 }
 
+pub mod device_status;
 mod fileops;
 mod libaio;
 mod mmap;
@@ -42,6 +43,7 @@ mod posixaio;
 mod psync;
 mod pvsync;
 mod pvsync2;
+pub mod sg;
 mod splice;
 mod sync_engine;
 mod sync_rw;
@@ -183,6 +185,8 @@ pub struct EngineOptions {
     pub stat_type: StatType,
     /// io_uring_cmd: FUA and what a write does.
     pub cmd: uring_cmd::CmdOptions,
+    /// sg: FUA and what a write does.
+    pub sg: sg::SgOptions,
 }
 
 /// Everything an engine needs at setup.
@@ -299,6 +303,7 @@ pub fn with_engine<U: EngineUser>(
         "libaio" => user.run(libaio::LibaioEngine::new(cfg)?),
         "io_uring" => user.run(uring::UringEngine::new(cfg)?),
         "io_uring_cmd" => user.run(uring_cmd::UringCmdEngine::new(cfg)?),
+        "sg" => user.run(sg::SgEngine::new(cfg)?),
         "mmap" => user.run(mmap::MmapEngine::new(cfg)?),
         "posixaio" => user.run(posixaio::PosixAioEngine::new(cfg)),
         "splice" => {

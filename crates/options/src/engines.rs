@@ -64,7 +64,7 @@ engines! {
     "mmap": Sync, true, "mmap(2) the file and memcpy";
     "posixaio": Async, true, "POSIX aio_read(3)/aio_write(3) (glibc's helper threads)";
     "io_uring_cmd": Async, true, "io_uring passthrough commands (NVMe, on /dev/ngXnY)";
-    "sg": Async, false, "SCSI generic";
+    "sg": Async, true, "SCSI commands through the sg driver (/dev/sgN; SG_IO on block devices)";
     "splice": Sync, true, "splice(2) and vmsplice(2) through a pipe";
     "net": Sync, false, "Network transfer";
     "netsplice": Sync, false, "Network transfer with splice";
@@ -130,7 +130,7 @@ mod tests {
         assert!(is_sync("psync", 32) && is_sync("mmap", 1));
         assert!(!is_sync("io_uring", 1) && !is_sync("libaio", 1));
         assert!(is_sync("null", 1) && !is_sync("null", 2));
-        assert_eq!(implemented().count(), 20);
+        assert_eq!(implemented().count(), 21);
         assert!(find("posixaio").unwrap().implemented);
         assert!(!find("e4defrag").unwrap().implemented);
         assert_eq!(ENGINES.len(), ENGINE_CHOICES.len());

@@ -25,6 +25,7 @@ const ASYNC_PRIO: &[&str] = &["libaio", "io_uring"];
 const URING: &[&str] = &["io_uring", "io_uring_cmd"];
 const HIPRI_ENGINES: &[&str] = &["pvsync2", "io_uring", "io_uring_cmd"];
 const URING_CMD: &[&str] = &["io_uring_cmd"];
+const FUA_ENGINES: &[&str] = &["io_uring_cmd", "sg"];
 const NOWAIT_ENGINES: &[&str] = &["pvsync2", "libaio", "io_uring"];
 
 const DIST_SYNTAX: &str =
@@ -197,9 +198,11 @@ option_table! {
     nonvectored: i32 { kind: INT, default: "-1", min: Some(-1), max: Some(1), engines: URING, category: C::Engine, help: "Use non-vectored read/write opcodes (-1: when the kernel supports them)" }
     force_async: u32 { kind: INT, default: "0", engines: URING, category: C::Engine, help: "Set IOSQE_ASYNC on every Nth I/O" }
     cmd_type: CmdType { kind: Kind::Choice(CmdType::CHOICES), default: "nvme", engines: URING_CMD, category: C::Engine, help: "Passthrough command set of io_uring_cmd" }
-    readfua: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "Reads with Force Unit Access (NVMe FUA bit)" }
-    writefua: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "Writes with Force Unit Access (NVMe FUA bit)" }
+    readfua: bool { kind: BOOL, default: "0", engines: FUA_ENGINES, category: C::Engine, help: "Reads with Force Unit Access (NVMe FUA bit)" }
+    writefua: bool { kind: BOOL, default: "0", engines: FUA_ENGINES, category: C::Engine, help: "Writes with Force Unit Access (NVMe FUA bit)" }
     write_mode: CmdWriteMode { kind: Kind::Choice(CmdWriteMode::CHOICES), default: "write", engines: URING_CMD, category: C::Engine, help: "NVMe command a write issues" }
+    sg_write_mode: SgWriteModeOpt { kind: Kind::Choice(SgWriteModeOpt::CHOICES), default: "write", engines: &["sg"], category: C::Engine, help: "SCSI command a write issues" }
+    stream_id: u32 { kind: INT, default: "0", engines: &["sg"], category: C::Engine, help: "Stream of sg_write_mode=write_stream (0: open one for the job)", status: NOT_YET }
     deac: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "write_mode=zeroes: set the deallocate bit (DEAC)" }
     verify_mode: CmdVerifyMode { kind: Kind::Choice(CmdVerifyMode::CHOICES), default: "read", engines: URING_CMD, category: C::Engine, help: "NVMe command the verify phase uses" }
     num_range: u32 { kind: INT, default: "1", min: Some(1), max: Some(256), engines: URING_CMD, category: C::Engine, help: "Ranges per trim (Dataset Management) command", status: NOT_YET }

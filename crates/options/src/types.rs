@@ -973,6 +973,20 @@ choice_enum!(
 );
 
 choice_enum!(
+    /// `sg_write_mode=` (sg): the SCSI command a write issues.
+    SgWriteModeOpt {
+        Write = ["write"]: "WRITE commands",
+        WriteAndVerify = ["write_and_verify", "verify"]: "WRITE AND VERIFY (BYTCHK 0: medium verification, no compare); 'verify' is the deprecated name",
+        WriteSame = ["write_same", "same"]: "WRITE SAME: one block transferred, written over the whole range; 'same' is the deprecated name",
+        WriteSameNdob = ["write_same_ndob"]: "WRITE SAME(16) with NDOB: no data transferred (the device writes zeros)",
+        WriteStream = ["write_stream"]: "WRITE STREAM(16) with stream_id"; not_yet,
+        VerifyBytchk00 = ["verify_bytchk_00"]: "VERIFY, BYTCHK 00: medium verification, no data",
+        VerifyBytchk01 = ["verify_bytchk_01"]: "VERIFY, BYTCHK 01: the device compares the data sent",
+        VerifyBytchk11 = ["verify_bytchk_11"]: "VERIFY, BYTCHK 11: one block sent, compared over the range",
+    }
+);
+
+choice_enum!(
     /// `write_hint=`: the expected lifetime of written data (RWH_WRITE_LIFE_*).
     WriteHint {
         None = ["none"]: "No particular lifetime (RWH_WRITE_LIFE_NONE)",

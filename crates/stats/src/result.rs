@@ -312,6 +312,10 @@ pub struct RunMeta {
     /// runs as fio); `None`: ioscope's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub report_version: Option<String>,
+    /// The jobs whose completions were polled (hipri on a disk with poll queues,
+    /// checked before the run), by name, each once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub polled: Vec<String>,
 }
 
 /// Everything a run produced.

@@ -6,7 +6,7 @@
 //! `write_mode` turns writes into Write Zeroes (`deac`: deallocating), Write
 //! Uncorrectable or Verify, which move no data; a trim is a Dataset Management
 //! "deallocate" of one range. A completion's result is 0 (done), a negative errno, or a
-//! positive NVMe status, handed to the runner as [`NVME_STATUS_BASE`] + status so the
+//! positive NVMe status, handed to the runner through [`crate::device_status`] so the
 //! error says which status it was.
 
 pub mod nvme;
@@ -19,16 +19,6 @@ use crate::uring::setup::{self as ring_setup, FixedBufs};
 use crate::uring::shared::{enter_retrying, ForceAsync};
 use crate::{Completion, Ddir, Engine, EngineConfig, EngineError, IoUnit, Queued};
 use nvme::NsInfo;
-
-/// A completion result of `-(NVME_STATUS_BASE + status)`: the device answered with NVMe
-/// status `status` (far above any errno).
-pub const NVME_STATUS_BASE: i64 = 0x10_0000;
-
-/// The NVMe status in a completion result, if it is one.
-pub fn nvme_status(result: i64) -> Option<u16> {
-    let v = result.checked_neg()? - NVME_STATUS_BASE;
-    u16::try_from(v).ok().filter(|_| result < 0)
-}
 
 /// What a write does on the device (`write_mode`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -236,7 +226,7 @@ impl UringCmdEngine {
             let result = match res {
                 0 => i64::from(self.lens.get(unit as usize).copied().unwrap_or(0)),
                 r if r < 0 => r,
-                status => -(NVME_STATUS_BASE + status),
+                status => crate::device_status::nvme(status as u16),
             };
             self.events[n] = Completion { unit, result };
             n += 1;

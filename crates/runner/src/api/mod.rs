@@ -162,6 +162,7 @@ impl Runner {
         let disks = cleanup.disks.take().map(|w| w.finish()).unwrap_or_default();
         let mut result = assemble(results, disks, timestamp_ms, globals, self.clock);
         result.meta.interrupted = self.stop.load(Relaxed);
+        result.meta.polled = polled_jobs(plan, self.opts.nop);
         Ok(result)
     }
 
@@ -170,6 +171,23 @@ impl Runner {
         let plan = self.plan(set)?;
         self.run(&plan, obs)
     }
+}
+
+/// The names of the jobs that polled for their completions (none in NOP mode, which
+/// issues no I/O to a device).
+fn polled_jobs(plan: &Plan, nop: bool) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for p in plan
+        .phases
+        .iter()
+        .flatten()
+        .filter(|p| p.job.polled && !nop)
+    {
+        if !names.contains(&p.spec.name) {
+            names.push(p.spec.name.clone());
+        }
+    }
+    names
 }
 
 /// What a run changes outside itself and undoes at the end, also when it fails:

@@ -11,9 +11,10 @@ impl State<'_> {
     /// A completion with an error: counted, tolerated as the options say, or the end
     /// of the job.
     pub fn io_error(&mut self, unit: u32, ddir: Ddir, offset: u64, len: u32, errno: i32) {
-        // A device's own status (NVMe passthrough) is an EIO that says which status.
-        let status = ioscope_engine::uring_cmd::nvme_status(-i64::from(errno));
-        let errno = if status.is_some() { libc::EIO } else { errno };
+        // A device's own answer (an NVMe status, a SCSI sense) is an EIO that says
+        // which it was.
+        let device = ioscope_engine::device_status::describe(-i64::from(errno));
+        let errno = if device.is_some() { libc::EIO } else { errno };
         let o = &self.ctx.opts;
         // fill_device: a full device or filesystem is the end of the job, not an error.
         if o.fill_device && (errno == libc::ENOSPC || errno == libc::EDQUOT) {
@@ -41,12 +42,8 @@ impl State<'_> {
             _ => "sync",
         };
         let e = std::io::Error::from_raw_os_error(errno);
-        let cause = match status {
-            Some(st) => format!(
-                "{}, NVMe {}",
-                strerror(&e),
-                ioscope_engine::uring_cmd::nvme::status_text(st)
-            ),
+        let cause = match device {
+            Some(d) => format!("{}, {d}", strerror(&e)),
             None => strerror(&e),
         };
         let text = format!("{cause}: {dir} offset={offset}, buflen={len}");

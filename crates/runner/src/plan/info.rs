@@ -27,6 +27,26 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
             ioscope_options::StatType::Statx => ioscope_engine::StatType::Statx,
         },
         cmd: cmd_options(o),
+        sg: sg_options(o),
+    }
+}
+
+/// sg's options for the engine.
+fn sg_options(o: &JobOptions) -> ioscope_engine::sg::SgOptions {
+    use ioscope_engine::sg::{SgOptions, SgWriteMode as W};
+    use ioscope_options::SgWriteModeOpt as M;
+    SgOptions {
+        readfua: o.readfua,
+        writefua: o.writefua,
+        write_mode: match o.sg_write_mode {
+            M::Write | M::WriteStream => W::Write,
+            M::WriteAndVerify => W::WriteAndVerify,
+            M::WriteSame => W::WriteSame,
+            M::WriteSameNdob => W::WriteSameNdob,
+            M::VerifyBytchk00 => W::Verify(0),
+            M::VerifyBytchk01 => W::Verify(1),
+            M::VerifyBytchk11 => W::Verify(3),
+        },
     }
 }
 

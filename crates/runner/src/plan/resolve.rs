@@ -20,6 +20,10 @@ pub struct Resolved {
     /// Its engine completes each I/O in the call that issues it (fio's sync engines:
     /// no submission latency, one I/O in flight).
     pub sync: bool,
+    /// It asks for polled completions: hipri on io_uring or io_uring_cmd (an IOPOLL
+    /// ring), or on pvsync2 (RWF_HIPRI for hipri_percentage of its I/Os). Setup
+    /// refuses it on a disk without poll queues, so a run that ran was polled.
+    pub polled: bool,
     /// Its log files.
     pub logs: LogSet,
     /// Bytes it needs before its first I/O.
@@ -64,6 +68,9 @@ pub fn resolve(
         };
     }
     let sync = engines::is_sync(&o.ioengine, o.iodepth);
+    let polled = o.hipri
+        && (o.ioengine.starts_with("io_uring")
+            || (o.ioengine == "pvsync2" && o.hipri_percentage > 0));
     let logs = LogSet::of(&o, number, sync);
     let log_records = if logs.captures() { CHUNK_RECORDS } else { 0 };
     let memory = job_memory(&o, a) + log_bytes(log_records);
@@ -76,6 +83,7 @@ pub fn resolve(
         opts: o,
         access: a,
         sync,
+        polled,
         logs,
         memory,
         log_records,

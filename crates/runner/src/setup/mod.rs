@@ -101,7 +101,7 @@ pub(crate) fn prepare_job(
     let o = &job.opts;
     let diskless = diskless(o, env);
     let files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
-    if polled(o) && !diskless && !env.opts.nop {
+    if job.polled && !diskless && !env.opts.nop {
         check_polling(o, &files)?;
     }
     let blocks = match o.block_error_percentiles {
@@ -231,14 +231,6 @@ fn open_files(
     };
     let destroy = env.opts.allow_destructive;
     files::prepare(o, p.clone, uses, destroy, diskless, env.stop, &mut say)
-}
-
-/// Whether the job asks for polled completions: hipri on io_uring (an IOPOLL ring) or
-/// on pvsync2 (RWF_HIPRI, for hipri_percentage of its I/Os).
-fn polled(o: &JobOptions) -> bool {
-    o.hipri
-        && (o.ioengine.starts_with("io_uring")
-            || (o.ioengine == "pvsync2" && o.hipri_percentage > 0))
 }
 
 /// Polled I/O needs a disk with poll queues. Without them an IOPOLL ring fails every

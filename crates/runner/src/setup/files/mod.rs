@@ -135,13 +135,7 @@ struct FileLayout<'a> {
 impl FileLayout<'_> {
     fn plan(&self, o: &JobOptions, p: &Path) -> Result<FilePlan, RunError> {
         let ex = probe(p, o.filetype)?;
-        if o.ioengine == "io_uring_cmd" && ex.as_ref().and_then(|e| e.generic.as_ref()).is_none() {
-            return Err(RunError::Setup(format!(
-                "{}: ioengine=io_uring_cmd (cmd_type=nvme) needs an NVMe namespace's generic \
-                 device, /dev/ngXnY; this is not one",
-                p.display()
-            )));
-        }
+        passthrough_target(o, p, ex.as_ref())?;
         let (mut start, mut len, mut target) = match self.trace {
             Some(t) => (0, t.ends[self.index], t.ends[self.index]),
             None => region(o, self.files, self.clone, ex.as_ref().map(|e| e.size), p)?,
@@ -213,7 +207,7 @@ impl FileLayout<'_> {
         &self,
         o: &JobOptions,
         p: &Path,
-        g: &crate::sys::nvme_generic::Generic,
+        g: &crate::sys::generic::Generic,
         (start, len, target): (u64, u64, u64),
     ) -> Result<Option<safety::Claim>, RunError> {
         if target.max(start + len) > g.bytes {
@@ -271,6 +265,32 @@ impl FileLayout<'_> {
         }
         Ok(claim)
     }
+}
+
+/// The passthrough engines need their kind of device: io_uring_cmd an NVMe
+/// namespace's generic device, sg a SCSI generic device or a SCSI disk (SG_IO).
+fn passthrough_target(
+    o: &JobOptions,
+    p: &Path,
+    ex: Option<&region::Existing>,
+) -> Result<(), RunError> {
+    use crate::sys::generic::Kind;
+    let kind = ex.and_then(|e| e.generic.as_ref()).map(|g| g.kind);
+    let is_block = ex.is_some_and(|e| e.is_block);
+    let need = match o.ioengine.as_str() {
+        "io_uring_cmd" if kind != Some(Kind::Nvme) => {
+            "ioengine=io_uring_cmd (cmd_type=nvme) needs an NVMe namespace's generic device, \
+             /dev/ngXnY"
+        }
+        "sg" if kind != Some(Kind::Scsi) && !is_block => {
+            "ioengine=sg needs a SCSI generic device (/dev/sgN) or a SCSI block device"
+        }
+        _ => return Ok(()),
+    };
+    Err(RunError::Setup(format!(
+        "{}: {need}; this is not one",
+        p.display()
+    )))
 }
 
 /// The null engine does no I/O to files (fio's "diskless" engines): nothing is created;

@@ -52,10 +52,15 @@ pub(super) fn open_one(
     let generic = ex.as_ref().and_then(|e| e.generic.clone());
     let flags = open_flags(o, is_char);
     let write = access.writes || access.trims;
+    // The sg driver takes a command by write(2), even a READ: its device is opened
+    // read-write whatever the job does (what it may write was checked by the plan).
+    let sg = generic
+        .as_ref()
+        .is_some_and(|g| g.kind == crate::sys::generic::Kind::Scsi);
     let file = OpenOptions::new()
         .read(true)
-        .write(write)
-        .create(write && !is_block && o.allow_file_create)
+        .write(write || sg)
+        .create(write && !is_block && !is_char && o.allow_file_create)
         .custom_flags(flags)
         .open(path)
         .map_err(|e| {
@@ -125,7 +130,7 @@ fn open_flags(o: &JobOptions, is_char: bool) -> i32 {
 fn disk_of(
     md: &std::fs::Metadata,
     is_block: bool,
-    generic: Option<&crate::sys::nvme_generic::Generic>,
+    generic: Option<&crate::sys::generic::Generic>,
 ) -> u64 {
     match (is_block, generic.and_then(|g| g.twin.as_ref())) {
         (true, _) => md.rdev(),

@@ -17,7 +17,7 @@ pub(super) struct Existing {
     pub rdev: u64,
     /// An NVMe generic device (io_uring_cmd's target): its namespace has a size, and
     /// its block device twin is what the safety checks look at.
-    pub generic: Option<crate::sys::nvme_generic::Generic>,
+    pub generic: Option<crate::sys::generic::Generic>,
 }
 
 /// What is at `path` now: nothing, a file, or a block device and its size (a device
@@ -42,7 +42,7 @@ pub(super) fn probe(path: &Path, filetype: FileType) -> Result<Option<Existing>,
         FileType::Char => (false, true),
     };
     let generic = match is_char {
-        true => crate::sys::nvme_generic::probe(path, md.rdev())
+        true => crate::sys::generic::probe(path, md.rdev())
             .transpose()
             .map_err(RunError::Setup)?,
         false => None,
