@@ -11,7 +11,9 @@ status.
 overlay on top, so every host program (ioscope, fio, nvme-cli, test binaries) runs there
 unchanged. CMD runs in the current directory; its stdout and stderr come back on ours and
 its exit status is ours. Each --share DIR is writable and seen at the same path in the
-guest (results are written there). Devices in the guest, by stable name:
+guest (results are written there). The devices' backing images (plain.img, zoned.img,
+pi.img, fdp.img, scsi.img: raw, 1 GiB) are shared writable at $IOSCOPE_RIG_IMAGES, for
+tests that change a device's bytes behind its controller. Devices in the guest, by stable name:
 
     /dev/rig/plain   /dev/rig/plain-ng   NVMe, 4 KiB LBAs, 2 poll queues        (1 GiB)
     /dev/rig/zoned   /dev/rig/zoned-ng   NVMe ZNS, 16 x 64 MiB zones, 8 open/active
@@ -361,15 +363,19 @@ def run(kernel: str, timeout: float, shares: list, envs: list, cmd: list) -> int
         tmp = Path(t)
         out = tmp / "out"
         out.mkdir()
-        images(tmp)
-        script = ["#!/bin/sh"]
+        img_dir = tmp / "img"
+        img_dir.mkdir()
+        images(img_dir)
+        script = ["#!/bin/sh", f"export IOSCOPE_RIG_IMAGES={shquote(str(img_dir))}"]
         for kv in envs:
             k, _, v = kv.partition("=")
             script.append(f"export {k}={shquote(v)}")
         script.append(f"cd {shquote(os.getcwd())} || exit 125")
         script.append("exec " + " ".join(shquote(c) for c in cmd))
         (out / "cmd.sh").write_text("\n".join(script) + "\n")
-        mounts = [str(out)] + [str(Path(s).resolve()) for s in shares]
+        # The backing images are shared too, so a test can change a device's bytes
+        # behind the controller (corrupt data or protection information on purpose).
+        mounts = [str(out), str(img_dir)] + [str(Path(s).resolve()) for s in shares]
         (out / "shares").write_text("\n".join(mounts) + "\n")
         qemu = [
             "qemu-system-x86_64", "-accel", "tcg,thread=multi,tb-size=256", "-cpu", "max",
@@ -383,7 +389,7 @@ def run(kernel: str, timeout: float, shares: list, envs: list, cmd: list) -> int
         for i, m in enumerate(mounts):
             qemu += ["-fsdev", f"local,id=fs{i},path={m},security_model=none",
                      "-device", f"virtio-9p-pci,fsdev=fs{i},mount_tag=share{i}"]
-        qemu += devices(tmp)
+        qemu += devices(img_dir)
         try:
             subprocess.run(qemu, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:

@@ -813,7 +813,13 @@ fn hist_check(coarseness: u32) {
         let path = dir.join(name);
         shape.check_file(&path, who);
         let ls = lines(&path);
-        assert!(ls.len() >= 4, "{who}: only {} hist lines", ls.len());
+        // ioscope logs every 100 ms window of the 1 s run. fio 3.33 writes a window
+        // only when an I/O completes after it and never flushes the last one: on a
+        // loaded machine it wrote none at all once (CI), so its lines are checked for
+        // shape and sums, not counted.
+        if *who == "ioscope" {
+            assert!(ls.len() >= 4, "{who}: only {} hist lines", ls.len());
+        }
         let mut sums = [0u64; 2];
         let mut last_t = 0;
         for l in &ls {

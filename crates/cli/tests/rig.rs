@@ -656,4 +656,163 @@ mod guest {
             "{v}"
         );
     }
+
+    /// Change `bytes` at `offset` of a device's backing image, behind its controller.
+    fn poke_image(image: &str, offset: u64, bytes: &[u8]) {
+        use std::io::{Seek, SeekFrom, Write};
+        let dir = std::env::var("IOSCOPE_RIG_IMAGES").expect("the rig exports IOSCOPE_RIG_IMAGES");
+        let path = Path::new(&dir).join(image);
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.seek(SeekFrom::Start(offset)).unwrap();
+        f.write_all(bytes).unwrap();
+        f.sync_all().unwrap();
+    }
+
+    /// An io_uring_cmd job on the PI namespace (512-byte blocks with 8 bytes of type 1
+    /// protection information): `prog`'s run and JSON (None when it failed).
+    fn pi_job(prog: &Path, extra: &[&str]) -> (Run, Option<serde_json::Value>) {
+        let d = tmpdir();
+        let mut a = vec![
+            "--name=p",
+            "--filename=/dev/rig/pi-ng",
+            "--ioengine=io_uring_cmd",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        let r = run_tool(prog, d.path(), &a, &[]);
+        let v = (r.code == 0).then(|| json_of(prog, &r.stdout));
+        (r, v)
+    }
+
+    /// End-to-end protection information on the PI namespace: with pi_act=1 the
+    /// controller inserts and checks it; with pi_act=0 ioscope writes it (CRC-16 guard,
+    /// application tag, reference tag) and the controller checks what it wrote, and fio
+    /// 3.42 reads ioscope's blocks back through its own PI checks. A block whose data is
+    /// changed behind the controller fails its read with the guard check error at its
+    /// offset; one whose reference tag is changed, with the reference tag check error.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn protection_information_is_written_checked_and_corruption_caught() {
+        in_guest();
+        assert_eq!(
+            std::fs::read_to_string("/sys/block/nvme2n1/integrity/format")
+                .unwrap()
+                .trim(),
+            "T10-DIF-TYPE1-CRC"
+        );
+        let ok = |r: &(Run, Option<serde_json::Value>)| {
+            assert!(r.1.is_some(), "{}{}", r.0.stdout, r.0.stderr);
+            r.1.clone().unwrap()
+        };
+        // The controller inserts and checks (pi_act=1, the default).
+        let w = ok(&pi_job(
+            &bin(),
+            &[
+                "--rw=write",
+                "--bs=4k",
+                "--size=1m",
+                "--pi_chk=GUARD,REFTAG",
+            ],
+        ));
+        assert_eq!(w["jobs"][0]["write"]["total_ios"], 256);
+        ok(&pi_job(
+            &bin(),
+            &[
+                "--rw=read",
+                "--bs=4k",
+                "--size=1m",
+                "--pi_chk=GUARD,REFTAG,APPTAG",
+            ],
+        ));
+        // ioscope writes the PI (8 blocks x 8 bytes per 4 KiB I/O), the controller checks it.
+        let host_pi = [
+            "--pi_act=0",
+            "--md_per_io_size=64",
+            "--pi_chk=GUARD,REFTAG,APPTAG",
+            "--apptag=0x0abc",
+        ];
+        let mut a = vec![
+            "--rw=randwrite",
+            "--bs=4k",
+            "--offset=1m",
+            "--size=1m",
+            "--verify=crc32c",
+            "--do_verify=1",
+        ];
+        a.extend_from_slice(&host_pi);
+        let v = ok(&pi_job(&bin(), &a));
+        assert_eq!(v["jobs"][0]["read"]["total_ios"], 256);
+        // Too small a metadata buffer is refused, saying how much is needed.
+        let (r, _) = pi_job(
+            &bin(),
+            &[
+                "--rw=read",
+                "--bs=4k",
+                "--size=4k",
+                "--pi_act=0",
+                "--md_per_io_size=8",
+            ],
+        );
+        assert!(
+            r.stderr.contains("64 bytes of metadata per I/O")
+                && r.stderr.contains("md_per_io_size=8"),
+            "{}",
+            r.stderr
+        );
+        if available!(Prereq::Fio342) {
+            let mut a = vec!["--rw=read", "--bs=4k", "--offset=1m", "--size=1m"];
+            a.extend_from_slice(&host_pi);
+            let f = ok(&pi_job(&fio342_path(), &a));
+            assert_eq!(
+                f["jobs"][0]["read"]["total_ios"], 256,
+                "fio 3.42 reads ioscope's PI"
+            );
+            assert_eq!(f["jobs"][0]["error"], 0);
+        }
+        // Behind the controller: QEMU keeps the metadata after the data, 8 bytes a block.
+        let nsze = (1u64 << 30) / 520;
+        poke_image("pi.img", 10 * 512 + 100, &[0xff, 0x00, 0xff]);
+        poke_image("pi.img", 512 * nsze + 12 * 8 + 4, &[0xde, 0xad, 0xbe, 0xef]);
+        let check = |chk: &str, needle: &str, offset: u32| {
+            let (r, v) = pi_job(
+                &bin(),
+                &[
+                    "--rw=read",
+                    "--bs=512",
+                    "--size=8k",
+                    &format!("--pi_chk={chk}"),
+                ],
+            );
+            assert!(v.is_none(), "{chk}: the corrupted block read without error");
+            let at = format!("read offset={offset}, buflen=512");
+            assert!(
+                r.stderr.contains(needle) && r.stderr.contains(&at),
+                "{chk}: {}",
+                r.stderr
+            );
+        };
+        check(
+            "GUARD",
+            "cq entry status (sct=0x02; sc=0x82): end-to-end guard check error",
+            5120,
+        );
+        // Past the bad guard, block 12's reference tag (the guard unchecked).
+        let (r, _) = pi_job(
+            &bin(),
+            &[
+                "--rw=read",
+                "--bs=512",
+                "--offset=6k",
+                "--size=2k",
+                "--pi_chk=REFTAG",
+            ],
+        );
+        assert!(
+            r.stderr.contains(
+                "cq entry status (sct=0x02; sc=0x84): end-to-end reference tag check error"
+            ) && r.stderr.contains("read offset=6144, buflen=512"),
+            "{}",
+            r.stderr
+        );
+    }
 }

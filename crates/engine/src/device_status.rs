@@ -1,6 +1,6 @@
 //! A device's own answer to a failed command (an NVMe completion status, a SCSI sense),
-//! carried through the engine's `-errno` completion result so the runner can say which
-//! it was: `-(base + code)`, with bases far above any errno. The job still counts it as
+//! in words, and carried through the engine's `-errno` completion result so the runner
+//! can say which it was: `-(base + code)`, with bases far above any errno. The job still counts it as
 //! an EIO.
 
 /// `-(NVME + status)`: the NVMe status field (status code type and status code).
@@ -33,21 +33,104 @@ pub fn describe(result: i64) -> Option<String> {
         return None;
     }
     Some(match v {
-        v if v < SCSI => format!(
-            "NVMe {}",
-            crate::uring_cmd::nvme::status_text((v - NVME) as u16)
-        ),
+        v if v < SCSI => format!("NVMe {}", nvme_text((v - NVME) as u16)),
         v if v < SCSI_STATUS => {
             let c = v - SCSI;
-            crate::sg::scsi::sense_text((c >> 16) as u8, (c >> 8) as u8, c as u8)
+            sense_text((c >> 16) as u8, (c >> 8) as u8, c as u8)
         }
         v => format!("SCSI status 0x{:02x}", v - SCSI_STATUS),
     })
 }
 
+/// A completion status as fio 3.42 prints it: the status code type and status code.
+pub fn nvme_text(status: u16) -> String {
+    let sct = (status >> 8) & 0x7;
+    let sc = status & 0xff;
+    format!(
+        "cq entry status (sct=0x{sct:02x}; sc=0x{sc:02x}){}",
+        meaning(sct, sc)
+    )
+}
+
+/// The common statuses by name (NVMe base specification, figure "Generic Command
+/// Status Values", and the NVM command set's media errors).
+fn meaning(sct: u16, sc: u16) -> &'static str {
+    match (sct, sc) {
+        (0, 0x01) => ": invalid command opcode",
+        (0, 0x02) => ": invalid field in command",
+        (0, 0x04) => ": data transfer error",
+        (0, 0x06) => ": internal error",
+        (0, 0x0b) => ": invalid namespace or format",
+        (0, 0x80) => ": LBA out of range",
+        (0, 0x81) => ": capacity exceeded",
+        (2, 0x81) => ": unrecovered read error",
+        (2, 0x82) => ": end-to-end guard check error",
+        (2, 0x83) => ": end-to-end application tag check error",
+        (2, 0x84) => ": end-to-end reference tag check error",
+        (2, 0x85) => ": compare failure",
+        (2, 0x86) => ": access denied",
+        _ => "",
+    }
+}
+
+/// A sense as words: the key's name, and the ASC/ASCQ codes.
+pub fn sense_text(key: u8, asc: u8, ascq: u8) -> String {
+    const KEYS: [&str; 16] = [
+        "NO SENSE",
+        "RECOVERED ERROR",
+        "NOT READY",
+        "MEDIUM ERROR",
+        "HARDWARE ERROR",
+        "ILLEGAL REQUEST",
+        "UNIT ATTENTION",
+        "DATA PROTECT",
+        "BLANK CHECK",
+        "VENDOR SPECIFIC",
+        "COPY ABORTED",
+        "ABORTED COMMAND",
+        "reserved (0xc)",
+        "VOLUME OVERFLOW",
+        "MISCOMPARE",
+        "COMPLETED",
+    ];
+    let name = KEYS[usize::from(key & 0xf)];
+    format!(
+        "SCSI sense key {name} (asc=0x{asc:02x}, ascq=0x{ascq:02x}){}",
+        asc_meaning(asc, ascq)
+    )
+}
+
+fn asc_meaning(asc: u8, ascq: u8) -> &'static str {
+    match (asc, ascq) {
+        (0x11, _) => ": unrecovered read error",
+        (0x1d, 0x00) => ": miscompare during verify operation",
+        (0x20, 0x00) => ": invalid command operation code",
+        (0x21, 0x00) => ": logical block address out of range",
+        (0x24, 0x00) => ": invalid field in CDB",
+        (0x26, _) => ": invalid field in parameter list",
+        (0x27, _) => ": write protected",
+        _ => "",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statuses_read_as_fio_prints_them() {
+        assert_eq!(
+            nvme_text(0x0281),
+            "cq entry status (sct=0x02; sc=0x81): unrecovered read error"
+        );
+        assert_eq!(
+            nvme_text(0x0080),
+            "cq entry status (sct=0x00; sc=0x80): LBA out of range"
+        );
+        assert!(
+            sense_text(5, 0x24, 0).contains("ILLEGAL REQUEST (asc=0x24, ascq=0x00): invalid field")
+        );
+    }
 
     #[test]
     fn device_answers_round_trip_and_errnos_are_left_alone() {

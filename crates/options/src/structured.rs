@@ -371,6 +371,29 @@ impl OptValue for ReplaySkip {
     }
 }
 
+/// `pi_chk=`: the protection information fields the controller checks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PiChk {
+    pub guard: bool,
+    pub reftag: bool,
+    pub apptag: bool,
+}
+
+impl OptValue for PiChk {
+    fn parse(raw: &str, _: &ValueCx, _: &Self) -> Result<Self, String> {
+        let mut c = PiChk::default();
+        for k in raw.split(',').map(str::trim).filter(|k| !k.is_empty()) {
+            match k.to_ascii_uppercase().as_str() {
+                "GUARD" => c.guard = true,
+                "REFTAG" => c.reftag = true,
+                "APPTAG" => c.apptag = true,
+                _ => return Err(format!("'{k}' is not one of GUARD, REFTAG, APPTAG")),
+            }
+        }
+        Ok(c)
+    }
+}
+
 /// A `:`-separated list of non-negative numbers, fractions cut off
 /// (merge_blktrace_scalars, merge_blktrace_iters).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]

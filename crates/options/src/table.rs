@@ -206,11 +206,11 @@ option_table! {
     deac: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "write_mode=zeroes: set the deallocate bit (DEAC)" }
     verify_mode: CmdVerifyMode { kind: Kind::Choice(CmdVerifyMode::CHOICES), default: "read", engines: URING_CMD, category: C::Engine, help: "NVMe command the verify phase uses" }
     num_range: u32 { kind: INT, default: "1", min: Some(1), max: Some(256), engines: URING_CMD, category: C::Engine, help: "Ranges per trim (Dataset Management) command", status: NOT_YET }
-    md_per_io_size: u64 { kind: SIZE, default: "0", engines: URING_CMD, category: C::Engine, help: "Bytes of the separate metadata buffer per I/O (protection information)", status: NOT_YET }
-    pi_act: u32 { kind: INT, default: "1", min: Some(0), max: Some(1), engines: URING_CMD, category: C::Engine, help: "PRACT: the controller inserts and strips protection information", status: NOT_YET }
-    pi_chk: Option<String> { engines: URING_CMD, category: C::Engine, help: "Protection information checks: GUARD, REFTAG, APPTAG", status: NOT_YET }
-    apptag: u32 { kind: INT, default: "0x1234", engines: URING_CMD, category: C::Engine, help: "Application tag of protection information", status: NOT_YET }
-    apptag_mask: u32 { kind: INT, default: "0xffff", engines: URING_CMD, category: C::Engine, help: "Application tag mask of protection information", status: NOT_YET }
+    md_per_io_size: u64 { kind: SIZE, default: "0", max: Some(u32::MAX as i64), engines: URING_CMD, category: C::Engine, help: "Bytes of the separate metadata buffer per I/O (a namespace formatted with metadata)" }
+    pi_act: u32 { kind: INT, default: "1", min: Some(0), max: Some(1), engines: URING_CMD, category: C::Engine, help: "1: the controller inserts and strips protection information (PRACT); 0: ioscope writes it in the metadata buffer" }
+    pi_chk: PiChk { kind: Kind::Special("GUARD,REFTAG,APPTAG"), engines: URING_CMD, category: C::Engine, help: "Protection information fields the controller checks (PRCHK): GUARD, REFTAG, APPTAG" }
+    apptag: u32 { kind: INT, default: "0x1234", min: Some(0), max: Some(0xffff), engines: URING_CMD, category: C::Engine, help: "Application tag of protection information" }
+    apptag_mask: u32 { kind: INT, default: "0xffff", min: Some(0), max: Some(0xffff), engines: URING_CMD, category: C::Engine, help: "Application tag mask of protection information" }
     cmdprio_percentage: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(100), engines: ASYNC_PRIO, category: C::Priority, help: "Percentage of I/Os issued with the cmdprio priority" }
     cmdprio_class: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(3), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority class of cmdprio I/Os (1 RT, 2 BE, 3 IDLE; default RT when a percentage or bssplit is set)" }
     cmdprio: PerDir<u32> { kind: INTS, default: "0", min: Some(0), max: Some(7), engines: ASYNC_PRIO, category: C::Priority, help: "I/O priority level of cmdprio I/Os" }

@@ -201,46 +201,6 @@ fn parse_sense(s: &[u8]) -> Option<(u8, u8, u8)> {
     }
 }
 
-/// A sense as words: the key's name, and the ASC/ASCQ codes.
-pub fn sense_text(key: u8, asc: u8, ascq: u8) -> String {
-    const KEYS: [&str; 16] = [
-        "NO SENSE",
-        "RECOVERED ERROR",
-        "NOT READY",
-        "MEDIUM ERROR",
-        "HARDWARE ERROR",
-        "ILLEGAL REQUEST",
-        "UNIT ATTENTION",
-        "DATA PROTECT",
-        "BLANK CHECK",
-        "VENDOR SPECIFIC",
-        "COPY ABORTED",
-        "ABORTED COMMAND",
-        "reserved (0xc)",
-        "VOLUME OVERFLOW",
-        "MISCOMPARE",
-        "COMPLETED",
-    ];
-    let name = KEYS[usize::from(key & 0xf)];
-    format!(
-        "SCSI sense key {name} (asc=0x{asc:02x}, ascq=0x{ascq:02x}){}",
-        asc_meaning(asc, ascq)
-    )
-}
-
-fn asc_meaning(asc: u8, ascq: u8) -> &'static str {
-    match (asc, ascq) {
-        (0x11, _) => ": unrecovered read error",
-        (0x1d, 0x00) => ": miscompare during verify operation",
-        (0x20, 0x00) => ": invalid command operation code",
-        (0x21, 0x00) => ": logical block address out of range",
-        (0x24, 0x00) => ": invalid field in CDB",
-        (0x26, _) => ": invalid field in parameter list",
-        (0x27, _) => ": write protected",
-        _ => "",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -269,8 +229,5 @@ mod tests {
         fixed[12] = 0x11;
         assert_eq!(parse_sense(&fixed), Some((3, 0x11, 0)));
         assert_eq!(parse_sense(&[0x72, 0x05, 0x24, 0x00]), Some((5, 0x24, 0)));
-        assert!(
-            sense_text(5, 0x24, 0).contains("ILLEGAL REQUEST (asc=0x24, ascq=0x00): invalid field")
-        );
     }
 }

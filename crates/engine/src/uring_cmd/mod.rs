@@ -38,6 +38,14 @@ pub struct CmdOptions {
     pub write_mode: WriteMode,
     /// Write Zeroes with the deallocate bit.
     pub deac: bool,
+    /// Bytes of each I/O's separate metadata buffer (`md_per_io_size`).
+    pub md_per_io_size: u32,
+    /// PRACT: the controller inserts and strips protection information (`pi_act`).
+    pub pi_act: bool,
+    /// PRCHK bits: the PI fields the controller checks (`pi_chk`).
+    pub pi_chk: u32,
+    pub apptag: u16,
+    pub apptag_mask: u16,
 }
 
 /// A Dataset Management range: context attributes, length in blocks, start LBA.
@@ -64,6 +72,10 @@ pub(crate) struct UringCmdEngine {
     ranges: Box<[DsmRange]>,
     /// Per-unit length, reported as the bytes done when the command succeeds.
     lens: Box<[u32]>,
+    /// Per-unit separate metadata buffers, `md_len` bytes each (empty when no
+    /// namespace needs one).
+    md: Box<[u8]>,
+    md_len: usize,
     cmd: CmdOptions,
     force_async: ForceAsync,
     iopoll: bool,
@@ -94,6 +106,7 @@ impl UringCmdEngine {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let md_len = metadata_len(&ns, cfg)?;
         let ring: Ring = ring_setup::build_ring_of(depth, opts, NAME)?;
         let fds: Box<[i32]> = cfg.files.iter().map(|f| f.fd).collect();
         if opts.registerfiles || opts.sqthread_poll {
@@ -124,6 +137,8 @@ impl UringCmdEngine {
             iovecs: vec![empty_iov; units].into_boxed_slice(),
             ranges: vec![DsmRange::default(); units].into_boxed_slice(),
             lens: vec![0; units].into_boxed_slice(),
+            md: vec![0; units * md_len].into_boxed_slice(),
+            md_len,
             cmd: opts.cmd,
             force_async: ForceAsync::new(opts.force_async),
             iopoll: opts.hipri,
@@ -190,6 +205,9 @@ impl UringCmdEngine {
         if fua {
             cmd.cdw12 |= nvme::CDW12_FUA;
         }
+        if ns.ms > 0 && matches!(unit.ddir, Ddir::Read | Ddir::Write) {
+            self.protect(&mut cmd, idx, unit, ns, (slba, nlb));
+        }
         let moves_data = matches!(cmd.opcode, nvme::OP_READ | nvme::OP_WRITE);
         let mut buf_index = None;
         if moves_data && self.vectored {
@@ -203,6 +221,57 @@ impl UringCmdEngine {
                 .and_then(|fb| fb.index_of(unit.buf, unit.len));
         }
         Ok((cmd, buf_index))
+    }
+
+    /// Protection information and metadata of a read or write on a namespace formatted
+    /// with metadata: PRINFO (PRACT, PRCHK), the expected reference and application
+    /// tags, and the unit's metadata buffer, with the PI of each block generated here
+    /// for a write when the controller does not insert it (pi_act=0).
+    fn protect(
+        &mut self,
+        cmd: &mut nvme::PassthruCmd,
+        idx: usize,
+        unit: &IoUnit,
+        ns: NsInfo,
+        (slba, nlb): (u64, u32),
+    ) {
+        let c = self.cmd;
+        if ns.pi_type != 0 {
+            cmd.cdw12 |= c.pi_chk;
+            if c.pi_act {
+                cmd.cdw12 |= nvme::CDW12_PRACT;
+            }
+            // Types 1 and 2 check the reference tag against the LBA (its low 32 bits).
+            if ns.pi_type != 3 {
+                cmd.cdw14 = slba as u32;
+            }
+            cmd.cdw15 = u32::from(c.apptag_mask) << 16 | u32::from(c.apptag);
+        }
+        if self.md_len == 0 {
+            return;
+        }
+        let ms = usize::from(ns.ms);
+        let want = nlb as usize * ms;
+        let md = &mut self.md[idx * self.md_len..][..want];
+        cmd.metadata = md.as_mut_ptr() as u64;
+        cmd.metadata_len = want as u32;
+        if unit.ddir != Ddir::Write || c.pi_act || ns.pi_type == 0 {
+            return;
+        }
+        let lba = ns.lba_size() as usize;
+        // SAFETY: the unit's buffer holds `len` bytes (checked by check_rw), and the
+        // job does not touch it until the write completes.
+        let data = unsafe { std::slice::from_raw_parts(unit.buf, unit.len as usize) };
+        let at = if ns.pi_first { 0 } else { ms - nvme::PI_BYTES };
+        for (i, block) in data.chunks(lba).enumerate() {
+            let reftag = if ns.pi_type == 3 {
+                u32::MAX
+            } else {
+                (slba + i as u64) as u32
+            };
+            let pi = nvme::pi_tuple(block, c.apptag, reftag);
+            md[i * ms + at..][..nvme::PI_BYTES].copy_from_slice(&pi);
+        }
     }
 
     fn enter(&mut self, want: usize) -> io::Result<()> {
@@ -238,6 +307,51 @@ impl UringCmdEngine {
 
 /// The engine's name in messages.
 const NAME: &str = "io_uring_cmd";
+
+/// Bytes of separate metadata buffer each unit needs: none when no namespace has
+/// metadata, or when the controller inserts and strips all of it (pi_act=1 on 8 bytes
+/// of PI); else `md_per_io_size`, which must hold the metadata of the largest I/O.
+/// Extended-LBA formats (metadata inside each block) are refused: not yet.
+fn metadata_len(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<usize, EngineError> {
+    let c = cfg.opts.cmd;
+    let mut need = 0usize;
+    for (n, p) in ns.iter().zip(cfg.paths) {
+        if n.ms == 0 || (c.pi_act && n.pi_type != 0 && usize::from(n.ms) == nvme::PI_BYTES) {
+            continue;
+        }
+        if n.extended {
+            return Err(EngineError::Invalid {
+                engine: NAME,
+                msg: format!(
+                    "{}: an extended-LBA format (metadata inside each block) is not supported yet",
+                    p.display()
+                ),
+            });
+        }
+        need = need.max((cfg.unit_buf_len >> n.lba_shift) * usize::from(n.ms));
+    }
+    if need > c.md_per_io_size as usize {
+        return Err(EngineError::Invalid {
+            engine: NAME,
+            msg: format!(
+                "the namespace carries {} bytes of metadata per I/O of the largest block size; \
+                 md_per_io_size={} is too small{}",
+                need,
+                c.md_per_io_size,
+                if c.pi_act {
+                    ""
+                } else {
+                    " (pi_act=0: ioscope writes the protection information)"
+                }
+            ),
+        });
+    }
+    Ok(if need > 0 {
+        c.md_per_io_size as usize
+    } else {
+        0
+    })
+}
 
 impl Engine for UringCmdEngine {
     fn is_sync(&self) -> bool {

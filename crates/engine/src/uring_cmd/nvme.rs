@@ -31,6 +31,14 @@ pub const CDW12_FUA: u32 = 1 << 30;
 pub const CDW12_DEAC: u32 = 1 << 25;
 /// Dataset Management CDW11 bit 2: attribute "deallocate".
 pub const DSM_AD: u32 = 1 << 2;
+/// CDW12 PRINFO: PRACT (the controller inserts and strips protection information) and
+/// PRCHK (which PI fields the controller checks).
+pub const CDW12_PRACT: u32 = 1 << 29;
+pub const PRCHK_GUARD: u32 = 1 << 28;
+pub const PRCHK_APPTAG: u32 = 1 << 27;
+pub const PRCHK_REFTAG: u32 = 1 << 26;
+/// Bytes of 16-bit-guard protection information per block.
+pub const PI_BYTES: usize = 8;
 
 /// What a job needs to know of a namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +50,13 @@ pub struct NsInfo {
     pub ms: u16,
     /// Namespace size in LBAs.
     pub nsze: u64,
+    /// Protection information type (0: none; 1, 2, 3).
+    pub pi_type: u8,
+    /// The PI is in the first 8 bytes of the metadata (else the last).
+    pub pi_first: bool,
+    /// Metadata travels with each block's data (extended LBA) instead of in a
+    /// separate buffer.
+    pub extended: bool,
 }
 
 impl NsInfo {
@@ -136,7 +151,7 @@ pub fn ns_info(fd: RawFd) -> io::Result<NsInfo> {
     if r > 0 {
         return Err(io::Error::other(format!(
             "Identify Namespace failed: {}",
-            status_text(r as u16)
+            crate::device_status::nvme_text(r as u16)
         )));
     }
     parse_identify(nsid, &data)
@@ -159,43 +174,54 @@ fn parse_identify(nsid: u32, d: &[u8]) -> io::Result<NsInfo> {
              namespace {nsze} of them"
         )));
     }
+    let dps = d[29];
     Ok(NsInfo {
         nsid,
         lba_shift,
         ms,
         nsze,
+        pi_type: dps & 0x7,
+        pi_first: dps & 0x8 != 0,
+        extended: flbas & 0x10 != 0,
     })
 }
 
-/// A completion status as fio 3.42 prints it: the status code type and status code.
-pub fn status_text(status: u16) -> String {
-    let sct = (status >> 8) & 0x7;
-    let sc = status & 0xff;
-    format!(
-        "cq entry status (sct=0x{sct:02x}; sc=0x{sc:02x}){}",
-        meaning(sct, sc)
-    )
+/// CRC-16 of T10-DIF (polynomial 0x8BB7, initial 0, not reflected): the guard of
+/// 16-bit-guard protection information.
+pub fn crc16_t10dif(data: &[u8]) -> u16 {
+    data.iter().fold(0u16, |crc, &b| {
+        (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ b)]
+    })
 }
 
-/// The common statuses by name (NVMe base specification, figure "Generic Command
-/// Status Values", and the NVM command set's media errors).
-fn meaning(sct: u16, sc: u16) -> &'static str {
-    match (sct, sc) {
-        (0, 0x01) => ": invalid command opcode",
-        (0, 0x02) => ": invalid field in command",
-        (0, 0x04) => ": data transfer error",
-        (0, 0x06) => ": internal error",
-        (0, 0x0b) => ": invalid namespace or format",
-        (0, 0x80) => ": LBA out of range",
-        (0, 0x81) => ": capacity exceeded",
-        (2, 0x81) => ": unrecovered read error",
-        (2, 0x82) => ": end-to-end guard check error",
-        (2, 0x83) => ": end-to-end application tag check error",
-        (2, 0x84) => ": end-to-end reference tag check error",
-        (2, 0x85) => ": compare failure",
-        (2, 0x86) => ": access denied",
-        _ => "",
+const CRC16_TABLE: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = (i as u16) << 8;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 0x8000 != 0 {
+                (c << 1) ^ 0x8BB7
+            } else {
+                c << 1
+            };
+            k += 1;
+        }
+        t[i] = c;
+        i += 1;
     }
+    t
+};
+
+/// 16-bit-guard protection information of one block: guard, application tag,
+/// reference tag, big-endian.
+pub fn pi_tuple(data: &[u8], apptag: u16, reftag: u32) -> [u8; PI_BYTES] {
+    let mut pi = [0u8; PI_BYTES];
+    pi[0..2].copy_from_slice(&crc16_t10dif(data).to_be_bytes());
+    pi[2..4].copy_from_slice(&apptag.to_be_bytes());
+    pi[4..8].copy_from_slice(&reftag.to_be_bytes());
+    pi
 }
 
 #[cfg(test)]
@@ -233,14 +259,10 @@ mod tests {
     }
 
     #[test]
-    fn statuses_read_as_fio_prints_them() {
-        assert_eq!(
-            status_text(0x0281),
-            "cq entry status (sct=0x02; sc=0x81): unrecovered read error"
-        );
-        assert_eq!(
-            status_text(0x0080),
-            "cq entry status (sct=0x00; sc=0x80): LBA out of range"
-        );
+    fn the_guard_is_t10_difs_crc16() {
+        // The check value of CRC-16/T10-DIF.
+        assert_eq!(crc16_t10dif(b"123456789"), 0xD0DB);
+        let pi = pi_tuple(&[0u8; 512], 0x1234, 7);
+        assert_eq!(&pi[2..], &[0x12, 0x34, 0, 0, 0, 7]);
     }
 }

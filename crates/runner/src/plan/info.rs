@@ -52,7 +52,7 @@ fn sg_options(o: &JobOptions) -> ioscope_engine::sg::SgOptions {
 
 /// io_uring_cmd's options for the engine.
 fn cmd_options(o: &JobOptions) -> ioscope_engine::uring_cmd::CmdOptions {
-    use ioscope_engine::uring_cmd::{CmdOptions, WriteMode};
+    use ioscope_engine::uring_cmd::{nvme, CmdOptions, WriteMode};
     use ioscope_options::CmdWriteMode as M;
     CmdOptions {
         readfua: o.readfua,
@@ -64,6 +64,18 @@ fn cmd_options(o: &JobOptions) -> ioscope_engine::uring_cmd::CmdOptions {
             M::Verify => WriteMode::Verify,
         },
         deac: o.deac,
+        md_per_io_size: o.md_per_io_size as u32,
+        pi_act: o.pi_act == 1,
+        pi_chk: [
+            (o.pi_chk.guard, nvme::PRCHK_GUARD),
+            (o.pi_chk.reftag, nvme::PRCHK_REFTAG),
+            (o.pi_chk.apptag, nvme::PRCHK_APPTAG),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .fold(0, |bits, (_, bit)| bits | bit),
+        apptag: o.apptag as u16,
+        apptag_mask: o.apptag_mask as u16,
     }
 }
 
