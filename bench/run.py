@@ -26,6 +26,29 @@ import _benchlib as bl  # noqa: E402
 GiB = 1 << 30
 
 
+def t_io_uring_path():
+    """fio 3.42's t/io_uring: $T_IO_URING, else ../shared/tools/fio-3.42/t-io_uring."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = os.environ.get("T_IO_URING") or os.path.join(here, "..", "..", "shared", "tools", "fio-3.42", "t-io_uring")
+    return p if os.access(p, os.X_OK) else None
+
+
+def t_io_uring(b, path, args, runtime):
+    """Run t/io_uring for `runtime` s; its IOPS: the median of its once-a-second lines."""
+    rc, out, err, wall = b.run([path] + args + ["-r%d" % runtime], timeout=runtime + 60)
+    vals = []
+    for line in (out + err).splitlines():
+        if "IOPS=" in line:
+            try:
+                vals.append(float(line.split("IOPS=")[1].split(",")[0]))
+            except ValueError:
+                pass
+    if rc != 0 or not vals:
+        return {"rc": rc, "error": "exit %s: %s" % (rc, (err.strip() or out.strip())[-300:])}
+    vals.sort()
+    return {"rc": rc, "iops": vals[len(vals) // 2], "wall_s": wall}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bl.add_common_args(ap, default_runtime=3)
@@ -199,7 +222,23 @@ def run_all(b, reps, rt, skip, rows):
                 res = b.peak(base + extra, rt)
                 b.record("peak --nop --depth=32 --batch=8 [%s]" % key, "ioscope", rep + 1, res)
                 out[key].append(res)
+        # fio 3.42's t/io_uring on the same NOP path, latency tracking on as ours is
+        # (-t1), alternating with ioscope: the anchor for speed.
+        tio = t_io_uring_path()
+        tu = []
+        for rep in range(reps if tio else 0):
+            b.progress("t/io_uring -N1 rep %d/%d" % (rep + 1, reps))
+            res = t_io_uring(b, tio, ["-N1", "-d32", "-s8", "-c8", "-t1"], rt)
+            b.record("t/io_uring -N1 -d32 -s8 -c8 -t1", "t/io_uring", rep + 1, res)
+            tu.append(res)
         with_lat, without = med(out["lat"], "iops"), med(out["nolat"], "iops")
+        if tio:
+            t_iops = med(tu, "iops")
+            rows.append(["peak --nop --depth=32 --batch=8 vs t/io_uring -N1 -d32 -s8 -c8 -t1",
+                         "IOPS, latency tracking on (fio column: t/io_uring 3.42)", bl.fmt_num(t_iops),
+                         bl.fmt_num(with_lat), bl.fmt_ratio(bl.ratio(with_lat, t_iops)) + " io/t", "≥ 1.0"])
+        else:
+            b.note("t/io_uring: not found (../shared/tools/fio-3.42/t-io_uring or $T_IO_URING): its row is left out")
         rows.append(["ioscope peak --nop --depth=32 --batch=8", "IOPS with latency tracking", "", bl.fmt_num(with_lat),
                      "", ""])
         rows.append(["ioscope peak --nop --depth=32 --batch=8 --no-lat", "IOPS without latency tracking", "",

@@ -1,13 +1,16 @@
 //! The device group: tests that need NVMe (poll queues, zones, PI, FDP) or SCSI
 //! devices, run inside the emulated-NVMe rig's guest (`rig/rig.py`, devices under
-//! `/dev/rig`). `device_group_in_the_rig` boots the guest once and runs this same test
-//! binary there with `--ignored rig::guest::`, so every `rig::guest` test is marked
+//! `/dev/rig`). `device_group_in_the_rig` boots the guest once per guest kernel (6.12
+//! and 6.1) and runs this same test binary there with `--ignored rig::guest::`, so every `rig::guest` test is marked
 //! ignored on the host and runs in the guest; the host test fails naming each guest test
 //! that failed, with its output. Emulated devices prove what a path does (commands,
 //! interrupts, bytes), never how fast.
 
 use crate::common::*;
 use std::process::Command;
+
+/// The guest kernels the group runs on: Debian 12's (6.1) and its backports' (6.12).
+pub const KERNELS: [&str; 2] = ["6.12", "6.1"];
 
 #[test]
 fn device_group_in_the_rig() {
@@ -23,9 +26,16 @@ fn device_group_in_the_rig() {
         .map(str::to_string)
         .collect();
     assert!(!want.is_empty(), "no rig::guest tests listed");
+    for kernel in KERNELS {
+        in_the_guest(&exe, kernel, &want);
+    }
+}
+
+/// Boot the guest with `kernel` and run the guest tests there: each must pass.
+fn in_the_guest(exe: &std::path::Path, kernel: &str, want: &[String]) {
     let mut cmd = Command::new("python3");
     cmd.arg(rig_script())
-        .args(["run", "--timeout", "1500"])
+        .args(["run", "--kernel", kernel, "--timeout", "1500"])
         .args(["--env", "IOSCOPE_RIG_GUEST=1", "--env", "RUST_BACKTRACE=1"]);
     for var in ["CI", "PATH", "HOME"] {
         if let Ok(v) = std::env::var(var) {
@@ -34,7 +44,7 @@ fn device_group_in_the_rig() {
     }
     let out = cmd
         .arg("--")
-        .arg(&exe)
+        .arg(exe)
         .args(["--ignored", "--test-threads=1", "rig::guest::"])
         .output()
         .expect("python3 rig/rig.py run");
@@ -50,10 +60,13 @@ fn device_group_in_the_rig() {
         .collect();
     assert!(
         failed.is_empty() && out.status.success(),
-        "in the rig's guest (exit {:?}), not passed: {failed:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        "in the rig's guest, kernel {kernel} (exit {:?}), not passed: {failed:?}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
         out.status.code()
     );
-    eprintln!("rig: {} device tests passed in the guest", passed.len());
+    eprintln!(
+        "rig: {} device tests passed in the {kernel} guest",
+        passed.len()
+    );
 }
 
 /// The tests that run inside the guest.
@@ -811,6 +824,133 @@ mod guest {
             r.stderr.contains(
                 "cq entry status (sct=0x02; sc=0x84): end-to-end reference tag check error"
             ) && r.stderr.contains("read offset=6144, buflen=512"),
+            "{}",
+            r.stderr
+        );
+    }
+
+    /// Each reclaim unit handle's available media writes (RUAMW, in blocks), in the
+    /// order of `nvme fdp status` (what plids index), read by nvme-cli.
+    fn ruamw(dev: &str) -> Vec<u64> {
+        let out = std::process::Command::new("nvme")
+            .args(["fdp", "status", dev, "-o", "json"])
+            .output()
+            .expect("nvme-cli");
+        assert!(
+            out.status.success(),
+            "nvme fdp status: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("nvme fdp status JSON");
+        v["ruhss"]
+            .as_array()
+            .expect("ruhss")
+            .iter()
+            .map(|r| r["ruamw"].as_u64().unwrap())
+            .collect()
+    }
+
+    /// Run a placed write job and return how many blocks each handle took, by the
+    /// device's own count.
+    fn placed(prog: &Path, extra: &[&str]) -> Vec<u64> {
+        let before = ruamw("/dev/rig/fdp");
+        let d = tmpdir();
+        let mut a = vec![
+            "--name=f",
+            "--filename=/dev/rig/fdp-ng",
+            "--ioengine=io_uring_cmd",
+            "--rw=write",
+            "--bs=64k",
+            "--size=1m",
+            "--output-format=json",
+        ];
+        a.extend_from_slice(extra);
+        let r = run_tool(prog, d.path(), &a, &[]);
+        assert_eq!(
+            r.code,
+            0,
+            "{} {a:?}: {}{}",
+            prog.display(),
+            r.stdout,
+            r.stderr
+        );
+        let v = json_of(prog, &r.stdout);
+        assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
+        before
+            .iter()
+            .zip(ruamw("/dev/rig/fdp"))
+            .map(|(b, a)| b - a)
+            .collect()
+    }
+
+    /// Flexible Data Placement: writes land on the reclaim unit handles asked for, by
+    /// the device's own counters (nvme-cli's `fdp status`), 1 MiB being 2048 blocks of
+    /// 512 bytes: one handle (`plids=3`), round robin over two, at random over four;
+    /// fio 3.42 places the same jobs the same way; an index past the handles is refused.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn fdp_writes_land_on_the_handles_asked_for() {
+        in_guest();
+        if !available!(Prereq::Program {
+            name: "nvme",
+            package: "nvme-cli"
+        }) {
+            return;
+        }
+        let ours = bin();
+        assert_eq!(
+            placed(&ours, &["--fdp=1", "--plids=3"]),
+            [0, 0, 0, 2048, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            placed(
+                &ours,
+                &[
+                    "--dataplacement=fdp",
+                    "--plids=1,2",
+                    "--plid_select=roundrobin"
+                ]
+            ),
+            [0, 1024, 1024, 0, 0, 0, 0, 0]
+        );
+        let spread = placed(
+            &ours,
+            &["--fdp=1", "--fdp_pli=4-7", "--fdp_pli_select=random"],
+        );
+        assert_eq!(spread[..4], [0, 0, 0, 0], "{spread:?}");
+        assert_eq!(spread.iter().sum::<u64>(), 2048, "{spread:?}");
+        assert!(
+            spread[4..].iter().filter(|&&n| n > 0).count() >= 2,
+            "{spread:?}"
+        );
+        if available!(Prereq::Fio342) {
+            let fio = fio342_path();
+            assert_eq!(
+                placed(&fio, &["--fdp=1", "--plids=5"]),
+                [0, 0, 0, 0, 0, 2048, 0, 0]
+            );
+            assert_eq!(
+                placed(&fio, &["--fdp=1", "--plids=6,7"]),
+                [0, 0, 0, 0, 0, 0, 1024, 1024]
+            );
+        }
+        let d = tmpdir();
+        let r = run_in(
+            d.path(),
+            &[
+                "--name=f",
+                "--filename=/dev/rig/fdp-ng",
+                "--ioengine=io_uring_cmd",
+                "--rw=write",
+                "--size=64k",
+                "--fdp=1",
+                "--plids=8",
+            ],
+        );
+        assert!(
+            r.stderr
+                .contains("plids index 8: the namespace has 8 placement IDs (indices 0-7)"),
             "{}",
             r.stderr
         );

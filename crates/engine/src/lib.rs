@@ -185,6 +185,8 @@ pub struct EngineOptions {
     pub stat_type: StatType,
     /// io_uring_cmd: FUA and what a write does.
     pub cmd: uring_cmd::CmdOptions,
+    /// io_uring_cmd: Flexible Data Placement of writes, when asked for.
+    pub placement: Option<uring_cmd::Placement>,
     /// sg: FUA and what a write does.
     pub sg: sg::SgOptions,
 }

@@ -371,6 +371,30 @@ impl OptValue for ReplaySkip {
     }
 }
 
+/// A list of indices and ranges (`0,2-4`): `plids`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct IndexList(pub Vec<u32>);
+
+impl OptValue for IndexList {
+    fn parse(raw: &str, _: &ValueCx, _: &Self) -> Result<Self, String> {
+        let mut v = Vec::new();
+        for part in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            let num = |t: &str| {
+                t.trim()
+                    .parse::<u32>()
+                    .map_err(|_| format!("'{raw}' is not a list of indices (e.g. 0,2-4)"))
+            };
+            let (a, b) = (num(a)?, num(b)?);
+            if a > b || b > u32::from(u16::MAX) {
+                return Err(format!("'{raw}': bad range {part}"));
+            }
+            v.extend(a..=b);
+        }
+        Ok(IndexList(v))
+    }
+}
+
 /// `pi_chk=`: the protection information fields the controller checks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct PiChk {

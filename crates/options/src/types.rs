@@ -973,6 +973,24 @@ choice_enum!(
 );
 
 choice_enum!(
+    /// `dataplacement=` (io_uring_cmd): the directive writes carry.
+    DataPlacement {
+        None = ["none"]: "No data placement directive",
+        Fdp = ["fdp"]: "Flexible Data Placement (as fdp=1)",
+        Streams = ["streams"]: "Streams directives"; not_yet,
+    }
+);
+
+choice_enum!(
+    /// `plid_select=` (io_uring_cmd): how the next placement ID is chosen.
+    PlidSelect {
+        RoundRobin = ["roundrobin"]: "Round robin over the placement IDs",
+        Random = ["random"]: "Uniformly at random",
+        Scheme = ["scheme"]: "By offset range, from the dp_scheme file"; not_yet,
+    }
+);
+
+choice_enum!(
     /// `sg_write_mode=` (sg): the SCSI command a write issues.
     SgWriteModeOpt {
         Write = ["write"]: "WRITE commands",

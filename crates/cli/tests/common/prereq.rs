@@ -118,8 +118,8 @@ impl Prereq {
             ),
             Prereq::Fio342 => format!("fio 3.42 at {}", fio342_path().display()),
             Prereq::Rig => format!(
-                "the emulated-NVMe rig: QEMU 10 and a guest kernel (python3 {} prepare; .ci/run \
-                 prepares it)",
+                "the emulated-NVMe rig: QEMU 10 and guest kernels 6.12 and 6.1 (python3 {} prepare \
+                 --kernel 6.12, and --kernel 6.1; .ci/run prepares them)",
                 rig_script().display()
             ),
             Prereq::DebPackage => "the Debian package (packaging/deb/build.sh target/release/ioscope; .ci/run builds it)".into(),
@@ -196,15 +196,17 @@ impl Prereq {
             }
             Prereq::DebPackage => deb_package().map(|_| ()),
             Prereq::Rig => {
-                let out = Command::new("python3")
-                    .arg(rig_script())
-                    .arg("status")
-                    .output()
-                    .map_err(|e| format!("python3 {}: {e}", rig_script().display()))?;
-                match out.status.success() {
-                    true => Ok(()),
-                    false => Err(String::from_utf8_lossy(&out.stdout).trim().to_string()),
+                for kernel in ["6.12", "6.1"] {
+                    let out = Command::new("python3")
+                        .arg(rig_script())
+                        .args(["status", "--kernel", kernel])
+                        .output()
+                        .map_err(|e| format!("python3 {}: {e}", rig_script().display()))?;
+                    if !out.status.success() {
+                        return Err(String::from_utf8_lossy(&out.stdout).trim().to_string());
+                    }
                 }
+                Ok(())
             }
             Prereq::Fio342 => {
                 let out = Command::new(fio342_path())

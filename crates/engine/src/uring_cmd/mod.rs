@@ -48,6 +48,17 @@ pub struct CmdOptions {
     pub apptag_mask: u16,
 }
 
+/// Flexible Data Placement for writes (`fdp=1` / `dataplacement=fdp`).
+#[derive(Clone, Debug, Default)]
+pub struct Placement {
+    /// Indices into each namespace's reclaim unit handle list (`plids`); empty: all.
+    pub indices: Vec<u32>,
+    /// `plid_select=random` (else round robin).
+    pub random: bool,
+    /// Seed of the random choice.
+    pub seed: u64,
+}
+
 /// A Dataset Management range: context attributes, length in blocks, start LBA.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
@@ -76,6 +87,11 @@ pub(crate) struct UringCmdEngine {
     /// namespace needs one).
     md: Box<[u8]>,
     md_len: usize,
+    /// Per file, the placement identifiers writes cycle through (empty: no directive).
+    pids: Box<[Box<[u16]>]>,
+    /// Round robin position, or the random generator's state.
+    next_pid: u64,
+    random_pid: bool,
     cmd: CmdOptions,
     force_async: ForceAsync,
     iopoll: bool,
@@ -107,6 +123,7 @@ impl UringCmdEngine {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let md_len = metadata_len(&ns, cfg)?;
+        let pids = placement_ids(&ns, cfg)?;
         let ring: Ring = ring_setup::build_ring_of(depth, opts, NAME)?;
         let fds: Box<[i32]> = cfg.files.iter().map(|f| f.fd).collect();
         if opts.registerfiles || opts.sqthread_poll {
@@ -139,6 +156,9 @@ impl UringCmdEngine {
             lens: vec![0; units].into_boxed_slice(),
             md: vec![0; units * md_len].into_boxed_slice(),
             md_len,
+            pids,
+            next_pid: opts.placement.as_ref().map_or(0, |p| p.seed | 1),
+            random_pid: opts.placement.as_ref().is_some_and(|p| p.random),
             cmd: opts.cmd,
             force_async: ForceAsync::new(opts.force_async),
             iopoll: opts.hipri,
@@ -205,6 +225,12 @@ impl UringCmdEngine {
         if fua {
             cmd.cdw12 |= nvme::CDW12_FUA;
         }
+        if cmd.opcode == nvme::OP_WRITE {
+            if let Some(pid) = self.placement(unit.file as usize) {
+                cmd.cdw12 |= nvme::CDW12_DTYPE_PLACEMENT;
+                cmd.cdw13 = u32::from(pid) << 16;
+            }
+        }
         if ns.ms > 0 && matches!(unit.ddir, Ddir::Read | Ddir::Write) {
             self.protect(&mut cmd, idx, unit, ns, (slba, nlb));
         }
@@ -221,6 +247,27 @@ impl UringCmdEngine {
                 .and_then(|fb| fb.index_of(unit.buf, unit.len));
         }
         Ok((cmd, buf_index))
+    }
+
+    /// The placement identifier of the next write to `file`, when writes are placed:
+    /// round robin over the job's placement IDs, or uniformly at random.
+    fn placement(&mut self, file: usize) -> Option<u16> {
+        let pids = self.pids.get(file).filter(|p| !p.is_empty())?;
+        let n = pids.len() as u64;
+        let i = if self.random_pid {
+            // xorshift64*: cheap, and repeatable from the job's seed.
+            let mut x = self.next_pid;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.next_pid = x;
+            x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
+        } else {
+            let i = self.next_pid % n;
+            self.next_pid = self.next_pid.wrapping_add(1);
+            i
+        };
+        Some(pids[i as usize])
     }
 
     /// Protection information and metadata of a read or write on a namespace formatted
@@ -307,6 +354,56 @@ impl UringCmdEngine {
 
 /// The engine's name in messages.
 const NAME: &str = "io_uring_cmd";
+
+/// Per file, the placement identifiers its writes use: the namespace's reclaim unit
+/// handles (I/O Management Receive), picked by `plids` indices. A namespace without
+/// FDP, or an index past its list, is refused naming what it has.
+fn placement_ids(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<Box<[Box<[u16]>]>, EngineError> {
+    let Some(p) = &cfg.opts.placement else {
+        return Ok(vec![Box::default(); ns.len()].into_boxed_slice());
+    };
+    let mut out = Vec::with_capacity(ns.len());
+    for ((n, f), path) in ns.iter().zip(cfg.files).zip(cfg.paths) {
+        let all = nvme::placement_ids(f.fd, n.nsid).map_err(|source| EngineError::Setup {
+            engine: NAME,
+            what: format!(
+                "{}: dataplacement=fdp: reclaim unit handle status (is FDP enabled?)",
+                path.display()
+            ),
+            source,
+        })?;
+        let pick: Result<Vec<u16>, EngineError> = match p.indices.is_empty() {
+            true => Ok(all.clone()),
+            false => p
+                .indices
+                .iter()
+                .map(|&i| {
+                    all.get(i as usize).copied().ok_or_else(|| EngineError::Invalid {
+                        engine: NAME,
+                        msg: format!(
+                            "{}: plids index {i}: the namespace has {} placement IDs (indices 0-{})",
+                            path.display(),
+                            all.len(),
+                            all.len().saturating_sub(1)
+                        ),
+                    })
+                })
+                .collect(),
+        };
+        let pick = pick?;
+        if pick.is_empty() {
+            return Err(EngineError::Invalid {
+                engine: NAME,
+                msg: format!(
+                    "{}: dataplacement=fdp: the namespace has no placement IDs",
+                    path.display()
+                ),
+            });
+        }
+        out.push(pick.into_boxed_slice());
+    }
+    Ok(out.into_boxed_slice())
+}
 
 /// Bytes of separate metadata buffer each unit needs: none when no namespace has
 /// metadata, or when the controller inserts and strips all of it (pi_act=1 on 8 bytes

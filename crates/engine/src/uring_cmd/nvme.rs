@@ -11,6 +11,8 @@ use std::os::fd::RawFd;
 const NVME_IOCTL_ID: libc::c_ulong = 0x4E40;
 /// `_IOWR('N', 0x41, struct nvme_passthru_cmd)` (72 bytes): an admin command.
 const NVME_IOCTL_ADMIN_CMD: libc::c_ulong = 0xC048_4E41;
+/// `_IOWR('N', 0x43, struct nvme_passthru_cmd)`: an I/O command, synchronously.
+const NVME_IOCTL_IO_CMD: libc::c_ulong = 0xC048_4E43;
 /// `_IOWR('N', 0x80, struct nvme_uring_cmd)`: an I/O command, data at `addr`.
 pub const NVME_URING_CMD_IO: u32 = 0xC048_4E80;
 /// `_IOWR('N', 0x81, struct nvme_uring_cmd)`: an I/O command, `addr` an iovec array.
@@ -25,6 +27,11 @@ pub const OP_DSM: u8 = 0x09;
 pub const OP_VERIFY: u8 = 0x0C;
 /// Identify (admin), CNS 0: the namespace data structure.
 const OP_IDENTIFY: u8 = 0x06;
+/// I/O Management Receive; management operation 1: Reclaim Unit Handle Status.
+const OP_IO_MGMT_RECV: u8 = 0x12;
+/// CDW12 DTYPE (bits 23:20) 2: the write carries a data placement directive, whose
+/// placement identifier goes in CDW13 DSPEC (bits 31:16).
+pub const CDW12_DTYPE_PLACEMENT: u32 = 2 << 20;
 /// CDW12 bit 30: Force Unit Access.
 pub const CDW12_FUA: u32 = 1 << 30;
 /// Write Zeroes CDW12 bit 25: deallocate the blocks.
@@ -157,6 +164,47 @@ pub fn ns_info(fd: RawFd) -> io::Result<NsInfo> {
     parse_identify(nsid, &data)
 }
 
+/// The placement identifiers of the namespace's reclaim unit handles, in the order of
+/// the Reclaim Unit Handle Status list (what fio's `plids` index, and `nvme fdp
+/// status` lists).
+pub fn placement_ids(fd: RawFd, nsid: u32) -> io::Result<Vec<u16>> {
+    let mut data = vec![0u8; 16 + 32 * 128];
+    let mut cmd = PassthruCmd {
+        opcode: OP_IO_MGMT_RECV,
+        nsid,
+        addr: data.as_mut_ptr() as u64,
+        data_len: data.len() as u32,
+        cdw10: 1,
+        // Dwords to transfer, 0-based.
+        cdw11: (data.len() / 4 - 1) as u32,
+        ..Default::default()
+    };
+    // SAFETY: the command points at `data`, writable for data_len bytes, alive for
+    // the synchronous ioctl; `cmd` is the kernel's 72-byte struct.
+    let r = unsafe { libc::ioctl(fd, NVME_IOCTL_IO_CMD, &mut cmd as *mut PassthruCmd) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if r > 0 {
+        return Err(io::Error::other(format!(
+            "Reclaim Unit Handle Status: {}",
+            crate::device_status::nvme_text(r as u16)
+        )));
+    }
+    Ok(parse_ruh_status(&data))
+}
+
+/// The placement identifiers of a Reclaim Unit Handle Status page: NRUHSD at bytes
+/// 14–15, then 32-byte descriptors whose first two bytes are the PID.
+fn parse_ruh_status(d: &[u8]) -> Vec<u16> {
+    let n = usize::from(u16::from_le_bytes([d[14], d[15]]));
+    (0..n)
+        .map(|i| 16 + 32 * i)
+        .take_while(|&at| at + 2 <= d.len())
+        .map(|at| u16::from_le_bytes([d[at], d[at + 1]]))
+        .collect()
+}
+
 /// NSZE, and the current LBA format's data and metadata sizes, from Identify
 /// Namespace data.
 fn parse_identify(nsid: u32, d: &[u8]) -> io::Result<NsInfo> {
@@ -256,6 +304,16 @@ mod tests {
         assert_eq!(u32::from_le_bytes(b[40..44].try_into().unwrap()), 2);
         assert_eq!(u32::from_le_bytes(b[44..48].try_into().unwrap()), 1);
         assert_eq!(u32::from_le_bytes(b[48..52].try_into().unwrap()), 7);
+    }
+
+    #[test]
+    fn a_ruh_status_page_lists_its_placement_ids() {
+        let mut d = vec![0u8; 16 + 32 * 3];
+        d[14] = 3;
+        for (i, pid) in [0u16, 5, 9].iter().enumerate() {
+            d[16 + 32 * i..][..2].copy_from_slice(&pid.to_le_bytes());
+        }
+        assert_eq!(parse_ruh_status(&d), vec![0, 5, 9]);
     }
 
     #[test]

@@ -27,8 +27,19 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
             ioscope_options::StatType::Statx => ioscope_engine::StatType::Statx,
         },
         cmd: cmd_options(o),
+        placement: placement(o),
         sg: sg_options(o),
     }
+}
+
+/// Flexible Data Placement of io_uring_cmd's writes (fdp=1 or dataplacement=fdp).
+fn placement(o: &JobOptions) -> Option<ioscope_engine::uring_cmd::Placement> {
+    let fdp = o.fdp || o.dataplacement == ioscope_options::DataPlacement::Fdp;
+    fdp.then(|| ioscope_engine::uring_cmd::Placement {
+        indices: o.plids.as_ref().map(|l| l.0.clone()).unwrap_or_default(),
+        random: o.plid_select == ioscope_options::PlidSelect::Random,
+        seed: o.randseed,
+    })
 }
 
 /// sg's options for the engine.
