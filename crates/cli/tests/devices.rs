@@ -150,3 +150,53 @@ fn fill_device_writes_until_the_filesystem_is_full() {
         "wrote {written} bytes into an 8 MiB filesystem"
     );
 }
+
+/// SCSI commands know no partitions: `ioengine=sg` on one would address the whole
+/// disk from LBA 0, past the checks made on the partition. Refused, naming why, before
+/// anything is opened for I/O.
+#[test]
+fn sg_on_a_partition_is_refused() {
+    require!(
+        Prereq::Root,
+        Prereq::LOSETUP,
+        Prereq::Program {
+            name: "sfdisk",
+            package: "fdisk"
+        },
+        Prereq::Program {
+            name: "partx",
+            package: "util-linux"
+        }
+    );
+    let Some(lp) = Loop::new("64M") else {
+        skip!("a loop device over /dev/shm (losetup --find --show failed)")
+    };
+    let part = format!("{}p1", lp.dev);
+    if sh(&format!(
+        "echo 'start=2048, size=8192' | sfdisk -q {0} && partx -a {0}",
+        lp.dev
+    ))
+    .is_none()
+        || !std::path::Path::new(&part).exists()
+    {
+        skip!("a partition on a loop device (sfdisk and partx -a failed)")
+    }
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "--name=p",
+            &format!("--filename={part}"),
+            "--ioengine=sg",
+            "--rw=read",
+            "--size=4k",
+        ],
+    );
+    let _ = sh(&format!("partx -d {}", lp.dev));
+    assert_ne!(r.code, 0, "{}", r.stdout);
+    assert!(
+        r.stderr.contains(&part) && r.stderr.contains("would address the whole disk"),
+        "{}",
+        r.stderr
+    );
+}

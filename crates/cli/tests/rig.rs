@@ -533,6 +533,35 @@ mod guest {
             assert_eq!(r["jobs"][0]["read"]["total_ios"], 500);
             jobs.push(r["jobs"][0].clone());
         }
+        // A generic device takes only its own engine's commands (data written to
+        // /dev/sgN would be read as a SCSI command).
+        for (dev, want) in [
+            (
+                "/dev/rig/scsi-sg",
+                "a SCSI generic device takes only ioengine=sg",
+            ),
+            (
+                "/dev/rig/plain-ng",
+                "an NVMe generic device takes only ioengine=io_uring_cmd",
+            ),
+        ] {
+            let d = tmpdir();
+            let r = run_in(
+                d.path(),
+                &[
+                    "--name=x",
+                    &format!("--filename={dev}"),
+                    "--ioengine=psync",
+                    "--rw=write",
+                    "--size=64k",
+                ],
+            );
+            assert!(
+                r.code != 0 && r.stderr.contains(want),
+                "{dev}: {}",
+                r.stderr
+            );
+        }
         // Through SG_IO on the disk itself.
         let r = sg_job(
             &bin(),

@@ -104,6 +104,15 @@ impl History {
     /// A query's database: ours, of this schema.
     fn check_readable(&self) -> Result<(), HistoryError> {
         let (app, version, _) = facts(&self.conn).map_err(|e| self.sql(e))?;
+        // A migration in WAL mode may not be in the main file's header yet: the
+        // version read here, through SQLite, is the one that counts.
+        if app == APPLICATION_ID && version > SCHEMA_VERSION {
+            return Err(HistoryError::Newer {
+                path: self.path.clone(),
+                found: version,
+                known: SCHEMA_VERSION,
+            });
+        }
         if app != APPLICATION_ID || version != SCHEMA_VERSION {
             return Err(HistoryError::Unusable {
                 path: self.path.clone(),

@@ -154,10 +154,14 @@ impl UringCmdEngine {
             iovecs: vec![empty_iov; units].into_boxed_slice(),
             ranges: vec![DsmRange::default(); units].into_boxed_slice(),
             lens: vec![0; units].into_boxed_slice(),
-            md: vec![0; units * md_len].into_boxed_slice(),
+            md: vec![0; md_bytes(units, md_len)?].into_boxed_slice(),
             md_len,
             pids,
-            next_pid: opts.placement.as_ref().map_or(0, |p| p.seed | 1),
+            // Round robin starts at the first placement ID; random from the seed.
+            next_pid: opts
+                .placement
+                .as_ref()
+                .map_or(0, |p| if p.random { p.seed | 1 } else { 0 }),
             random_pid: opts.placement.as_ref().is_some_and(|p| p.random),
             cmd: opts.cmd,
             force_async: ForceAsync::new(opts.force_async),
@@ -184,6 +188,12 @@ impl UringCmdEngine {
         }
         let slba = unit.offset >> ns.lba_shift;
         let nlb = unit.len >> ns.lba_shift;
+        // NLB is a 16-bit field (0-based): Write Zeroes, Uncorrectable and Verify move
+        // no data, so nothing else would stop a larger one from spilling into CDW12's
+        // other bits.
+        if nlb > 1 << 16 {
+            return Err(-(libc::EINVAL as i64));
+        }
         let data = (unit.buf as u64, unit.len);
         let none = (0, 0);
         let c = self.cmd;
@@ -231,7 +241,7 @@ impl UringCmdEngine {
                 cmd.cdw13 = u32::from(pid) << 16;
             }
         }
-        if ns.ms > 0 && matches!(unit.ddir, Ddir::Read | Ddir::Write) {
+        if ns.ms > 0 && matches!(cmd.opcode, nvme::OP_READ | nvme::OP_WRITE) {
             self.protect(&mut cmd, idx, unit, ns, (slba, nlb));
         }
         let moves_data = matches!(cmd.opcode, nvme::OP_READ | nvme::OP_WRITE);
@@ -294,7 +304,7 @@ impl UringCmdEngine {
             }
             cmd.cdw15 = u32::from(c.apptag_mask) << 16 | u32::from(c.apptag);
         }
-        if self.md_len == 0 {
+        if self.md_len == 0 || !needs_md(&ns, &c) {
             return;
         }
         let ms = usize::from(ns.ms);
@@ -405,6 +415,24 @@ fn placement_ids(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<Box<[Box<[u16]
     Ok(out.into_boxed_slice())
 }
 
+/// Whether commands to namespace `n` need a separate metadata buffer: it has
+/// metadata, and the controller does not insert and strip all of it (pi_act=1 on 8
+/// bytes of PI).
+fn needs_md(n: &NsInfo, c: &CmdOptions) -> bool {
+    n.ms > 0 && !(c.pi_act && n.pi_type != 0 && usize::from(n.ms) == nvme::PI_BYTES)
+}
+
+/// The metadata region: `units` buffers of `md_len` bytes, refused when absurd.
+fn md_bytes(units: usize, md_len: usize) -> Result<usize, EngineError> {
+    units
+        .checked_mul(md_len)
+        .filter(|&n| n <= 1 << 32)
+        .ok_or_else(|| EngineError::Invalid {
+            engine: NAME,
+            msg: format!("md_per_io_size={md_len} for {units} I/O units is more memory than ioscope will take"),
+        })
+}
+
 /// Bytes of separate metadata buffer each unit needs: none when no namespace has
 /// metadata, or when the controller inserts and strips all of it (pi_act=1 on 8 bytes
 /// of PI); else `md_per_io_size`, which must hold the metadata of the largest I/O.
@@ -413,7 +441,17 @@ fn metadata_len(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<usize, EngineEr
     let c = cfg.opts.cmd;
     let mut need = 0usize;
     for (n, p) in ns.iter().zip(cfg.paths) {
-        if n.ms == 0 || (c.pi_act && n.pi_type != 0 && usize::from(n.ms) == nvme::PI_BYTES) {
+        if n.pi_type != 0 && usize::from(n.ms) < nvme::PI_BYTES {
+            return Err(EngineError::Invalid {
+                engine: NAME,
+                msg: format!(
+                    "{}: protection information in {} bytes of metadata: not supported",
+                    p.display(),
+                    n.ms
+                ),
+            });
+        }
+        if !needs_md(n, &c) {
             continue;
         }
         if n.extended {
@@ -431,8 +469,12 @@ fn metadata_len(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<usize, EngineEr
         return Err(EngineError::Invalid {
             engine: NAME,
             msg: format!(
-                "the namespace carries {} bytes of metadata per I/O of the largest block size; \
-                 md_per_io_size={} is too small{}",
+                "{}: the namespace carries {} bytes of metadata per I/O of the largest block \
+                 size; md_per_io_size={} is too small{}",
+                cfg.paths
+                    .first()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
                 need,
                 c.md_per_io_size,
                 if c.pi_act {

@@ -29,6 +29,12 @@ pub fn whole_disk(dev: (u32, u32)) -> Option<String> {
     Some(name)
 }
 
+/// Whether the block device `rdev` is a partition (sysfs has its `partition` file).
+pub fn is_partition(rdev: u64) -> bool {
+    let (maj, min) = (libc::major(rdev), libc::minor(rdev));
+    std::path::Path::new(&format!("/sys/dev/block/{maj}:{min}/partition")).exists()
+}
+
 /// Whether the disk behind device (major, minor) completes polled I/O (io_uring's
 /// IOPOLL, hipri): its `queue/io_poll` is 1. Why not, otherwise.
 pub fn polls(dev: (u32, u32)) -> Result<(), String> {

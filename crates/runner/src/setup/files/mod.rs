@@ -212,7 +212,7 @@ impl FileLayout<'_> {
     ) -> Result<Option<safety::Claim>, RunError> {
         if target.max(start + len) > g.bytes {
             return Err(RunError::Setup(format!(
-                "{}: I/O region {start}+{len} is beyond the namespace's size {}",
+                "{}: I/O region {start}+{len} is beyond the device's size {}",
                 p.display(),
                 g.bytes
             )));
@@ -229,12 +229,24 @@ impl FileLayout<'_> {
         };
         let Some((twin, rdev)) = &g.twin else {
             return Err(refuse(
-                "the namespace has no block device to check for data and mounts".into(),
+                "the device has no block device to check for data and mounts".into(),
             ));
         };
+        // The checks read the twin: it must show the whole device (the kernel gives a
+        // namespace whose format its block layer cannot use a size of 0).
+        let shown = std::fs::File::open(twin)
+            .and_then(|f| crate::sys::disk::block_size(&f))
+            .unwrap_or(0);
+        if shown != g.bytes {
+            return Err(refuse(format!(
+                "its block device {} shows {shown} of its {} bytes, so its data cannot be checked",
+                twin.display(),
+                g.bytes
+            )));
+        }
         safety::claim(twin, *rdev)
             .map(Some)
-            .map_err(|why| refuse(format!("its namespace is {}: {why}", twin.display())))
+            .map_err(|why| refuse(format!("its block device is {}: {why}", twin.display())))
     }
 
     /// A device is written only when it is safe (or the user said so), and the
@@ -276,21 +288,31 @@ fn passthrough_target(
 ) -> Result<(), RunError> {
     use crate::sys::generic::Kind;
     let kind = ex.and_then(|e| e.generic.as_ref()).map(|g| g.kind);
-    let is_block = ex.is_some_and(|e| e.is_block);
-    let need = match o.ioengine.as_str() {
-        "io_uring_cmd" if kind != Some(Kind::Nvme) => {
+    let block = ex.filter(|e| e.is_block);
+    let engine = o.ioengine.as_str();
+    let need = match (engine, kind) {
+        ("io_uring_cmd", k) if k != Some(Kind::Nvme) => {
             "ioengine=io_uring_cmd (cmd_type=nvme) needs an NVMe namespace's generic device, \
-             /dev/ngXnY"
+             /dev/ngXnY; this is not one"
         }
-        "sg" if kind != Some(Kind::Scsi) && !is_block => {
-            "ioengine=sg needs a SCSI generic device (/dev/sgN) or a SCSI block device"
+        ("sg", k) if k != Some(Kind::Scsi) && block.is_none() => {
+            "ioengine=sg needs a SCSI generic device (/dev/sgN) or a SCSI disk; this is neither"
         }
+        // SG_IO on a partition addresses the whole disk: its LBAs are not the
+        // partition's, and the checks made on the partition would not cover them.
+        ("sg", _) if block.is_some_and(|e| crate::sys::disk::is_partition(e.rdev)) => {
+            "ioengine=sg on a partition would address the whole disk (SCSI commands know no \
+             partitions): name the disk or its /dev/sgN"
+        }
+        // A generic device takes only its own commands: data written to /dev/sgN is
+        // read as a SCSI command, and /dev/ngXnY has no read(2) or write(2).
+        (e, Some(Kind::Nvme)) if e != "io_uring_cmd" => {
+            "an NVMe generic device takes only ioengine=io_uring_cmd"
+        }
+        (e, Some(Kind::Scsi)) if e != "sg" => "a SCSI generic device takes only ioengine=sg",
         _ => return Ok(()),
     };
-    Err(RunError::Setup(format!(
-        "{}: {need}; this is not one",
-        p.display()
-    )))
+    Err(RunError::Setup(format!("{}: {need}", p.display())))
 }
 
 /// The null engine does no I/O to files (fio's "diskless" engines): nothing is created;
