@@ -264,15 +264,22 @@ mod guest {
     /// Run `prog` (ioscope or fio 3.42) with io_uring_cmd options on the plain
     /// namespace's generic device; its JSON.
     fn cmd_job(prog: &Path, extra: &[&str]) -> serde_json::Value {
-        let d = tmpdir();
-        let mut a = vec![
+        let base = [
             "--name=c",
             "--filename=/dev/rig/plain-ng",
             "--ioengine=io_uring_cmd",
             "--cmd_type=nvme",
             "--iodepth=4",
-            "--output-format=json",
         ];
+        ok_job(prog, &base, extra)
+    }
+
+    /// Run `prog` with `base` and `extra` options and JSON output: it must succeed;
+    /// its JSON.
+    fn ok_job(prog: &Path, base: &[&str], extra: &[&str]) -> serde_json::Value {
+        let d = tmpdir();
+        let mut a = base.to_vec();
+        a.push("--output-format=json");
         a.extend_from_slice(extra);
         let r = run_tool(prog, d.path(), &a, &[]);
         assert_eq!(
@@ -283,8 +290,7 @@ mod guest {
             r.stdout,
             r.stderr
         );
-        serde_json::from_str(&r.stdout)
-            .unwrap_or_else(|e| panic!("{}: not JSON ({e}): {}", prog.display(), r.stdout))
+        json_of(prog, &r.stdout)
     }
 
     fn keys(v: &serde_json::Value) -> std::collections::BTreeSet<String> {
@@ -447,26 +453,12 @@ mod guest {
 
     /// Run `prog` with ioengine=sg on `dev` and these options; its JSON.
     fn sg_job(prog: &Path, dev: &str, extra: &[&str]) -> serde_json::Value {
-        let d = tmpdir();
         let file = format!("--filename={dev}");
-        let mut a = vec![
-            "--name=s",
-            &file,
-            "--ioengine=sg",
-            "--iodepth=4",
-            "--output-format=json",
-        ];
-        a.extend_from_slice(extra);
-        let r = run_tool(prog, d.path(), &a, &[]);
-        assert_eq!(
-            r.code,
-            0,
-            "{} {a:?}: {}{}",
-            prog.display(),
-            r.stdout,
-            r.stderr
-        );
-        json_of(prog, &r.stdout)
+        ok_job(
+            prog,
+            &["--name=s", &file, "--ioengine=sg", "--iodepth=4"],
+            extra,
+        )
     }
 
     /// sg on /dev/sgN (write/read, asynchronous) and on the disk itself (SG_IO): writes
@@ -884,27 +876,15 @@ mod guest {
     /// device's own count.
     fn placed(prog: &Path, extra: &[&str]) -> Vec<u64> {
         let before = ruamw("/dev/rig/fdp");
-        let d = tmpdir();
-        let mut a = vec![
+        let base = [
             "--name=f",
             "--filename=/dev/rig/fdp-ng",
             "--ioengine=io_uring_cmd",
             "--rw=write",
             "--bs=64k",
             "--size=1m",
-            "--output-format=json",
         ];
-        a.extend_from_slice(extra);
-        let r = run_tool(prog, d.path(), &a, &[]);
-        assert_eq!(
-            r.code,
-            0,
-            "{} {a:?}: {}{}",
-            prog.display(),
-            r.stdout,
-            r.stderr
-        );
-        let v = json_of(prog, &r.stdout);
+        let v = ok_job(prog, &base, extra);
         assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
         before
             .iter()
