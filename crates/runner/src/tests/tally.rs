@@ -35,7 +35,10 @@ fn act_counts_the_latencies_of_its_jobs_per_hour() {
     let a = j.act.as_ref().expect("act's slices");
     assert_eq!(a.slices.len(), 1, "2 s: one hour-slice");
     let ios = j.dirs[0].total_ios + j.dirs[1].total_ios;
-    assert!(ios > 1000, "{ios}");
+    // How many I/Os fit in the 2 s depends on how the jobs' threads interleave on the
+    // shared manual clock (CI once saw 780 under load); the checks below need only
+    // enough for a tenth of them to be slow.
+    assert!(ios > 200, "{ios}");
     let [n, over1, over8, over64] = a.slices[0];
     assert_eq!(n, ios, "every I/O of every act job");
     // The I/Os over 1 ms (in whole µs), in one of the three columns each, are those
