@@ -509,6 +509,7 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     let ro = RunOptions {
         nop: a.nop,
         combine_submit_wait: true,
+        engine_loop: true,
         live_interval: a.live.runner_interval(),
         ..Default::default()
     };

@@ -30,6 +30,7 @@ macro_rules! no_completions {
     };
 }
 
+mod burst;
 pub mod device_status;
 mod fileops;
 mod libaio;
@@ -53,6 +54,7 @@ mod uring;
 pub mod uring_cmd;
 mod vsync;
 
+pub use burst::Burst;
 pub use offload::{refusal as offload_refusal, with_offload};
 use sync_engine::SyncEngine;
 
@@ -254,6 +256,13 @@ pub trait Engine {
         let submitted = self.commit()?;
         let reaped = self.getevents(min, max)?;
         Ok((submitted, reaped))
+    }
+
+    /// Runs the job's I/O in the engine's own loop (see [`Burst`]) until `b` has no
+    /// more to issue or asks to stop, with nothing left in flight. None: this engine
+    /// (or its configuration) has no such loop, and nothing was done.
+    fn burst<B: Burst>(&mut self, _b: &mut B) -> Option<io::Result<()>> {
+        None
     }
 }
 

@@ -26,6 +26,11 @@ pub struct RunOptions {
     pub live_interval: Option<Duration>,
     /// Submit and wait in one call when the queue is full (`ioscope peak`).
     pub combine_submit_wait: bool,
+    /// Let the engine run a job that does nothing between its I/Os in its own loop
+    /// (`ioscope peak`; io_uring has one): t/io_uring's rounds, without the general
+    /// loop's per-I/O steps. Other jobs, and engines without one, use the general loop.
+    #[serde(default)]
+    pub engine_loop: bool,
     /// What per-I/O logs are written as (`--log-format`).
     pub log_format: ioscope_iolog::LogFormat,
     /// Where state files go (fio's --aux-path; default: the current directory).

@@ -130,6 +130,14 @@ impl Histogram {
         self.total += 1;
     }
 
+    /// `n` samples of the same value.
+    #[inline]
+    pub fn add_n(&mut self, v: u64, n: u64) {
+        let i = index(v).min(BUCKETS - 1);
+        self.counts[i] += n;
+        self.total += n;
+    }
+
     pub fn count(&self) -> u64 {
         self.total
     }

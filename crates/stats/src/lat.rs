@@ -37,6 +37,18 @@ impl LatStat {
         self.sumsq = self.sumsq.wrapping_add((v as u128) * (v as u128));
     }
 
+    /// `n` samples of the same value `v` (exactly as `n` calls of [`Self::add`]).
+    #[inline]
+    pub fn add_n(&mut self, v: u64, n: u64) {
+        self.n += n;
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += v as u128 * n as u128;
+        self.sumsq = self
+            .sumsq
+            .wrapping_add((v as u128) * (v as u128) * n as u128);
+    }
+
     pub fn merge(&mut self, o: &LatStat) {
         self.n += o.n;
         self.min = self.min.min(o.min);
@@ -105,6 +117,18 @@ impl LatTrack {
         }
     }
 
+    /// `n` samples of the same value (see [`LatStat::add_n`]).
+    #[inline]
+    pub fn add_n(&mut self, v: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        self.stat.add_n(v, n);
+        if let Some(h) = &mut self.hist {
+            h.add_n(v, n);
+        }
+    }
+
     pub fn merge(&mut self, o: &LatTrack) {
         self.stat.merge(&o.stat);
         match (&mut self.hist, &o.hist) {
@@ -125,6 +149,23 @@ impl LatTrack {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_of_equal_samples_is_recorded_as_each_one() {
+        let (mut one, mut many) = (LatTrack::new(true), LatTrack::new(true));
+        for (v, n) in [(900u64, 8u64), (1_500, 3), (12_345_678, 1), (900, 2)] {
+            for _ in 0..n {
+                one.add(v);
+            }
+            many.add_n(v, n);
+        }
+        many.add_n(5, 0);
+        assert_eq!(one.stat, many.stat);
+        let (a, b) = (one.hist.unwrap(), many.hist.unwrap());
+        assert_eq!(a.count(), 14);
+        assert_eq!(a.percentiles(&[50.0, 99.0]), b.percentiles(&[50.0, 99.0]));
+        assert_eq!(a.count(), b.count());
+    }
 
     #[test]
     fn exact_moments() {

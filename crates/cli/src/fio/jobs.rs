@@ -99,6 +99,7 @@ pub fn run_options(a: &FioArgs) -> RunOptions {
         readonly: a.readonly,
         nop: false,
         combine_submit_wait: false,
+        engine_loop: false,
         status_interval: a.status_interval,
         live_interval: a.live.runner_interval(),
         log_format: a.log_format,

@@ -7,16 +7,13 @@
 //! synchronously; fsync/fdatasync use IORING_OP_FSYNC (synchronously under IOPOLL,
 //! which rejects non-read/write opcodes).
 
-pub(crate) mod setup;
-pub(crate) mod shared;
-
 use std::io;
 use std::os::fd::RawFd;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
 use crate::ops::{self, RWF_DONTCACHE, RWF_NOWAIT};
-use crate::{Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
+use crate::{Burst, Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
 use setup::FixedBufs;
 
 /// Builds the read/write SQE for one target kind (raw fd or registered file index):
@@ -69,6 +66,10 @@ macro_rules! rw_sqe {
         }
     }};
 }
+
+mod burst;
+pub(crate) mod setup;
+pub(crate) mod shared;
 
 /// io_uring_enter flag: reap completions (and run deferred completion work).
 const IORING_ENTER_GETEVENTS: u32 = 1;
@@ -317,6 +318,10 @@ impl Engine for UringEngine {
     #[inline]
     fn event(&mut self, i: u32) -> Completion {
         self.events[i as usize]
+    }
+
+    fn burst<B: Burst>(&mut self, b: &mut B) -> Option<io::Result<()>> {
+        self.burst_ready().then(|| self.burst_loop(b))
     }
 
     /// One io_uring_enter both submits the queued SQEs and waits for completions.

@@ -57,13 +57,19 @@ pub(super) fn build_ring(depth: u32, opts: &EngineOptions) -> Result<(IoUring, b
     // (COOP_TASKRUN, SINGLE_ISSUER, DEFER_TASKRUN) instead of interrupting it for every
     // completion — about half the kernel CPU per I/O. Older kernels refuse the flags:
     // fall back step by step. Not with SQPOLL (another thread submits) or IOPOLL.
+    // NO_SQARRAY (6.6): the kernel takes SQEs in ring order, without the index array.
     if !opts.sqthread_poll && !opts.hipri {
-        let mut b = base_builder(opts);
-        b.setup_coop_taskrun()
-            .setup_single_issuer()
-            .setup_defer_taskrun();
-        if let Ok(r) = b.build(depth) {
-            return Ok((r, true));
+        for no_sqarray in [true, false] {
+            let mut b = base_builder(opts);
+            b.setup_coop_taskrun()
+                .setup_single_issuer()
+                .setup_defer_taskrun();
+            if no_sqarray {
+                b.setup_no_sqarray();
+            }
+            if let Ok(r) = b.build(depth) {
+                return Ok((r, true));
+            }
         }
         let mut b = base_builder(opts);
         b.setup_coop_taskrun();

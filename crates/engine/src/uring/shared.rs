@@ -19,6 +19,12 @@ impl ForceAsync {
         ForceAsync { every, since: 0 }
     }
 
+    /// Whether `unit` goes without IOSQE_ASYNC (and the cadence has nothing to count).
+    #[inline(always)]
+    pub(crate) fn never(&self, unit: &IoUnit) -> bool {
+        self.every == 0 && unit.flags & UNIT_ASYNC == 0
+    }
+
     #[inline(always)]
     pub(crate) fn flags(&mut self, unit: &IoUnit) -> squeue::Flags {
         let mut force = unit.flags & UNIT_ASYNC != 0;

@@ -53,6 +53,7 @@ impl<'a, E: Engine> Loop<'a, E> {
             .measure_start
             .store(self.s.times.measure_start, Relaxed);
         shared.state.store(state, Relaxed);
+        super::burst::run_in_engine(&mut self.s, &mut self.eng);
         while self.step() {}
         self.drain();
         self.s.finish()

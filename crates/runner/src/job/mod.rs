@@ -8,6 +8,7 @@
 //! | file | concern |
 //! |---|---|
 //! | `core.rs` | the rounds of the loop and every call into the engine |
+//! | `burst.rs` | a job with nothing between its I/Os, in the engine's own loop (`peak`) |
 //! | `state.rs` | the loop's state; limits, pacing, preparing units, completions |
 //! | `units.rs` | the unit ring, the depth knobs, the time stamps |
 //! | `extras.rs` | options that look at every I/O (replay times, serialize_overlap, flow, lockfile, latency_target, unlink_each_loop, write_iolog, think time) |
@@ -20,6 +21,7 @@
 //! beyond the engine's own and the clock. Features not every job uses sit behind one
 //! flag (`State::extras`) and out of line.
 
+mod burst;
 mod checkers;
 mod checking;
 pub(crate) mod cmdprio;

@@ -194,6 +194,11 @@ impl Think {
     }
 
     #[inline(always)]
+    /// Whether think time (or thinkcycles) ever pauses the job.
+    pub fn active(&self) -> bool {
+        self.think_us > 0 || self.stall > 0
+    }
+
     pub fn due(&self) -> bool {
         self.think_us > 0 && ((self.use_blocks && self.done >= self.blocks) || self.timed_out)
     }

@@ -6,6 +6,7 @@
 //! Per I/O it does a few adds and stores: no allocation, lock or syscall.
 
 pub(crate) mod log;
+mod runs;
 mod shared;
 pub(crate) mod trace;
 
@@ -341,6 +342,11 @@ impl Recorder {
         }
     }
 
+    /// Whether [`Self::issued`] records anything (submission latencies).
+    pub fn tracks_slat(&self) -> bool {
+        self.track_slat
+    }
+
     /// A unit entered the kernel (its `issue` time is set): its slat.
     #[inline(always)]
     pub fn issued(&mut self, u: &IoUnit) {
@@ -582,18 +588,4 @@ fn note_over(count: &mut u64, last: &mut Option<SlowIo>, lat: u64, u: &IoUnit) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buckets_match_fio() {
-        assert_eq!(
-            [0, 1, 2, 3, 4, 7, 8, 63, 64, 1000].map(depth_bucket),
-            [0, 0, 1, 1, 2, 2, 3, 5, 6, 6]
-        );
-        assert_eq!(
-            [0, 1, 4, 5, 8, 9, 16, 17, 32, 33, 64, 65].map(batch_bucket),
-            [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6]
-        );
-    }
-}
+mod tests;

@@ -33,6 +33,8 @@ pub struct JobCtx {
     /// completions (`ioscope peak`). Its issue time is then taken before that call,
     /// as t/io_uring does; fio-compatible runs keep fio's definition (after submit).
     pub combine_submit_wait: bool,
+    /// The engine may run the job in its own loop (see `RunOptions::engine_loop`).
+    pub engine_loop: bool,
     /// The directions the job does I/O in (rw=, or read_iolog's trace): read, write,
     /// trim.
     pub dirs: [bool; 3],

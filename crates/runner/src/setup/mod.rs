@@ -146,6 +146,7 @@ pub(crate) fn prepare_job(
             wait_for: Vec::new(),
             clone: p.clone,
             combine_submit_wait: env.opts.combine_submit_wait,
+            engine_loop: env.opts.engine_loop,
             dirs,
             trace,
             act: matches!(&p.spec.loc.source, ioscope_options::Source::Profile(n) if n == "act"),

@@ -412,9 +412,34 @@ impl Workload {
     #[inline]
     pub fn next_io(&mut self) -> Option<Io> {
         if let Some(p) = self.plain {
-            return self.next_plain(p);
+            return self.next_plain(p, true);
         }
         self.next_general()
+    }
+
+    /// Whether every I/O is the [`Plain`] case (see [`Self::next_plain_io`]).
+    pub fn is_plain(&self) -> bool {
+        self.plain.is_some()
+    }
+
+    /// [`Self::next_io`] of a workload that [`Self::is_plain`], alone. A caller that
+    /// knows this (a loop compiled for it) keeps the I/O in registers: merged with the
+    /// general case's result, which comes back through memory, it is written to the
+    /// stack a field at a time and read back a word at a time, and the CPU stalls on
+    /// that (a store-forwarding failure) on every I/O.
+    #[inline(always)]
+    pub fn next_plain_io(&mut self) -> Option<Io> {
+        let p = self.plain?;
+        self.next_plain(p, true)
+    }
+
+    /// [`Self::next_plain_io`] for NOPs (`peak --nop`): a NOP reads and writes
+    /// nothing, so no offset is drawn (each is the region's start); counts and sizes
+    /// are kept as for any I/O, so the job's limits hold.
+    #[inline(always)]
+    pub fn next_nop_io(&mut self) -> Option<Io> {
+        let p = self.plain?;
+        self.next_plain(p, false)
     }
 
     /// Every case but [`Plain`], out of line: its size must not cost the common case
@@ -458,7 +483,8 @@ impl Workload {
 
     /// [`Plain`]: what `next_io`, `fresh` and `account` do for that case, alone.
     #[inline(always)]
-    fn next_plain(&mut self, p: Plain) -> Option<Io> {
+    /// `draw`: draw the offset (false only for NOPs, which have none).
+    fn next_plain(&mut self, p: Plain, draw: bool) -> Option<Io> {
         if self.ios_left == 0 || (!self.time_based && self.total_left == 0) {
             return None;
         }
@@ -468,7 +494,10 @@ impl Workload {
         let io = Io {
             ddir: p.ddir,
             file: 0,
-            offset: p.start + self.off_rng.below(p.blocks) * u64::from(p.len),
+            offset: match draw {
+                true => p.start + self.off_rng.below(p.blocks) * u64::from(p.len),
+                false => p.start,
+            },
             len: p.len,
             verify: false,
         };

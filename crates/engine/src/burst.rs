@@ -1,0 +1,29 @@
+//! An engine's own loop, for a job that does nothing between its I/Os (`ioscope
+//! peak`): the engine fills its queue, submits and reaps in as few steps as its
+//! interface allows, and the runner only supplies the I/Os and records what happened.
+//! The general loop (queue / commit / getevents, one call per step) stays the answer
+//! for every other job; an engine without a loop of its own leaves it to that one.
+
+use crate::Completion;
+
+/// The runner's side of an engine loop. Units are the runner's, referred to by index,
+/// as in [`crate::Engine`]; times are the runner's clock ticks.
+pub trait Burst {
+    /// I/Os per submission call, and completions to wait for per reaping call (each
+    /// at least 1).
+    fn batches(&self) -> (u32, u32);
+    /// The clock, now.
+    fn stamp(&mut self) -> u64;
+    /// The job's next I/O, placed in a free unit whose setup time is `now`: its index
+    /// and the unit. None: issue nothing more (the job is at its end, or its next step
+    /// is not an I/O this loop issues); the engine then reaps what is in flight and
+    /// returns.
+    fn next(&mut self, now: u64) -> Option<(u32, &crate::IoUnit)>;
+    /// One submission call handed `units` (in queue order) to the kernel at `t`.
+    fn submitted(&mut self, units: &[u32], t: u64);
+    /// A unit completed at `t`.
+    fn completed(&mut self, c: Completion, t: u64);
+    /// One reaping call returned `n` completions at `t`. False: the job must end
+    /// (its runtime is over, or a stop was asked for).
+    fn reaped(&mut self, n: u32, t: u64) -> bool;
+}

@@ -1,0 +1,310 @@
+//! io_uring's own loop for a job with nothing to do between I/Os (`ioscope peak`;
+//! see [`crate::Burst`]), in t/io_uring's shape: batches of SQEs written straight into
+//! the submission ring, one io_uring_enter that both submits the batch that fills the
+//! queue and waits for completions, every completion taken from the ring in one pass,
+//! and the ring's own descriptor registered (IORING_REGISTER_RING_FDS) so that the
+//! kernel does not look it up on every call.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+use io_uring::{opcode, squeue, types};
+
+use super::{shared, UringEngine, IORING_ENTER_GETEVENTS};
+use crate::{ops, Burst, Completion, Ddir, IoUnit};
+
+const IORING_ENTER_REGISTERED_RING: u32 = 16;
+const IORING_REGISTER_RING_FDS: libc::c_long = 20;
+const IORING_UNREGISTER_RING_FDS: libc::c_long = 21;
+
+/// struct io_uring_rsrc_update.
+#[repr(C)]
+struct RsrcUpdate {
+    offset: u32,
+    resv: u32,
+    data: u64,
+}
+
+/// How io_uring_enter names the ring: by its registered index where the kernel
+/// allows it (5.18 and later), by its descriptor otherwise. Unregistered on drop.
+struct RingFd {
+    ring: i32,
+    /// The index (registered) or the descriptor.
+    fd: i32,
+    /// IORING_ENTER_REGISTERED_RING when registered.
+    flag: u32,
+}
+
+impl RingFd {
+    fn register(ring: i32) -> RingFd {
+        let mut up = RsrcUpdate {
+            offset: u32::MAX,
+            resv: 0,
+            data: ring as u64,
+        };
+        // SAFETY: registers one descriptor, described by `up`, which lives across the
+        // call; the kernel writes the index it chose into `up.offset`.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_register,
+                ring,
+                IORING_REGISTER_RING_FDS,
+                &mut up as *mut RsrcUpdate,
+                1,
+            )
+        };
+        match r {
+            1 => RingFd {
+                ring,
+                fd: up.offset as i32,
+                flag: IORING_ENTER_REGISTERED_RING,
+            },
+            _ => RingFd {
+                ring,
+                fd: ring,
+                flag: 0,
+            },
+        }
+    }
+
+    /// Submits `to_submit` SQEs and, with GETEVENTS, waits for `min` completions.
+    #[inline(always)]
+    fn enter(&self, to_submit: u32, min: u32, flags: u32) -> io::Result<usize> {
+        // SAFETY: no argument structure is passed (NULL, size 0); `fd` names this ring.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_enter,
+                self.fd,
+                to_submit,
+                min,
+                flags | self.flag,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(r as usize)
+    }
+}
+
+impl Drop for RingFd {
+    fn drop(&mut self) {
+        if self.flag == 0 {
+            return;
+        }
+        let mut up = RsrcUpdate {
+            offset: self.fd as u32,
+            resv: 0,
+            data: 0,
+        };
+        // SAFETY: unregisters the index registered in `register`; `up` lives across
+        // the call. A failure leaves the registration to the thread's exit.
+        unsafe {
+            libc::syscall(
+                libc::SYS_io_uring_register,
+                self.ring,
+                IORING_UNREGISTER_RING_FDS,
+                &mut up as *mut RsrcUpdate,
+                1,
+            );
+        }
+    }
+}
+
+/// The loop's queue: units written to the submission ring and not yet submitted
+/// (in order), and how many are in the kernel.
+struct Flight {
+    /// NOP mode: each unit's SQE, written once. Copied into the ring as a whole, it
+    /// saves building one field by field per I/O, which the CPU then has to read back
+    /// in wider loads than it wrote (a store-forwarding stall on every I/O).
+    nops: Vec<squeue::Entry>,
+    queued: Vec<u32>,
+    inflight: u32,
+    depth: u32,
+}
+
+impl Flight {
+    fn busy(&self) -> u32 {
+        self.inflight + self.queued.len() as u32
+    }
+}
+
+impl UringEngine {
+    /// Whether this ring can run [`Self::burst_loop`]: not under SQPOLL (the kernel's
+    /// thread submits), and only from a clean start.
+    pub(super) fn burst_ready(&self) -> bool {
+        !self.sqpoll && self.pending == 0 && self.inflight == 0
+    }
+
+    /// Runs `b`'s I/O until it has no more to issue or asks to stop, then reaps what
+    /// is in flight.
+    pub(super) fn burst_loop<B: Burst>(&mut self, b: &mut B) -> io::Result<()> {
+        let sq = self.ring.params().sq_entries();
+        let depth = self.depth.min(sq).min(self.iovecs.len() as u32).max(1);
+        let (batch, complete) = b.batches();
+        let (batch, complete) = (batch.clamp(1, depth), complete.clamp(1, depth));
+        let fd = RingFd::register(self.ring.as_raw_fd());
+        // Allocated before the first I/O, never grown.
+        let nops = match self.nop_len {
+            Some(_) => (0..depth)
+                .map(|i| opcode::Nop::new().build().user_data(u64::from(i)))
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut f = Flight {
+            nops,
+            queued: Vec::with_capacity(depth as usize),
+            inflight: 0,
+            depth,
+        };
+        let mut issuing = true;
+        // The units set up next start when the last reap ended.
+        let mut now = b.stamp();
+        loop {
+            if issuing {
+                issuing = self.burst_fill(b, &fd, &mut f, batch, now)?;
+            }
+            if f.busy() == 0 {
+                return Ok(());
+            }
+            // The batch that fills the queue goes in with the wait: one call.
+            let t_issue = b.stamp();
+            let want = complete.min(f.busy());
+            let to_submit = f.queued.len() as u32;
+            let consumed =
+                shared::enter_retrying(|| fd.enter(to_submit, want, IORING_ENTER_GETEVENTS))?;
+            Self::burst_issued(b, &mut f, consumed.unwrap_or(0), t_issue);
+            let t = b.stamp();
+            let n = self.burst_reap(b, t);
+            f.inflight = f.inflight.saturating_sub(n);
+            if !b.reaped(n, t) {
+                issuing = false;
+            }
+            now = t;
+        }
+    }
+
+    /// Fills the queue up to its depth, submitting every full batch except the one
+    /// that fills it (that one goes in with the wait). False when `b` has no more.
+    fn burst_fill<B: Burst>(
+        &mut self,
+        b: &mut B,
+        fd: &RingFd,
+        f: &mut Flight,
+        batch: u32,
+        mut now: u64,
+    ) -> io::Result<bool> {
+        while f.busy() < f.depth {
+            let Some((idx, unit)) = b.next(now) else {
+                return Ok(false);
+            };
+            let pushed = match (f.nops.get(idx as usize), &mut self.nop_len) {
+                (Some(sqe), Some(lens)) if self.force_async.never(unit) => {
+                    lens[idx as usize] = unit.len;
+                    // SAFETY: a NOP points at no memory.
+                    unsafe { self.ring.submission().push(sqe) }
+                }
+                _ => match self.burst_entry(idx, unit) {
+                    // SAFETY: the SQE points at the unit's buffer (checked to hold
+                    // `len` bytes) or at this unit's iovec; both stay untouched until
+                    // its completion is reaped.
+                    Ok(entry) => unsafe { self.ring.submission().push(&entry) },
+                    Err(res) => {
+                        b.completed(
+                            Completion {
+                                unit: idx,
+                                result: res,
+                            },
+                            now,
+                        );
+                        continue;
+                    }
+                },
+            };
+            if pushed.is_err() {
+                // Cannot happen (the depth is at most the ring's size): end cleanly.
+                b.completed(
+                    Completion {
+                        unit: idx,
+                        result: -(libc::EBUSY as i64),
+                    },
+                    now,
+                );
+                return Ok(false);
+            }
+            f.queued.push(idx);
+            if f.queued.len() as u32 >= batch && f.busy() < f.depth {
+                let n = shared::enter_retrying(|| fd.enter(f.queued.len() as u32, 0, 0))?;
+                // As in the general loop, the submission call counts into slat.
+                now = b.stamp();
+                Self::burst_issued(b, f, n.unwrap_or(0), now);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The kernel took the first `n` queued units at `t`.
+    #[inline(always)]
+    fn burst_issued<B: Burst>(b: &mut B, f: &mut Flight, n: usize, t: u64) {
+        let n = n.min(f.queued.len());
+        if n == 0 {
+            return;
+        }
+        b.submitted(&f.queued[..n], t);
+        match n == f.queued.len() {
+            true => f.queued.clear(),
+            false => drop(f.queued.drain(..n)),
+        }
+        f.inflight += n as u32;
+    }
+
+    /// Every completion in the ring, handed to `b` with the time `t`.
+    #[inline(always)]
+    fn burst_reap<B: Burst>(&mut self, b: &mut B, t: u64) -> u32 {
+        let mut n = 0;
+        for cqe in self.ring.completion() {
+            let unit = cqe.user_data() as u32;
+            let mut result = cqe.result() as i64;
+            if let (Some(lens), 0) = (&self.nop_len, result) {
+                result = lens.get(unit as usize).copied().unwrap_or(0) as i64;
+            }
+            b.completed(Completion { unit, result }, t);
+            n += 1;
+        }
+        n
+    }
+
+    /// The SQE for unit `idx`: a NOP, or its read or write. Err: the unit's result
+    /// (a unit this loop cannot issue).
+    #[inline(always)]
+    fn burst_entry(&mut self, idx: u32, unit: &IoUnit) -> Result<squeue::Entry, i64> {
+        if idx as usize >= self.iovecs.len() {
+            return Err(-(libc::EINVAL as i64));
+        }
+        let entry = match (&mut self.nop_len, unit.ddir) {
+            (Some(lens), _) => {
+                lens[idx as usize] = unit.len;
+                opcode::Nop::new().build()
+            }
+            (None, Ddir::Read | Ddir::Write) => {
+                ops::check_rw(unit)?;
+                let fd = ops::file_of(&self.files, unit)
+                    .ok_or(-(libc::EBADF as i64))?
+                    .fd;
+                if self.fixed_files {
+                    let target = types::Fixed(unit.file);
+                    rw_sqe!(self, idx, unit, target)
+                } else {
+                    let target = types::Fd(fd);
+                    rw_sqe!(self, idx, unit, target)
+                }
+            }
+            (None, _) => return Err(-(libc::EINVAL as i64)),
+        };
+        Ok(entry
+            .user_data(idx as u64)
+            .flags(self.force_async.flags(unit)))
+    }
+}

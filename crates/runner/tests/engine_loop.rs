@@ -1,0 +1,99 @@
+//! The engine's own loop (`RunOptions::engine_loop`, what `ioscope peak` runs) against
+//! the general loop, on real io_uring and a real file: the same I/Os counted, timed
+//! and written, in the batches asked for; a step the engine's loop does not issue (a
+//! sync) handed back to the general loop, which goes on from there.
+
+use ioscope_options::{jobfile, spec, JobSet};
+use ioscope_runner::{Observer, RunOptions, Runner};
+use ioscope_stats::JobResult;
+use std::path::Path;
+
+struct Quiet;
+impl Observer for Quiet {
+    fn message(&mut self, _: &str) {}
+}
+
+fn jobs(text: &str) -> JobSet {
+    let mut sections = Vec::new();
+    jobfile::parse_text(Path::new("t.fio"), text, &mut sections, 0).expect("job file parses");
+    spec::build(&[], &[], &[sections], &[], &jobfile::Keywords::probe()).expect("jobs build")
+}
+
+/// Runs `text` with the engine's loop allowed or not; None: io_uring is not
+/// available here (a visible skip locally, a failure under CI=true).
+fn run(text: &str, engine_loop: bool) -> Option<JobResult> {
+    let ro = RunOptions {
+        engine_loop,
+        ..Default::default()
+    };
+    match Runner::new(ro).run_set(&jobs(text), &mut Quiet) {
+        Ok(mut r) => Some(r.jobs.remove(0)),
+        Err(e) if std::env::var("CI").as_deref() != Ok("true") => {
+            eprintln!("SKIP engine loop: io_uring unavailable here: {e}");
+            None
+        }
+        Err(e) => panic!("run failed: {e}"),
+    }
+}
+
+fn job(dir: &Path, extra: &str) -> String {
+    format!(
+        "[j]\nfilename={}\nioengine=io_uring\nsize=4m\nbs=4k\niodepth=16\n{extra}\n",
+        dir.join("f").display()
+    )
+}
+
+#[test]
+fn engine_loop_counts_times_and_batches_as_the_general_loop() {
+    // With the random map (the workload's general path) and without (its plain path).
+    for map in ["", "norandommap=1"] {
+        let d = tempfile::tempdir().expect("tempdir");
+        let text = job(
+            d.path(),
+            &format!(
+                "rw=randwrite\nloops=3\nnumber_ios=3000\niodepth_batch_submit=4\n\
+                 iodepth_batch_complete_min=4\n{map}"
+            ),
+        );
+        for engine_loop in [true, false] {
+            let Some(j) = run(&text, engine_loop) else {
+                return;
+            };
+            let (w, how) = (&j.dirs[1], format!("engine_loop={engine_loop} {map}"));
+            assert_eq!(j.error, 0, "{:?}", j.error_text);
+            assert_eq!(w.total_ios, 3000, "{how}");
+            assert_eq!(w.io_bytes, 3000 * 4096, "{how}");
+            assert_eq!(w.clat.stat.n, 3000, "every I/O timed ({how})");
+            let hist = w.clat.hist.as_ref().expect("clat histogram");
+            assert_eq!(hist.count(), 3000, "{how}");
+            assert!(w.clat.stat.min > 0 && w.clat.stat.max >= w.clat.stat.min);
+            // Batches of 4 (fio's "4" bucket of the submit distribution), every one.
+            let calls: u64 = j.submit.iter().sum();
+            assert_eq!(j.submit[1], calls, "{:?} ({how})", j.submit);
+            assert!(calls >= 750, "{calls} submit calls for 3000 I/Os in 4s");
+        }
+        // The writes reached the file: with the random map, each pass covers every
+        // block once.
+        let data = std::fs::read(d.path().join("f")).expect("file");
+        assert_eq!(data.len(), 4 << 20);
+        if map.is_empty() {
+            assert!(data.chunks(4096).all(|b| b.iter().any(|&x| x != 0)));
+        }
+    }
+}
+
+#[test]
+fn a_sync_ends_the_engine_loop_and_the_general_loop_goes_on() {
+    let d = tempfile::tempdir().expect("tempdir");
+    let text = job(d.path(), "rw=write\nfsync=64\nnumber_ios=1000");
+    let (Some(a), Some(b)) = (run(&text, true), run(&text, false)) else {
+        return;
+    };
+    for (j, engine_loop) in [(&a, true), (&b, false)] {
+        assert_eq!(j.error, 0, "{:?}", j.error_text);
+        assert_eq!(j.dirs[1].total_ios, 1000, "engine_loop={engine_loop}");
+        assert_eq!(j.dirs[1].io_bytes, 1000 * 4096, "engine_loop={engine_loop}");
+        assert_eq!(j.dirs[1].clat.stat.n, 1000, "engine_loop={engine_loop}");
+        assert_eq!(j.sync.total_ios, 1000 / 64, "engine_loop={engine_loop}");
+    }
+}
