@@ -422,3 +422,47 @@ fn a_size_below_the_block_size_and_no_arguments_fail() {
     );
     assert!(r.stderr.contains("no job(s) defined"), "{}", r.stderr);
 }
+
+#[test]
+fn num_range_is_refused_where_fio_refuses_it_and_where_ranges_cannot_be_drawn() {
+    let d = tmpdir();
+    let base = [
+        "--parse-only",
+        "--name=x",
+        "--filename=/dev/ng0n1",
+        "--size=1m",
+    ];
+    for (extra, needle) in [
+        (
+            &["--ioengine=io_uring_cmd", "--rw=trimwrite", "--num_range=4"][..],
+            "trimwrite cannot be used with multiple ranges",
+        ),
+        (
+            &[
+                "--ioengine=io_uring_cmd",
+                "--rw=randtrim",
+                "--num_range=4",
+                "--verify=crc32c",
+            ][..],
+            "num_range=4 with verify is not supported yet",
+        ),
+        (
+            &[
+                "--ioengine=io_uring_cmd",
+                "--rw=randtrim",
+                "--num_range=257",
+            ][..],
+            "num_range",
+        ),
+    ] {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        fails_with(&a, d.path(), &[needle]);
+    }
+    // With trims of one file on io_uring_cmd, the job is accepted.
+    let mut a = base.to_vec();
+    a.extend_from_slice(&["--ioengine=io_uring_cmd", "--rw=randtrim", "--num_range=4"]);
+    let r = run_in(d.path(), &a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+}

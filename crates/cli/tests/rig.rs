@@ -443,6 +443,41 @@ mod guest {
         }
     }
 
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn multi_range_trims_read_back_as_zeros_as_with_fio() {
+        in_guest();
+        let mut progs = vec![bin()];
+        if available!(Prereq::Fio342) {
+            progs.push(fio342_path());
+        }
+        for prog in &progs {
+            let who = prog.display().to_string();
+            cmd_job(
+                &bin(),
+                &[
+                    "--rw=write",
+                    "--bs=64k",
+                    "--size=1m",
+                    "--buffer_pattern=0x77",
+                ],
+            );
+            // 512 KiB of random 4k trims, 4 ranges a command: 32 commands, every
+            // block of the first half once (the random map), the second half kept.
+            let v = cmd_job(
+                prog,
+                &["--rw=randtrim", "--bs=4k", "--size=512k", "--num_range=4"],
+            );
+            let t = &v["jobs"][0]["trim"];
+            assert_eq!(t["total_ios"], 32, "{who}: commands");
+            assert_eq!(t["io_bytes"], 512 << 10, "{who}: bytes");
+            let back = read_back("/dev/rig/plain", 1);
+            let (lo, hi) = back.split_at(512 << 10);
+            assert_eq!(lo.iter().position(|&b| b != 0), None, "{who}: trimmed half");
+            assert!(hi.iter().all(|&b| b == 0x77), "{who}: the rest untouched");
+        }
+    }
+
     /// The JSON document on a program's stdout: fio 3.42 prints its note that sg (an
     /// engine it flags synchronous) caps the depth at 1 before the document.
     fn json_of(prog: &Path, stdout: &str) -> serde_json::Value {

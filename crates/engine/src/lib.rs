@@ -122,6 +122,10 @@ pub struct IoUnit {
     pub ioprio: u16,
     /// UNIT_* flags.
     pub flags: u32,
+    /// A trim of several ranges in one command (`num_range`): how many. Their
+    /// (offset, length) pairs, two native u64 each, begin the unit's buffer; `offset`
+    /// is the first's and `len` their total. 0 or 1: the unit's own offset and length.
+    pub ranges: u16,
     /// Result on completion: bytes transferred, or -errno.
     pub result: i64,
     /// Runner bookkeeping: clock ticks when the unit was set up and issued.
@@ -144,6 +148,7 @@ impl Default for IoUnit {
             ddir: Ddir::Read,
             ioprio: 0,
             flags: 0,
+            ranges: 0,
             result: 0,
             start: 0,
             issue: 0,

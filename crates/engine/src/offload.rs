@@ -217,6 +217,7 @@ impl Engine for Offload {
                 ddir: unit.ddir,
                 ioprio: unit.ioprio,
                 flags: unit.flags,
+                ranges: unit.ranges,
                 result: 0,
                 start: unit.start,
                 issue: 0,

@@ -210,7 +210,7 @@ option_table! {
     plid_select: PlidSelect { kind: Kind::Choice(PlidSelect::CHOICES), default: "roundrobin", aliases: &["fdp_pli_select"], engines: URING_CMD, category: C::Engine, help: "How the next write's placement ID is chosen" }
     plids: Option<IndexList> { kind: Kind::Special("indices into the namespace's placement IDs, e.g. 0,2-4"), aliases: &["fdp_pli"], engines: URING_CMD, category: C::Engine, help: "Placement IDs (as indices into `nvme fdp status`) writes may use (default: all)" }
     dp_scheme: Option<String> { engines: URING_CMD, category: C::Engine, help: "File of offset ranges and the placement ID index of each (plid_select=scheme)", status: NOT_YET }
-    num_range: u32 { kind: INT, default: "1", min: Some(1), max: Some(256), engines: URING_CMD, category: C::Engine, help: "Ranges per trim (Dataset Management) command", status: NOT_YET }
+    num_range: u32 { kind: INT, default: "1", min: Some(1), max: Some(256), engines: URING_CMD, category: C::Engine, help: "Ranges per trim (Dataset Management) command" }
     md_per_io_size: u64 { kind: SIZE, default: "0", max: Some(u32::MAX as i64), engines: URING_CMD, category: C::Engine, help: "Bytes of the separate metadata buffer per I/O (a namespace formatted with metadata)" }
     pi_act: u32 { kind: INT, default: "1", min: Some(0), max: Some(1), engines: URING_CMD, category: C::Engine, help: "1: the controller inserts and strips protection information (PRACT); 0: ioscope writes it in the metadata buffer" }
     pi_chk: PiChk { kind: Kind::Special("GUARD,REFTAG,APPTAG"), engines: URING_CMD, category: C::Engine, help: "Protection information fields the controller checks (PRCHK): GUARD, REFTAG, APPTAG" }

@@ -72,6 +72,10 @@ pub struct Issued {
     pub ioprio: u16,
     /// Manual-clock time at which the engine received it, ns.
     pub at_ns: u64,
+    /// A trim of several ranges (num_range): how many, and the first four (offset,
+    /// length) pairs from the unit's buffer.
+    pub ranges: u16,
+    pub first_ranges: [(u64, u64); 4],
 }
 
 type OutcomeFn = dyn Fn(u64, &IoUnit) -> Outcome + Send + Sync;
@@ -166,6 +170,8 @@ impl ScriptedEngine {
                 file: unit.file,
                 ioprio: unit.ioprio,
                 at_ns: self.clock.now(),
+                ranges: unit.ranges,
+                first_ranges: first_ranges(unit),
             });
         }
         let result = out.result.unwrap_or(unit.len as i64);
@@ -226,4 +232,21 @@ impl Engine for ScriptedEngine {
     fn event(&mut self, i: u32) -> Completion {
         self.reaped[i as usize]
     }
+}
+
+/// The first four of a multi-range trim's (offset, length) pairs in its buffer.
+fn first_ranges(unit: &IoUnit) -> [(u64, u64); 4] {
+    let mut out = [(0, 0); 4];
+    let n = usize::from(unit.ranges).min(4);
+    if unit.ranges < 2 || unit.buf.is_null() || (unit.buf_len as usize) < 16 * n {
+        return out;
+    }
+    for (i, o) in out.iter_mut().enumerate().take(n) {
+        // SAFETY: the unit's buffer holds at least 16 * n bytes (checked above).
+        *o = unsafe {
+            let p = unit.buf.add(16 * i) as *const u64;
+            (p.read_unaligned(), p.add(1).read_unaligned())
+        };
+    }
+    out
 }

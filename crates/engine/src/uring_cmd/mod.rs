@@ -46,6 +46,8 @@ pub struct CmdOptions {
     pub pi_chk: u32,
     pub apptag: u16,
     pub apptag_mask: u16,
+    /// Most ranges in one trim (`num_range`; at least 1).
+    pub num_range: u32,
 }
 
 /// Flexible Data Placement for writes (`fdp=1` / `dataplacement=fdp`).
@@ -152,7 +154,8 @@ impl UringCmdEngine {
             fixed_bufs,
             vectored,
             iovecs: vec![empty_iov; units].into_boxed_slice(),
-            ranges: vec![DsmRange::default(); units].into_boxed_slice(),
+            ranges: vec![DsmRange::default(); units * cfg.opts.cmd.num_range.max(1) as usize]
+                .into_boxed_slice(),
             lens: vec![0; units].into_boxed_slice(),
             md: vec![0; md_bytes(units, md_len)?].into_boxed_slice(),
             md_len,
@@ -174,6 +177,62 @@ impl UringCmdEngine {
         })
     }
 
+    /// A Dataset Management (deallocate) command for trim unit `idx`: its own range,
+    /// or the `unit.ranges` ranges the runner put at the start of its buffer
+    /// (`num_range`), each checked to be whole blocks of the namespace.
+    fn dsm(
+        &mut self,
+        idx: usize,
+        unit: &IoUnit,
+        ns: NsInfo,
+        (slba, nlb): (u64, u32),
+    ) -> Result<nvme::PassthruCmd, i64> {
+        let per = self.cmd.num_range.max(1) as usize;
+        let n = usize::from(unit.ranges).max(1);
+        let bad = -(libc::EINVAL as i64);
+        let table = self
+            .ranges
+            .get_mut(idx * per..idx * per + n)
+            .filter(|_| n <= per)
+            .ok_or(bad)?;
+        if n == 1 {
+            table[0] = DsmRange {
+                cattr: 0,
+                nlb,
+                slba,
+            };
+        } else {
+            if unit.buf.is_null() || n * 16 > unit.buf_len as usize {
+                return Err(bad);
+            }
+            let mask = ns.lba_size() - 1;
+            for (i, r) in table.iter_mut().enumerate() {
+                // SAFETY: the buffer holds `buf_len` bytes, at least n pairs of u64
+                // (checked above); unaligned reads of plain integers.
+                let (off, len) = unsafe {
+                    let p = unit.buf.add(i * 16) as *const u64;
+                    (p.read_unaligned(), p.add(1).read_unaligned())
+                };
+                let blocks = u32::try_from(len >> ns.lba_shift).map_err(|_| bad)?;
+                if off & mask != 0 || len & mask != 0 || blocks == 0 {
+                    return Err(bad);
+                }
+                *r = DsmRange {
+                    cattr: 0,
+                    nlb: blocks,
+                    slba: off >> ns.lba_shift,
+                };
+            }
+        }
+        let addr = table.as_ptr() as u64;
+        let mut t = nvme::rw(nvme::OP_DSM, ns.nsid, 0, 1, (addr, (16 * n) as u32));
+        // CDW10: number of ranges, 0-based; CDW11: deallocate.
+        t.cdw10 = (n - 1) as u32;
+        t.cdw11 = nvme::DSM_AD;
+        t.cdw12 = 0;
+        Ok(t)
+    }
+
     /// The NVMe command for `unit`, or the errno that refuses it (an offset or length
     /// that is not whole blocks, an fsync: NVMe passthrough has no file to sync).
     fn command(
@@ -190,8 +249,8 @@ impl UringCmdEngine {
         let nlb = unit.len >> ns.lba_shift;
         // NLB is a 16-bit field (0-based): Write Zeroes, Uncorrectable and Verify move
         // no data, so nothing else would stop a larger one from spilling into CDW12's
-        // other bits.
-        if nlb > 1 << 16 {
+        // other bits. (A trim's ranges count their blocks in 32 bits.)
+        if nlb > 1 << 16 && unit.ddir != Ddir::Trim {
             return Err(-(libc::EINVAL as i64));
         }
         let data = (unit.buf as u64, unit.len);
@@ -211,20 +270,7 @@ impl UringCmdEngine {
                 nvme::rw(nvme::OP_WRITE_UNCOR, ns.nsid, slba, nlb, none)
             }
             (Ddir::Write, WriteMode::Verify) => nvme::rw(nvme::OP_VERIFY, ns.nsid, slba, nlb, none),
-            (Ddir::Trim, _) => {
-                self.ranges[idx] = DsmRange {
-                    cattr: 0,
-                    nlb,
-                    slba,
-                };
-                let r: *const DsmRange = &self.ranges[idx];
-                let mut t = nvme::rw(nvme::OP_DSM, ns.nsid, 0, 1, (r as u64, 16));
-                // CDW10: number of ranges, 0-based (one); CDW11: deallocate.
-                t.cdw10 = 0;
-                t.cdw11 = nvme::DSM_AD;
-                t.cdw12 = 0;
-                t
-            }
+            (Ddir::Trim, _) => self.dsm(idx, unit, ns, (slba, nlb))?,
             (Ddir::Sync | Ddir::DataSync, _) => return Err(-(libc::EINVAL as i64)),
         };
         let fua = match unit.ddir {

@@ -318,6 +318,7 @@ impl<'a> State<'a> {
                 self.bufs
                     .prepare_write(idx as usize, io.len as usize, io.offset ^ now)
             }
+            (None, Ddir::Trim) => self.place_ranges(idx),
             (None, _) => {}
         }
         let u = &mut self.q.units[idx as usize];
@@ -329,6 +330,26 @@ impl<'a> State<'a> {
         u.flags = flags;
         u.result = 0;
         u.start = now;
+    }
+
+    /// num_range: the ranges of the trim in hand into unit `idx`'s buffer, as
+    /// (offset, length) pairs of native u64 (its length is already their total).
+    #[cold]
+    #[inline(never)]
+    fn place_ranges(&mut self, idx: u32) {
+        let Some(list) = self.wl.take_ranges() else {
+            return;
+        };
+        let n = list.len();
+        let buf = self.bufs.slot_mut(idx as usize, 16 * n);
+        for (pair, (off, len)) in buf.chunks_exact_mut(16).zip(list.iter()) {
+            pair[..8].copy_from_slice(&off.to_ne_bytes());
+            pair[8..].copy_from_slice(&len.to_ne_bytes());
+        }
+        list.clear();
+        if let Some(u) = self.q.units.get_mut(idx as usize) {
+            u.ranges = n as u16;
+        }
     }
 
     /// The first `n` pending units were issued at `t`.

@@ -146,7 +146,7 @@ fn set_up(ctx: &mut JobCtx) -> Result<Prepared, RunError> {
     let mut buffers = Buffers::new(
         o,
         o.iodepth as usize,
-        workload.max_bs() as usize,
+        (workload.max_bs() as usize).max(crate::workload::ranges::buffer_bytes(o)),
         ctx.seed,
         data,
     )

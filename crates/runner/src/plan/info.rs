@@ -87,6 +87,7 @@ fn cmd_options(o: &JobOptions) -> ioscope_engine::uring_cmd::CmdOptions {
         .fold(0, |bits, (_, bit)| bits | bit),
         apptag: o.apptag as u16,
         apptag_mask: o.apptag_mask as u16,
+        num_range: o.num_range.max(1),
     }
 }
 

@@ -65,6 +65,7 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
             )));
         }
         check_openfiles(j)?;
+        check_ranges(j)?;
         crate::sys::cgroup::check(&j.opts)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         check_logs(&j.opts).map_err(|m| RunError::Unsupported(format!("job '{}': {m}", j.name)))?;
@@ -156,6 +157,49 @@ fn check_opendir(j: &JobSpec) -> Result<(), String> {
 
 /// openfiles below the number of files: a metadata engine's passes would need fio's
 /// file open/close cycling (data engines take I/O in a window of files).
+/// num_range: trims of several ranges need an engine that sends them in one command
+/// (io_uring_cmd, as fio's FIO_MULTI_RANGE_TRIM engines), and, as fio, not trimwrite.
+/// Their ranges are the workload's next offsets in one file: a job of several files,
+/// a replayed trace or a verify pass would need ranges chosen otherwise.
+fn check_ranges(j: &JobSpec) -> Result<(), RunError> {
+    let o = &j.opts;
+    if o.num_range <= 1 || !access(o).trims {
+        return Ok(());
+    }
+    use ioscope_options::RwMode;
+    let refused = |m: String| Err(RunError::Refused(format!("job '{}': {m}", j.name)));
+    if matches!(o.rw.mode, RwMode::TrimWrite | RwMode::RandTrimWrite) {
+        return refused("trimwrite cannot be used with multiple ranges (num_range)".into());
+    }
+    if o.ioengine != "io_uring_cmd" {
+        return refused(format!(
+            "can't use multiple ranges (num_range={}) with ioengine={}: only io_uring_cmd sends several in one trim",
+            o.num_range, o.ioengine
+        ));
+    }
+    let nfiles = o
+        .filename
+        .as_deref()
+        .map(|f| split_names(f).len() as u32)
+        .unwrap_or(o.nrfiles);
+    let other = if nfiles > 1 {
+        Some("several files per job")
+    } else if o.read_iolog.is_some() {
+        Some("read_iolog")
+    } else if !matches!(o.verify.as_str(), "0" | "none") {
+        Some("verify")
+    } else {
+        None
+    };
+    match other {
+        Some(what) => Err(RunError::Unsupported(format!(
+            "job '{}': num_range={} with {what} is not supported yet",
+            j.name, o.num_range
+        ))),
+        None => Ok(()),
+    }
+}
+
 fn check_openfiles(j: &JobSpec) -> Result<(), RunError> {
     let o = &j.opts;
     let nfiles = o

@@ -193,3 +193,32 @@ fn a_synchronous_engine_runs_at_depth_one() {
     let j = only(&r);
     assert_eq!(j.io_depth[0], 16, "{:?}", j.io_depth);
 }
+
+#[test]
+fn num_range_gathers_the_next_trims_into_one_io() {
+    // Sequential trims of 4k, four to a command: each I/O covers the next 16k as four
+    // ranges, counts once, and number_ios counts commands (as fio's).
+    let s = Script::fixed(US);
+    let (r, _) = run_with(
+        "[j]\nioengine=io_uring_cmd\nfilename=/dev/ng0n1\nrw=trim\nsize=64k\nbs=4k\nnum_range=4\n",
+        &s,
+    );
+    let j = only(&r);
+    assert_eq!(j.dirs[2].total_ios, 4);
+    assert_eq!(j.dirs[2].io_bytes, 64 << 10);
+    let t = s.trace();
+    assert_eq!(t.len(), 4);
+    for (k, io) in t.iter().enumerate() {
+        let base = k as u64 * 16384;
+        assert_eq!((io.offset, io.len, io.ranges), (base, 16384, 4), "{io:?}");
+        let want: Vec<(u64, u64)> = (0..4).map(|i| (base + i * 4096, 4096)).collect();
+        assert_eq!(io.first_ranges.to_vec(), want, "{io:?}");
+    }
+    let s = Script::fixed(US);
+    let (r, _) = run_with(
+        "[j]\nioengine=io_uring_cmd\nfilename=/dev/ng0n1\nrw=randtrim\nsize=1m\nbs=4k\nnum_range=3\nnumber_ios=5\n",
+        &s,
+    );
+    assert_eq!(only(&r).dirs[2].total_ios, 5, "number_ios counts commands");
+    assert_eq!(only(&r).dirs[2].io_bytes, 5 * 3 * 4096);
+}

@@ -9,6 +9,7 @@ mod bs;
 pub(crate) mod dist;
 pub(crate) mod io;
 mod offsets;
+pub(crate) mod ranges;
 pub(crate) mod replay;
 pub(crate) mod rng;
 mod spr;
@@ -100,6 +101,8 @@ fn range_every(o: &JobOptions) -> u32 {
 pub struct Workload {
     /// The common case's shortcut, when the job is that case.
     plain: Option<Plain>,
+    /// num_range: the ranges of the trim in hand.
+    ranges: Option<ranges::Ranges>,
     files: Vec<FileWalk>,
     fidx: usize,
     file_service: FileService,
@@ -192,6 +195,7 @@ impl Workload {
             .and_then(|f| RankDist::new(&o.random_distribution, f.blocks, grain));
         let mut w = Workload {
             plain: None,
+            ranges: None,
             use_perm: !o.norandommap || o.random_generator == RandomGenerator::Lfsr,
             norandommap: o.norandommap,
             dist,
@@ -235,6 +239,7 @@ impl Workload {
             passes: 0,
         };
         w.map_covered_blocks(o);
+        w.ranges = ranges::Ranges::new(o, w.max_bs());
         w.plain = w.plain_case();
         w
     }
@@ -277,6 +282,7 @@ impl Workload {
             && self.dist.is_none()
             && self.zones.is_none()
             && self.replay.is_none()
+            && self.ranges.is_none()
             && self.per_offset == 1
             && self.sync_every == 0
             && self.range_every == 0
@@ -446,6 +452,9 @@ impl Workload {
     /// (registers saved, code fetched) on every I/O.
     #[inline(never)]
     fn next_general(&mut self) -> Option<Io> {
+        if self.ranges.is_some() {
+            return self.next_ranged();
+        }
         if let Some(r) = self.replay.as_mut() {
             let e = *r.entries.get(r.next)?;
             r.next += 1;
