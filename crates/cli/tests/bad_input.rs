@@ -466,3 +466,26 @@ fn num_range_is_refused_where_fio_refuses_it_and_where_ranges_cannot_be_drawn() 
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.is_empty(), "{}", r.stderr);
 }
+
+#[test]
+fn verify_mode_compare_needs_a_pattern_the_device_can_compare_with() {
+    let d = tmpdir();
+    let a = [
+        "--parse-only",
+        "--name=x",
+        "--filename=/dev/ng0n1",
+        "--ioengine=io_uring_cmd",
+        "--rw=write",
+        "--size=1m",
+        "--verify=crc32c",
+        "--verify_mode=compare",
+    ];
+    fails_with(
+        &a,
+        d.path(),
+        &[
+            "verify_mode=compare needs verify=pattern and verify_pattern",
+            "verify=crc32c",
+        ],
+    );
+}

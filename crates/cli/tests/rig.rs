@@ -478,6 +478,69 @@ mod guest {
         }
     }
 
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn verify_mode_compare_has_the_device_compare_as_with_fio() {
+        in_guest();
+        let job = [
+            "--rw=write",
+            "--bs=4k",
+            "--size=256k",
+            "--verify=pattern",
+            "--verify_pattern=0x5a",
+            "--verify_mode=compare",
+        ];
+        let mut progs = vec![bin()];
+        if available!(Prereq::Fio342) {
+            progs.push(fio342_path());
+        }
+        for prog in &progs {
+            let who = prog.display().to_string();
+            // Written, then every block compared by the device: 64 Compare commands,
+            // counted as the verify phase's reads.
+            let v = cmd_job(prog, &job);
+            assert_eq!(v["jobs"][0]["write"]["total_ios"], 64, "{who}");
+            assert_eq!(v["jobs"][0]["read"]["total_ios"], 64, "{who}");
+            assert!(read_back("/dev/rig/plain", 1)[..256 << 10]
+                .iter()
+                .all(|&b| b == 0x5a));
+            // One block changed on the device: the device's compare fails on it.
+            let out = std::process::Command::new("dd")
+                .args([
+                    "if=/dev/zero",
+                    "of=/dev/rig/plain",
+                    "bs=4k",
+                    "seek=16",
+                    "count=1",
+                    "oflag=direct",
+                    "status=none",
+                ])
+                .output()
+                .expect("dd");
+            assert!(out.status.success());
+            let d = tmpdir();
+            let mut a = vec![
+                "--name=c",
+                "--filename=/dev/rig/plain-ng",
+                "--ioengine=io_uring_cmd",
+                "--iodepth=4",
+                "--verify_only",
+            ];
+            a.extend_from_slice(&job);
+            let r = run_tool(prog, d.path(), &a, &[]);
+            assert_ne!(r.code, 0, "{who}: {}", r.stdout);
+            let all = format!("{}{}", r.stdout, r.stderr);
+            assert!(all.contains("sct=0x02; sc=0x85"), "{who}: {all}");
+            if prog == &bin() {
+                assert!(
+                    r.stderr.contains("compare failure") && r.stderr.contains("read offset=65536"),
+                    "{}",
+                    r.stderr
+                );
+            }
+        }
+    }
+
     /// The JSON document on a program's stdout: fio 3.42 prints its note that sg (an
     /// engine it flags synchronous) caps the depth at 1 before the document.
     fn json_of(prog: &Path, stdout: &str) -> serde_json::Value {

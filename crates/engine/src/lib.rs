@@ -89,6 +89,10 @@ pub const UNIT_ASYNC: u32 = 2;
 /// (filecreate, filestat, ...) does its operation on the file's name (see
 /// [`Engine::FILE_OPS`]).
 pub const UNIT_FILE_OP: u32 = 4;
+/// Per-I/O flag: a verify read the device does itself (io_uring_cmd's
+/// `verify_mode=compare`): the buffer holds the expected data, sent with an NVMe
+/// Compare command; a mismatch fails with the device's Compare Failure status.
+pub const UNIT_COMPARE: u32 = 8;
 
 /// Which stat call `filestat` and `dirstat` time (fio's `stat_type`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -968,7 +968,7 @@ choice_enum!(
     /// `verify_mode=` (io_uring_cmd): the command the verify phase reads with.
     CmdVerifyMode {
         Read = ["read"]: "Read commands, data compared by ioscope",
-        Compare = ["compare"]: "Compare commands: the device compares with verify_pattern"; not_yet,
+        Compare = ["compare"]: "Compare commands: the device compares the blocks with verify_pattern",
     }
 );
 

@@ -257,6 +257,9 @@ impl UringCmdEngine {
         let none = (0, 0);
         let c = self.cmd;
         let mut cmd = match (unit.ddir, c.write_mode) {
+            (Ddir::Read, _) if unit.flags & crate::UNIT_COMPARE != 0 => {
+                nvme::rw(nvme::OP_COMPARE, ns.nsid, slba, nlb, data)
+            }
             (Ddir::Read, _) => nvme::rw(nvme::OP_READ, ns.nsid, slba, nlb, data),
             (Ddir::Write, WriteMode::Write) => nvme::rw(nvme::OP_WRITE, ns.nsid, slba, nlb, data),
             (Ddir::Write, WriteMode::Zeroes) => {
@@ -290,7 +293,10 @@ impl UringCmdEngine {
         if ns.ms > 0 && matches!(cmd.opcode, nvme::OP_READ | nvme::OP_WRITE) {
             self.protect(&mut cmd, idx, unit, ns, (slba, nlb));
         }
-        let moves_data = matches!(cmd.opcode, nvme::OP_READ | nvme::OP_WRITE);
+        let moves_data = matches!(
+            cmd.opcode,
+            nvme::OP_READ | nvme::OP_WRITE | nvme::OP_COMPARE
+        );
         let mut buf_index = None;
         if moves_data && self.vectored {
             self.iovecs[idx] = crate::sync_engine::iovec(unit.buf, unit.len as usize);

@@ -21,6 +21,7 @@ pub const NVME_URING_CMD_IO_VEC: u32 = 0xC048_4E81;
 /// NVM command set opcodes.
 pub const OP_WRITE: u8 = 0x01;
 pub const OP_READ: u8 = 0x02;
+pub const OP_COMPARE: u8 = 0x05;
 pub const OP_WRITE_UNCOR: u8 = 0x04;
 pub const OP_WRITE_ZEROES: u8 = 0x08;
 pub const OP_DSM: u8 = 0x09;

@@ -16,7 +16,7 @@ use crate::setup::JobCtx;
 use crate::sys::usage::{thread_usage, Usage};
 use crate::workload::io::Io;
 use crate::workload::Workload;
-use ioscope_engine::{Completion, Ddir, UNIT_HIPRI};
+use ioscope_engine::{Completion, Ddir, UNIT_COMPARE, UNIT_HIPRI};
 use ioscope_options::{JobOptions, LockMode};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::Ordering::Relaxed;
@@ -103,6 +103,8 @@ pub(super) struct State<'a> {
     pub submit_calls: u64,
     pub reap_calls: u64,
     pub hipri_pct: u32,
+    /// verify_mode=compare: verify reads are NVMe Compare commands.
+    pub compare: bool,
     pub verify: Option<Verifier>,
     /// verify_async: the checker threads.
     pub checkers: Option<Checkers>,
@@ -166,6 +168,7 @@ impl<'a> State<'a> {
             submit_calls: 0,
             reap_calls: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
+            compare: o.verify_mode == ioscope_options::CmdVerifyMode::Compare,
             checkers: Checkers::for_job(&run),
             verify: run.verify,
             draining: false,
@@ -312,6 +315,12 @@ impl<'a> State<'a> {
             (Some(v), Ddir::Write) => {
                 let buf = self.bufs.slot_mut(idx as usize, io.len as usize);
                 v.fill_write(idx as usize, &io, buf, self.clock.ns(now));
+            }
+            (Some(v), Ddir::Read) if self.compare && io.verify => {
+                v.bind(idx as usize, &io);
+                let buf = self.bufs.slot_mut(idx as usize, io.len as usize);
+                v.fill_expected(buf, io.offset);
+                flags |= UNIT_COMPARE;
             }
             (Some(v), _) => v.bind(idx as usize, &io),
             (None, Ddir::Write) => {

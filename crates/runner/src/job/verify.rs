@@ -350,6 +350,19 @@ impl Verifier {
         self.units[idx] = Unit::Write(e);
     }
 
+    /// The data a verify read of `offset` expects, into `buf`: for verify=pattern
+    /// (no header), where it depends on the offset alone (`verify_mode=compare` sends
+    /// it to the device, which compares).
+    pub fn fill_expected(&self, buf: &mut [u8], offset: u64) {
+        self.spec.fill(
+            buf,
+            &Stamp {
+                offset,
+                ..Default::default()
+            },
+        );
+    }
+
     /// A read or trim is about to be issued in unit `idx`.
     pub fn bind(&mut self, idx: usize, io: &Io) {
         self.units[idx] = match io.verify {

@@ -66,6 +66,7 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
         }
         check_openfiles(j)?;
         check_ranges(j)?;
+        check_compare(&j.opts).map_err(|m| RunError::Refused(format!("job '{}': {m}", j.name)))?;
         crate::sys::cgroup::check(&j.opts)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         check_logs(&j.opts).map_err(|m| RunError::Unsupported(format!("job '{}': {m}", j.name)))?;
@@ -198,6 +199,23 @@ fn check_ranges(j: &JobSpec) -> Result<(), RunError> {
         ))),
         None => Ok(()),
     }
+}
+
+/// verify_mode=compare: the device compares each block with what the job sends, so
+/// that must be known without reading: verify=pattern with verify_pattern (as fio's
+/// documentation requires).
+fn check_compare(o: &JobOptions) -> Result<(), String> {
+    if o.verify_mode != ioscope_options::CmdVerifyMode::Compare || o.ioengine != "io_uring_cmd" {
+        return Ok(());
+    }
+    if o.verify != "pattern" || o.verify_pattern.is_none() {
+        return Err(format!(
+            "verify_mode=compare needs verify=pattern and verify_pattern (the device compares each block with the pattern); this job has verify={}{}",
+            o.verify,
+            if o.verify_pattern.is_none() { " and no verify_pattern" } else { "" }
+        ));
+    }
+    Ok(())
 }
 
 fn check_openfiles(j: &JobSpec) -> Result<(), RunError> {
