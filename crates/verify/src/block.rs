@@ -187,6 +187,17 @@ impl Spec {
         self.hdr_len().max(1)
     }
 
+    /// The data a read of `offset` expects, when it depends on the offset alone
+    /// (verify=pattern, no header): what `verify_mode=compare` sends the device to
+    /// compare with.
+    pub fn fill_expected(&self, buf: &mut [u8], offset: u64) {
+        let st = Stamp {
+            offset,
+            ..Default::default()
+        };
+        self.fill(buf, &st);
+    }
+
     /// Fill a write buffer: data, then each chunk's header and checksum.
     pub fn fill(&self, buf: &mut [u8], st: &Stamp) {
         match &self.pattern {

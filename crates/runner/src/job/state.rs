@@ -319,7 +319,7 @@ impl<'a> State<'a> {
             (Some(v), Ddir::Read) if self.compare && io.verify => {
                 v.bind(idx as usize, &io);
                 let buf = self.bufs.slot_mut(idx as usize, io.len as usize);
-                v.fill_expected(buf, io.offset);
+                v.spec().fill_expected(buf, io.offset);
                 flags |= UNIT_COMPARE;
             }
             (Some(v), _) => v.bind(idx as usize, &io),

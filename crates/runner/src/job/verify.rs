@@ -350,17 +350,9 @@ impl Verifier {
         self.units[idx] = Unit::Write(e);
     }
 
-    /// The data a verify read of `offset` expects, into `buf`: for verify=pattern
-    /// (no header), where it depends on the offset alone (`verify_mode=compare` sends
-    /// it to the device, which compares).
-    pub fn fill_expected(&self, buf: &mut [u8], offset: u64) {
-        self.spec.fill(
-            buf,
-            &Stamp {
-                offset,
-                ..Default::default()
-            },
-        );
+    /// What the job writes and checks (`verify_mode=compare` fills reads with it).
+    pub fn spec(&self) -> &ioscope_verify::Spec {
+        &self.spec
     }
 
     /// A read or trim is about to be issued in unit `idx`.
@@ -372,8 +364,7 @@ impl Verifier {
     }
 
     /// Unit `idx` completed (`ok`: all bytes transferred): record a write, or say
-    /// what its buffer must be checked against.
-    /// A unit completed: what to check of it (the header fields the job checks).
+    /// what its buffer must be checked against (the header fields the job checks).
     pub fn completed(&mut self, idx: usize, ddir: Ddir, offset: u64, ok: bool) -> Check {
         let mut c = self.judge(idx, ddir, offset, ok);
         if let Check::Block(job) = &mut c {
