@@ -227,21 +227,26 @@ def run_all(b, reps, rt, skip, rows):
     if "peak" not in skip:
         out = {"lat": [], "nolat": []}
         base = ["--nop", "--depth=32", "--batch=8"]
-        for rep in range(reps):
-            for key, extra in (("lat", []), ("nolat", ["--no-lat"])):
-                b.progress("peak nop %s rep %d/%d" % (key, rep + 1, reps))
-                res = b.peak(base + extra, rt)
-                b.record("peak --nop --depth=32 --batch=8 [%s]" % key, "ioscope", rep + 1, res)
-                out[key].append(res)
         # fio 3.42's t/io_uring on the same NOP path, latency tracking on as ours is
-        # (-t1), alternating with ioscope: the anchor for speed.
+        # (-t1): the anchor for speed. Each repetition runs ioscope, t/io_uring and
+        # ioscope --no-lat back to back, so that the machine's load drifts through
+        # all three alike (on a shared machine it moves by 2x within minutes).
         tio = t_io_uring_path()
         tu = []
-        for rep in range(reps if tio else 0):
-            b.progress("t/io_uring -N1 rep %d/%d" % (rep + 1, reps))
-            res = t_io_uring(b, tio, ["-N1", "-d32", "-s8", "-c8", "-t1"], rt)
-            b.record("t/io_uring -N1 -d32 -s8 -c8 -t1", "t/io_uring", rep + 1, res)
-            tu.append(res)
+        for rep in range(reps):
+            b.progress("peak nop lat rep %d/%d" % (rep + 1, reps))
+            res = b.peak(base, rt)
+            b.record("peak --nop --depth=32 --batch=8 [lat]", "ioscope", rep + 1, res)
+            out["lat"].append(res)
+            if tio:
+                b.progress("t/io_uring -N1 rep %d/%d" % (rep + 1, reps))
+                res = t_io_uring(b, tio, ["-N1", "-d32", "-s8", "-c8", "-t1"], rt)
+                b.record("t/io_uring -N1 -d32 -s8 -c8 -t1", "t/io_uring", rep + 1, res)
+                tu.append(res)
+            b.progress("peak nop nolat rep %d/%d" % (rep + 1, reps))
+            res = b.peak(base + ["--no-lat"], rt)
+            b.record("peak --nop --depth=32 --batch=8 [nolat]", "ioscope", rep + 1, res)
+            out["nolat"].append(res)
         with_lat, without = med(out["lat"], "iops"), med(out["nolat"], "iops")
         if tio:
             t_iops = med(tu, "iops")
