@@ -150,10 +150,7 @@ mod guest {
             "--fixedbufs=1",
         ];
         let polled = ["--ioengine=io_uring", "--hipri=1"];
-        let mut progs = vec![bin()];
-        if available!(Prereq::Fio342) {
-            progs.push(fio342_path());
-        }
+        let progs = with_fio342();
         for prog in &progs {
             for extra in [&polled[..], &seed004[..]] {
                 let before = nvme_interrupts(0);
@@ -306,10 +303,7 @@ mod guest {
     #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
     fn io_uring_cmd_writes_read_back_byte_for_byte() {
         in_guest();
-        let mut progs = vec![bin()];
-        if available!(Prereq::Fio342) {
-            progs.push(fio342_path());
-        }
+        let progs = with_fio342();
         let mut jobs = vec![];
         for (i, prog) in progs.iter().enumerate() {
             // A different pattern per program, so each one's writes are seen landing.
@@ -447,10 +441,7 @@ mod guest {
     #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
     fn multi_range_trims_read_back_as_zeros_as_with_fio() {
         in_guest();
-        let mut progs = vec![bin()];
-        if available!(Prereq::Fio342) {
-            progs.push(fio342_path());
-        }
+        let progs = with_fio342();
         for prog in &progs {
             let who = prog.display().to_string();
             cmd_job(
@@ -490,10 +481,7 @@ mod guest {
             "--verify_pattern=0x5a",
             "--verify_mode=compare",
         ];
-        let mut progs = vec![bin()];
-        if available!(Prereq::Fio342) {
-            progs.push(fio342_path());
-        }
+        let progs = with_fio342();
         for prog in &progs {
             let who = prog.display().to_string();
             // Written, then every block compared by the device: 64 Compare commands,
@@ -541,6 +529,15 @@ mod guest {
         }
     }
 
+    /// ioscope, and fio 3.42 where it is here: the programs a job is compared across.
+    fn with_fio342() -> Vec<std::path::PathBuf> {
+        let mut progs = vec![bin()];
+        if available!(Prereq::Fio342) {
+            progs.push(fio342_path());
+        }
+        progs
+    }
+
     /// The JSON document on a program's stdout: fio 3.42 prints its note that sg (an
     /// engine it flags synchronous) caps the depth at 1 before the document.
     fn json_of(prog: &Path, stdout: &str) -> serde_json::Value {
@@ -567,10 +564,7 @@ mod guest {
     #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
     fn sg_writes_read_back_byte_for_byte() {
         in_guest();
-        let mut progs = vec![bin()];
-        if available!(Prereq::Fio342) {
-            progs.push(fio342_path());
-        }
+        let progs = with_fio342();
         let mut jobs = vec![];
         for (i, prog) in progs.iter().enumerate() {
             let pattern = ["0x3cc35aa5", "0x12345678"][i];

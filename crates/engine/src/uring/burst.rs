@@ -8,7 +8,7 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-use io_uring::{opcode, squeue, types};
+use io_uring::{opcode, squeue};
 
 use super::{shared, UringEngine, IORING_ENTER_GETEVENTS};
 use crate::{ops, Burst, Completion, Ddir, IoUnit};
@@ -293,13 +293,7 @@ impl UringEngine {
                 let fd = ops::file_of(&self.files, unit)
                     .ok_or(-(libc::EBADF as i64))?
                     .fd;
-                if self.fixed_files {
-                    let target = types::Fixed(unit.file);
-                    rw_sqe!(self, idx, unit, target)
-                } else {
-                    let target = types::Fd(fd);
-                    rw_sqe!(self, idx, unit, target)
-                }
+                self.rw_entry(idx, unit, fd)
             }
             (None, _) => return Err(-(libc::EINVAL as i64)),
         };
