@@ -14,11 +14,15 @@ pub trait Burst {
     fn batches(&self) -> (u32, u32);
     /// The clock, now.
     fn stamp(&mut self) -> u64;
-    /// The job's next I/O, placed in a free unit whose setup time is `now`: its index
-    /// and the unit. None: issue nothing more (the job is at its end, or its next step
-    /// is not an I/O this loop issues); the engine then reaps what is in flight and
-    /// returns.
-    fn next(&mut self, now: u64) -> Option<(u32, &crate::IoUnit)>;
+    /// The job's next I/Os, at most `out.len()`, each placed in a free unit whose setup
+    /// time is `now`: their indices written to `out` in queue order, and how many
+    /// returned. Fewer than asked: the job issues nothing more after these (it is at
+    /// its end, or its next step is not an I/O this loop issues); the engine then reaps
+    /// what is in flight and returns. A batch at a time, so that what is the same for
+    /// every I/O of a batch is done once.
+    fn next_batch(&mut self, now: u64, out: &mut [u32]) -> usize;
+    /// Unit `idx`, as [`Self::next_batch`] set it up (None: not a unit of this job).
+    fn unit(&self, idx: u32) -> Option<&crate::IoUnit>;
     /// One submission call handed `units` (in queue order) to the kernel at `t`.
     fn submitted(&mut self, units: &[u32], t: u64);
     /// A unit completed at `t`.

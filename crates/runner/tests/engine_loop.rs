@@ -22,8 +22,13 @@ fn jobs(text: &str) -> JobSet {
 /// Runs `text` with the engine's loop allowed or not; None: io_uring is not
 /// available here (a visible skip locally, a failure under CI=true).
 fn run(text: &str, engine_loop: bool) -> Option<JobResult> {
+    run_with(text, engine_loop, false)
+}
+
+fn run_with(text: &str, engine_loop: bool, nop: bool) -> Option<JobResult> {
     let ro = RunOptions {
         engine_loop,
+        nop,
         ..Default::default()
     };
     match Runner::new(ro).run_set(&jobs(text), &mut Quiet) {
@@ -95,5 +100,37 @@ fn a_sync_ends_the_engine_loop_and_the_general_loop_goes_on() {
         assert_eq!(j.dirs[1].io_bytes, 1000 * 4096, "engine_loop={engine_loop}");
         assert_eq!(j.dirs[1].clat.stat.n, 1000, "engine_loop={engine_loop}");
         assert_eq!(j.sync.total_ios, 1000 / 64, "engine_loop={engine_loop}");
+    }
+}
+
+#[test]
+fn nops_taken_a_batch_at_a_time_stop_exactly_at_every_limit() {
+    // NOPs are counted a batch at a time (`peak --nop`): the job's size, its loops
+    // and number_ios must still end it at exactly the I/O the general loop ends it at,
+    // also where a limit falls inside a batch (1001 is no multiple of 8; 4m of 12k
+    // blocks leaves a partial last block: 8m of them is 683 I/Os, as fio counts).
+    let d = tempfile::tempdir().expect("tempdir");
+    let cases = [
+        ("number_ios=1001", 1001, 1001 * 4096),
+        ("loops=3", 3 * 1024, 3 * (4 << 20)),
+        ("bs=12k\nloops=2", 683, 683 * 12288),
+        ("io_size=1m\nloops=3", 3 * 256, 3 * (1 << 20)),
+    ];
+    for (extra, ios, bytes) in cases {
+        let text = job(
+            d.path(),
+            &format!("rw=randread\nnorandommap=1\niodepth_batch_submit=8\n{extra}"),
+        );
+        for engine_loop in [true, false] {
+            let Some(j) = run_with(&text, engine_loop, true) else {
+                return;
+            };
+            let r = &j.dirs[0];
+            let how = format!("{extra} engine_loop={engine_loop}");
+            assert_eq!(j.error, 0, "{:?} ({how})", j.error_text);
+            assert_eq!(r.total_ios, ios, "{how}");
+            assert_eq!(r.io_bytes, bytes, "{how}");
+            assert_eq!(r.clat.stat.n, ios, "every NOP timed ({how})");
+        }
     }
 }

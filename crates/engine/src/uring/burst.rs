@@ -113,21 +113,22 @@ impl Drop for RingFd {
     }
 }
 
-/// The loop's queue: units written to the submission ring and not yet submitted
-/// (in order), and how many are in the kernel.
+/// The loop's queue: units written to the submission ring and not yet submitted (the
+/// first `queued` of `slots`, in order), and how many are in the kernel.
 struct Flight {
     /// NOP mode: each unit's SQE, written once. Copied into the ring as a whole, it
     /// saves building one field by field per I/O, which the CPU then has to read back
     /// in wider loads than it wrote (a store-forwarding stall on every I/O).
     nops: Vec<squeue::Entry>,
-    queued: Vec<u32>,
+    slots: Box<[u32]>,
+    queued: u32,
     inflight: u32,
     depth: u32,
 }
 
 impl Flight {
     fn busy(&self) -> u32 {
-        self.inflight + self.queued.len() as u32
+        self.inflight + self.queued
     }
 }
 
@@ -155,7 +156,8 @@ impl UringEngine {
         };
         let mut f = Flight {
             nops,
-            queued: Vec::with_capacity(depth as usize),
+            slots: vec![0; depth as usize].into_boxed_slice(),
+            queued: 0,
             inflight: 0,
             depth,
         };
@@ -172,7 +174,7 @@ impl UringEngine {
             // The batch that fills the queue goes in with the wait: one call.
             let t_issue = b.stamp();
             let want = complete.min(f.busy());
-            let to_submit = f.queued.len() as u32;
+            let to_submit = f.queued;
             let consumed =
                 shared::enter_retrying(|| fd.enter(to_submit, want, IORING_ENTER_GETEVENTS))?;
             Self::burst_issued(b, &mut f, consumed.unwrap_or(0), t_issue);
@@ -186,8 +188,9 @@ impl UringEngine {
         }
     }
 
-    /// Fills the queue up to its depth, submitting every full batch except the one
-    /// that fills it (that one goes in with the wait). False when `b` has no more.
+    /// Fills the queue up to its depth, a batch at a time, submitting every full batch
+    /// except the one that fills it (that one goes in with the wait). False when `b`
+    /// has no more.
     fn burst_fill<B: Burst>(
         &mut self,
         b: &mut B,
@@ -197,46 +200,21 @@ impl UringEngine {
         mut now: u64,
     ) -> io::Result<bool> {
         while f.busy() < f.depth {
-            let Some((idx, unit)) = b.next(now) else {
+            let room = (f.depth - f.busy()).min(batch.saturating_sub(f.queued).max(1));
+            let at = f.queued as usize;
+            let Some(out) = f.slots.get_mut(at..at + room as usize) else {
                 return Ok(false);
             };
-            let pushed = match (f.nops.get(idx as usize), &mut self.nop_len) {
-                (Some(sqe), Some(lens)) if self.force_async.never(unit) => {
-                    lens[idx as usize] = unit.len;
-                    // SAFETY: a NOP points at no memory.
-                    unsafe { self.ring.submission().push(sqe) }
-                }
-                _ => match self.burst_entry(idx, unit) {
-                    // SAFETY: the SQE points at the unit's buffer (checked to hold
-                    // `len` bytes) or at this unit's iovec; both stay untouched until
-                    // its completion is reaped.
-                    Ok(entry) => unsafe { self.ring.submission().push(&entry) },
-                    Err(res) => {
-                        b.completed(
-                            Completion {
-                                unit: idx,
-                                result: res,
-                            },
-                            now,
-                        );
-                        continue;
-                    }
-                },
-            };
-            if pushed.is_err() {
-                // Cannot happen (the depth is at most the ring's size): end cleanly.
-                b.completed(
-                    Completion {
-                        unit: idx,
-                        result: -(libc::EBUSY as i64),
-                    },
-                    now,
-                );
+            let got = b.next_batch(now, out).min(room as usize);
+            match f.nops.is_empty() || !self.force_async.cadence_off() {
+                true => self.burst_write(b, f, at, got, now),
+                false => self.burst_write_nops(b, f, at, got, now),
+            }
+            if got < room as usize {
                 return Ok(false);
             }
-            f.queued.push(idx);
-            if f.queued.len() as u32 >= batch && f.busy() < f.depth {
-                let n = shared::enter_retrying(|| fd.enter(f.queued.len() as u32, 0, 0))?;
+            if f.queued >= batch && f.busy() < f.depth {
+                let n = shared::enter_retrying(|| fd.enter(f.queued, 0, 0))?;
                 // As in the general loop, the submission call counts into slat.
                 now = b.stamp();
                 Self::burst_issued(b, f, n.unwrap_or(0), now);
@@ -245,18 +223,106 @@ impl UringEngine {
         Ok(true)
     }
 
+    /// Writes the SQEs of the `got` units `b` placed at `f.slots[at..]` into the
+    /// ring, one view of it for all of them. A unit this loop cannot issue completes
+    /// at once with its error and leaves the queue.
+    #[inline(always)]
+    fn burst_write<B: Burst>(
+        &mut self,
+        b: &mut B,
+        f: &mut Flight,
+        at: usize,
+        got: usize,
+        now: u64,
+    ) {
+        let mut kept = at;
+        for i in at..at + got {
+            let idx = f.slots.get(i).copied().unwrap_or(u32::MAX);
+            let entry = match b.unit(idx) {
+                Some(unit) => self.burst_entry(idx, unit),
+                None => Err(-(libc::EINVAL as i64)),
+            };
+            // SAFETY: the SQE is a NOP (no memory) or points at the unit's buffer
+            // (checked to hold `len` bytes) or at this unit's iovec; both stay
+            // untouched until its completion is reaped. The depth is at most the
+            // ring's size, so the push cannot find it full; if it did, the unit fails.
+            let res = entry.and_then(|e| {
+                unsafe { self.ring.submission().push(&e) }.map_err(|_| -(libc::EBUSY as i64))
+            });
+            match res {
+                Ok(()) => {
+                    f.slots[kept] = idx;
+                    kept += 1;
+                }
+                Err(result) => b.completed(Completion { unit: idx, result }, now),
+            }
+        }
+        f.queued = kept as u32;
+    }
+
+    /// [`Self::burst_write`] for NOPs: each unit's SQE copied from its template, through
+    /// one view of the ring (its tail published once, when the view is dropped).
+    #[inline(always)]
+    fn burst_write_nops<B: Burst>(
+        &mut self,
+        b: &mut B,
+        f: &mut Flight,
+        at: usize,
+        got: usize,
+        now: u64,
+    ) {
+        let UringEngine {
+            ring,
+            nop_len,
+            force_async,
+            ..
+        } = self;
+        let (Some(lens), Some(units)) = (nop_len.as_deref_mut(), f.slots.get(at..at + got)) else {
+            return;
+        };
+        let mut sq = ring.submission();
+        let mut kept = 0;
+        for &idx in units {
+            let (Some(sqe), Some(len), Some(unit)) = (
+                f.nops.get(idx as usize),
+                lens.get_mut(idx as usize),
+                b.unit(idx),
+            ) else {
+                break;
+            };
+            *len = unit.len;
+            // SAFETY: a NOP points at no memory.
+            let pushed = match force_async.never(unit) {
+                true => unsafe { sq.push(sqe) },
+                false => unsafe { sq.push(&sqe.clone().flags(force_async.flags(unit))) },
+            };
+            if pushed.is_err() {
+                break;
+            }
+            kept += 1;
+        }
+        drop(sq);
+        f.queued = (at + kept) as u32;
+        // Not pushed (cannot happen: every unit has its template, and the depth is at
+        // most the ring's size): failed at once.
+        for &idx in f.slots.get(at + kept..at + got).unwrap_or(&[]) {
+            let result = -(libc::EBUSY as i64);
+            b.completed(Completion { unit: idx, result }, now);
+        }
+    }
+
     /// The kernel took the first `n` queued units at `t`.
     #[inline(always)]
     fn burst_issued<B: Burst>(b: &mut B, f: &mut Flight, n: usize, t: u64) {
-        let n = n.min(f.queued.len());
+        let n = n.min(f.queued as usize);
         if n == 0 {
             return;
         }
-        b.submitted(&f.queued[..n], t);
-        match n == f.queued.len() {
-            true => f.queued.clear(),
-            false => drop(f.queued.drain(..n)),
+        b.submitted(&f.slots[..n], t);
+        if n < f.queued as usize {
+            f.slots.copy_within(n..f.queued as usize, 0);
         }
+        f.queued -= n as u32;
         f.inflight += n as u32;
     }
 

@@ -19,6 +19,12 @@ impl ForceAsync {
         ForceAsync { every, since: 0 }
     }
 
+    /// Whether the cadence is off (only units flagged UNIT_ASYNC get IOSQE_ASYNC).
+    #[inline(always)]
+    pub(crate) fn cadence_off(&self) -> bool {
+        self.every == 0
+    }
+
     /// Whether `unit` goes without IOSQE_ASYNC (and the cadence has nothing to count).
     #[inline(always)]
     pub(crate) fn never(&self, unit: &IoUnit) -> bool {

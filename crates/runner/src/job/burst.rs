@@ -84,6 +84,18 @@ impl<'s, 'a, const SOURCE: u8> Sink<'s, 'a, SOURCE> {
     fn new(s: &'s mut State<'a>, group: bool) -> Self {
         let lean = s.cmdprio.is_none() && s.hipri_pct == 0 && s.verify.is_none();
         let slat = s.rec.tracks_slat();
+        if SOURCE == NOPS && lean {
+            if let Some(io) = s.wl.nop_io() {
+                for u in &mut s.q.units {
+                    u.ddir = io.ddir;
+                    u.offset = io.offset;
+                    u.len = io.len;
+                    u.file = io.file;
+                    u.ioprio = 0;
+                    u.flags = 0;
+                }
+            }
+        }
         Sink {
             s,
             group,
@@ -131,20 +143,10 @@ impl<'s, 'a, const SOURCE: u8> Sink<'s, 'a, SOURCE> {
         self.s.q.free.push(c.unit);
         true
     }
-}
 
-impl<const SOURCE: u8> Burst for Sink<'_, '_, SOURCE> {
-    fn batches(&self) -> (u32, u32) {
-        (self.s.lim.batch_submit, self.s.lim.complete_min)
-    }
-
+    /// The job's next I/O in a free unit set up at `now`: its index.
     #[inline(always)]
-    fn stamp(&mut self) -> u64 {
-        self.s.stamper.stamp()
-    }
-
-    #[inline(always)]
-    fn next(&mut self, now: Ticks) -> Option<(u32, &IoUnit)> {
+    fn next_one(&mut self, now: Ticks) -> Option<u32> {
         let s = &mut *self.s;
         if s.stop_issuing {
             return None;
@@ -168,7 +170,7 @@ impl<const SOURCE: u8> Burst for Sink<'_, '_, SOURCE> {
         }
         if !self.lean {
             s.prepare(idx, io, now);
-            return Some((idx, &s.q.units[idx as usize]));
+            return Some(idx);
         }
         if io.ddir == Ddir::Write {
             s.bufs
@@ -183,7 +185,65 @@ impl<const SOURCE: u8> Burst for Sink<'_, '_, SOURCE> {
         u.flags = 0;
         u.result = 0;
         u.start = now;
-        Some((idx, u))
+        Some(idx)
+    }
+
+    /// NOPs, a batch at a time: every NOP of a job is the same I/O (one direction, one
+    /// size, no offset), so the workload counts the batch in one step and each unit,
+    /// filled with that I/O when the loop began, takes only its setup time.
+    #[inline(always)]
+    fn next_nops(&mut self, now: Ticks, out: &mut [u32]) -> usize {
+        let s = &mut *self.s;
+        if s.stop_issuing {
+            return 0;
+        }
+        let want = out.len().min(s.q.free.len());
+        let got = s.wl.take_nops(want as u64) as usize;
+        if got < want {
+            s.exhausted = true;
+        }
+        let from = s.q.free.len() - got;
+        for (slot, &idx) in out.iter_mut().zip(s.q.free[from..].iter().rev()) {
+            *slot = idx;
+            if let Some(u) = s.q.units.get_mut(idx as usize) {
+                u.start = now;
+                u.result = 0;
+            }
+        }
+        s.q.free.truncate(from);
+        got
+    }
+}
+
+impl<const SOURCE: u8> Burst for Sink<'_, '_, SOURCE> {
+    fn batches(&self) -> (u32, u32) {
+        (self.s.lim.batch_submit, self.s.lim.complete_min)
+    }
+
+    #[inline(always)]
+    fn stamp(&mut self) -> u64 {
+        self.s.stamper.stamp()
+    }
+
+    #[inline(always)]
+    fn next_batch(&mut self, now: Ticks, out: &mut [u32]) -> usize {
+        if SOURCE == NOPS && self.lean {
+            return self.next_nops(now, out);
+        }
+        let mut n = 0;
+        for slot in out.iter_mut() {
+            let Some(idx) = self.next_one(now) else {
+                break;
+            };
+            *slot = idx;
+            n += 1;
+        }
+        n
+    }
+
+    #[inline(always)]
+    fn unit(&self, idx: u32) -> Option<&IoUnit> {
+        self.s.q.units.get(idx as usize)
     }
 
     #[inline(always)]

@@ -8,6 +8,7 @@ pub(crate) mod blockmap;
 mod bs;
 pub(crate) mod dist;
 pub(crate) mod io;
+mod nops;
 mod offsets;
 pub(crate) mod ranges;
 pub(crate) mod replay;
@@ -437,15 +438,6 @@ impl Workload {
     pub fn next_plain_io(&mut self) -> Option<Io> {
         let p = self.plain?;
         self.next_plain(p, true)
-    }
-
-    /// [`Self::next_plain_io`] for NOPs (`peak --nop`): a NOP reads and writes
-    /// nothing, so no offset is drawn (each is the region's start); counts and sizes
-    /// are kept as for any I/O, so the job's limits hold.
-    #[inline(always)]
-    pub fn next_nop_io(&mut self) -> Option<Io> {
-        let p = self.plain?;
-        self.next_plain(p, false)
     }
 
     /// Every case but [`Plain`], out of line: its size must not cost the common case
