@@ -173,17 +173,21 @@ fn option_outside_section_and_missing_value() {
 #[test]
 fn not_yet_supported_option_fails_parse_only_and_the_run() {
     let d = tmpdir();
-    fs::write(d.path().join("j.fio"), "[job]\nsize=1m\nmax_open_zones=4\n").unwrap();
+    fs::write(
+        d.path().join("j.fio"),
+        "[job]\nsize=1m\nzone_reset_frequency=0.1\n",
+    )
+    .unwrap();
     // --parse-only checks everything a run would, short of I/O.
     fails_with(
         &["--parse-only", "j.fio"],
         d.path(),
-        &["j.fio:3", "max_open_zones", "not supported yet"],
+        &["j.fio:3", "zone_reset_frequency", "not supported yet"],
     );
     fails_with(
         &["j.fio"],
         d.path(),
-        &["j.fio:3", "max_open_zones", "not supported yet"],
+        &["j.fio:3", "zone_reset_frequency", "not supported yet"],
     );
 }
 

@@ -1056,4 +1056,187 @@ mod guest {
             r.stderr
         );
     }
+
+    /// The zoned namespace's zones: (write pointer relative to the zone start, in
+    /// bytes; condition), from util-linux's `blkzone report`, outside ioscope.
+    fn zones_now() -> Vec<(u64, String)> {
+        let text = sh("/sbin/blkzone report /dev/rig/zoned").expect("blkzone report");
+        text.lines()
+            .filter_map(|l| {
+                let wp = l.split("wptr 0x").nth(1)?.split_whitespace().next()?;
+                let cond = l.split("zcond:").nth(1)?.split_whitespace().next()?;
+                Some((u64::from_str_radix(wp, 16).ok()? * 512, cond.to_string()))
+            })
+            .collect()
+    }
+
+    fn zbd_job(prog: &Path, extra: &[&str]) -> serde_json::Value {
+        let base = [
+            "--name=z",
+            "--filename=/dev/rig/zoned",
+            "--direct=1",
+            "--zonemode=zbd",
+        ];
+        ok_job(prog, &base, extra)
+    }
+
+    /// (io_bytes of `dir`, zone_resets) of a job's JSON.
+    fn bytes_resets(v: &serde_json::Value, dir: &str) -> (u64, Option<u64>) {
+        let j = &v["jobs"][0];
+        (
+            j[dir]["io_bytes"].as_u64().expect("io_bytes"),
+            j.get("zone_resets")
+                .map(|r| r.as_u64().expect("zone_resets")),
+        )
+    }
+
+    /// zonemode=zbd on the host-managed namespace (16 zones of 64 MiB, 8 open at most),
+    /// each step run by ioscope and by fio 3.42 from the same empty zones: writes land
+    /// at the write pointers (read back with blkzone, outside both), a rewrite resets
+    /// the full zones and reports them as fio does (`zone_resets`), a sequential job
+    /// appends to a partly written zone, reads stay below the write pointers, and
+    /// random writes keep to max_open_zones.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn zoned_writes_follow_the_write_pointers_as_with_fio() {
+        in_guest();
+        let mut seen = Vec::new();
+        for prog in with_fio342() {
+            sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+            let seq = ["--ioengine=psync", "--rw=write", "--bs=64k", "--size=128m"];
+            let v = zbd_job(&prog, &seq);
+            assert_eq!(bytes_resets(&v, "write"), (128 << 20, Some(0)));
+            let z = zones_now();
+            assert_eq!(
+                &z[..3],
+                &[
+                    (64 << 20, "14(fu)".into()),
+                    (64 << 20, "14(fu)".into()),
+                    (0, "1(em)".into())
+                ],
+                "{}",
+                prog.display()
+            );
+            // Again over the full zones: each is reset, as fio resets it on reaching it.
+            let v = zbd_job(&prog, &seq);
+            assert_eq!(bytes_resets(&v, "write"), (128 << 20, Some(2)));
+            // A partly written zone is appended to: 32 MiB, then 96 MiB more in all.
+            sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+            zbd_job(
+                &prog,
+                &[
+                    "--ioengine=psync",
+                    "--rw=write",
+                    "--bs=64k",
+                    "--size=64m",
+                    "--io_size=32m",
+                ],
+            );
+            assert_eq!(zones_now()[0], (32 << 20, "2(oi)".into()));
+            let v = zbd_job(
+                &prog,
+                &[
+                    "--ioengine=libaio",
+                    "--iodepth=4",
+                    "--rw=write",
+                    "--bs=64k",
+                    "--size=128m",
+                ],
+            );
+            assert_eq!(bytes_resets(&v, "write"), (96 << 20, Some(0)));
+            // Reads: the 128 MiB written, not the 256 MiB asked; no resets reported.
+            let v = zbd_job(
+                &prog,
+                &["--ioengine=psync", "--rw=read", "--bs=64k", "--size=256m"],
+            );
+            assert_eq!(bytes_resets(&v, "read"), (128 << 20, None));
+            let v = zbd_job(
+                &prog,
+                &[
+                    "--ioengine=psync",
+                    "--rw=randread",
+                    "--bs=4k",
+                    "--size=256m",
+                    "--number_ios=500",
+                ],
+            );
+            assert_eq!(bytes_resets(&v, "read").0, 500 * 4096);
+            // Random writes over 4 zones, 2 open at most: 2 zones take all 2000.
+            sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+            let v = zbd_job(
+                &prog,
+                &[
+                    "--ioengine=io_uring",
+                    "--iodepth=4",
+                    "--rw=randwrite",
+                    "--bs=4k",
+                    "--size=256m",
+                    "--number_ios=2000",
+                    "--max_open_zones=2",
+                ],
+            );
+            assert_eq!(bytes_resets(&v, "write"), (2000 * 4096, Some(0)));
+            let z = zones_now();
+            let written: Vec<u64> = z.iter().map(|x| x.0).filter(|&w| w > 0).collect();
+            assert_eq!(written.len(), 2, "{}: {z:?}", prog.display());
+            assert_eq!(written.iter().sum::<u64>(), 2000 * 4096);
+            seen.push(prog);
+        }
+        sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+        assert!(!seen.is_empty());
+    }
+
+    /// What zonemode=zbd refuses, with the reason: a zone size that is not the
+    /// device's, more open zones than it allows, buffered writes, a device that is not
+    /// zoned, and (not yet) several jobs writing it.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn zoned_jobs_the_device_cannot_take_are_refused() {
+        in_guest();
+        let d = tmpdir();
+        let base = [
+            "--name=z",
+            "--filename=/dev/rig/zoned",
+            "--zonemode=zbd",
+            "--rw=write",
+            "--bs=64k",
+            "--size=64m",
+        ];
+        for (extra, says) in [
+            (
+                "--zonesize=32m",
+                "does not match the device's zone size 67108864",
+            ),
+            (
+                "--max_open_zones=9",
+                "max_open_zones (9) is larger than the device's limit (8",
+            ),
+            ("--direct=0", "direct I/O is mandatory"),
+            ("--numjobs=2", "not supported yet"),
+        ] {
+            let mut a = base.to_vec();
+            a.push(extra);
+            if extra != "--direct=0" {
+                a.push("--direct=1");
+            }
+            let r = run_tool(&bin(), d.path(), &a, &[]);
+            assert_eq!(r.code, 1, "{extra}: {}", r.stderr);
+            assert!(r.stderr.contains(says), "{extra}: {}", r.stderr);
+        }
+        let r = run_tool(
+            &bin(),
+            d.path(),
+            &[
+                "--name=z",
+                "--filename=/dev/rig/plain",
+                "--zonemode=zbd",
+                "--direct=1",
+                "--rw=read",
+                "--size=64m",
+            ],
+            &[],
+        );
+        assert_eq!(r.code, 1, "{}", r.stderr);
+        assert!(r.stderr.contains("is not zoned"), "{}", r.stderr);
+    }
 }

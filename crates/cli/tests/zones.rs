@@ -226,7 +226,15 @@ fn zone_options_need_their_mode() {
             &["--zonemode=strided"][..],
             "zonemode=strided needs zonesize",
         ),
-        (&["--zonemode=zbd", "--zonesize=8k"][..], "zbd"),
+        (
+            &["--zonemode=zbd", "--zonesize=8k"][..],
+            "zonemode=zbd on data, which is not a zoned block device",
+        ),
+        (&["--zonemode=zbd", "--zoneskip=8k"][..], "zoneskip"),
+        (
+            &["--zonemode=zbd", "--rw=trim"][..],
+            "trims with zonemode=zbd",
+        ),
     ] {
         let mut a = vec!["--name=z", "--filename=data", "--size=64k", "--parse-only"];
         a.extend_from_slice(args);

@@ -483,6 +483,35 @@ fn check_zones(b: &Builder) -> Result<(), OptionsError> {
     } else if o.zonemode == ZoneMode::Strided && o.zonesize == 0 {
         return refuse("zonemode", "zonemode=strided needs zonesize");
     }
+    if o.zonemode == ZoneMode::Zbd {
+        return check_zbd(b, &refuse);
+    }
+    Ok(())
+}
+
+/// What zonemode=zbd does not take (fio's own refusals), and what ioscope does not
+/// do with it yet.
+fn check_zbd(
+    b: &Builder,
+    refuse: &dyn Fn(&str, &str) -> Result<(), OptionsError>,
+) -> Result<(), OptionsError> {
+    let o = &b.opts;
+    if o.zoneskip != 0 {
+        return refuse("zoneskip", "must be 0 with zonemode=zbd");
+    }
+    if o.rw.mode.trims() {
+        return refuse(
+            "rw",
+            "trims with zonemode=zbd (zone resets) are not supported yet",
+        );
+    }
+    if o.numjobs > 1 && o.rw.mode.writes() {
+        return refuse(
+            "numjobs",
+            "several jobs writing one zoned device (zones shared between jobs) are not \
+             supported yet",
+        );
+    }
     Ok(())
 }
 

@@ -367,17 +367,19 @@ option_table! {
     unit_base: UnitBase { kind: Kind::Choice(UnitBase::CHOICES), default: "0", category: C::Reporting, help: "Report bandwidth in bytes or bits" }
 
     // ---- Zones ----
-    zonemode: ZoneMode { kind: Kind::Choice(ZoneMode::CHOICES), default: "none", category: C::Zones, help: "Zone mode: strided walks zones of zonesize bytes, zonerange apart (zbd needs a zoned device: not supported yet)" }
-    zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes of I/O in each zone before moving to the next" }
+    zonemode: ZoneMode { kind: Kind::Choice(ZoneMode::CHOICES), default: "none", category: C::Zones, help: "Zone mode: strided walks zones of zonesize bytes, zonerange apart; zbd follows a zoned block device's zones" }
+    zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes of I/O in each zone before moving to the next; zonemode=zbd: the zone size (must be the device's)" }
     zonerange: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: size of a zone, where its I/O falls (default zonesize)" }
     zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes skipped after each zone" }
-    zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=zbd: zone capacity (needs a zoned block device; none here to test against)", status: NOT_YET }
-    read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: read beyond the write pointer (needs a zoned block device; none here to test against)", status: NOT_YET }
-    max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: maximum open zones (needs a zoned block device; none here to test against)", status: NOT_YET }
-    job_max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: maximum open zones per job (needs a zoned block device; none here to test against)", status: NOT_YET }
-    ignore_zone_limits: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: ignore the device's open/active zone limits (needs a zoned block device; none here to test against)", status: NOT_YET }
-    zone_reset_threshold: Option<String> { category: C::Zones, help: "zonemode=zbd: share of valid data that triggers zone resets (needs a zoned block device; none here to test against)", status: NOT_YET }
-    zone_reset_frequency: Option<String> { category: C::Zones, help: "zonemode=zbd: how often zones are reset (needs a zoned block device; none here to test against)", status: NOT_YET }
+    zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=zbd on a device that is not zoned: zone capacity (zone emulation is not supported yet; a zoned device reports its own)", status: NOT_YET }
+    read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: reads may go past a zone's write pointer (where the device returns no data)" }
+    max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: zones written at once (default and most: the device's open-zone limit)" }
+    job_max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: zones one job writes at once (0: no limit of its own)" }
+    ignore_zone_limits: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: max_open_zones may exceed the device's open-zone limit" }
+    zone_reset_threshold: Option<String> { category: C::Zones, help: "zonemode=zbd: share of valid data that triggers zone resets (not supported yet)", status: NOT_YET }
+    zone_reset_frequency: Option<String> { category: C::Zones, help: "zonemode=zbd: how often zones are reset (not supported yet)", status: NOT_YET }
+    write_zone_remainders: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: write a zone's remainder smaller than bs instead of finishing the zone (not supported yet)", status: NOT_YET }
+    recover_zbd_write_error: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd with continue_on_error: move write pointers past failed writes (not supported yet)", status: NOT_YET }
 
     // ---- fio profile options: --profile=tiobench reads them; elsewhere without effect, as in fio ----
     threads: Option<u32> { kind: INT, category: C::Profile, help: "--profile=tiobench: jobs (numjobs) per test", status: noop("only --profile=tiobench reads it (it is not `thread`)") }

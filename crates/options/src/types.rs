@@ -943,7 +943,7 @@ choice_enum!(
     ZoneMode {
         None = ["none"]: "The file is one region",
         Strided = ["strided"]: "zonesize bytes of I/O per zone of zonerange bytes, then the next zone (zoneskip apart)",
-        Zbd = ["zbd"]: "Zoned block device rules (needs a zoned device)"; not_yet,
+        Zbd = ["zbd"]: "Zoned block device rules: writes at each zone's write pointer, reads below it, open-zone limits",
     }
 );
 

@@ -205,6 +205,9 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     if let Some(ss) = &job.steadystate {
         m.insert("steadystate".into(), steadystate_obj(ss));
     }
+    if let Some(n) = job.zone_resets {
+        m.insert("zone_resets".into(), n.into());
+    }
     if let Some(v) = &job.verify {
         // ioscope's own key: blocks verified and failures found (fio has no count).
         let mut o = obj();

@@ -130,6 +130,9 @@ pub fn merge_group(jobs: &[JobResult]) -> JobResult {
         if j.block.is_some() {
             out.block = j.block.clone();
         }
+        if let Some(n) = j.zone_resets {
+            *out.zone_resets.get_or_insert(0) += n;
+        }
         if let Some(v) = j.verify {
             let o = out.verify.get_or_insert_with(Default::default);
             o.blocks += v.blocks;

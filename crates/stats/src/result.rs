@@ -198,6 +198,9 @@ pub struct JobResult {
     /// block_error_percentiles: the state and trims of each block of the job's file.
     #[serde(default)]
     pub block: Option<crate::block::BlockStates>,
+    /// zonemode=zbd: zones the job reset (fio's "zone_resets").
+    #[serde(default)]
+    pub zone_resets: Option<u64>,
 }
 
 /// Blocks a job verified and the failures it found (fio reports neither count).

@@ -126,6 +126,9 @@ fn set_up(ctx: &mut JobCtx) -> Result<Prepared, RunError> {
     if ctx.offsets_32bit {
         workload.offsets_32bit();
     }
+    if let Some(z) = ctx.zones.take() {
+        workload.set_zones(z);
+    }
     let ends: Vec<u64> = ctx
         .files
         .iter()

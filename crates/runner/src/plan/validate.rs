@@ -66,6 +66,7 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
         }
         check_openfiles(j)?;
         check_ranges(j)?;
+        check_zbd(j).map_err(|m| RunError::Unsupported(format!("job '{}': {m}", j.name)))?;
         check_compare(&j.opts).map_err(|m| RunError::Refused(format!("job '{}': {m}", j.name)))?;
         crate::sys::cgroup::check(&j.opts)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
@@ -75,6 +76,37 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
     // a build host is checked there (--parse-only warns of these) and run elsewhere.
     for j in &set.jobs {
         check_machine(j).map_err(|m| RunError::Environment(format!("job '{}': {m}", j.name)))?;
+    }
+    Ok(())
+}
+
+/// zonemode=zbd runs on zoned block devices; fio's emulated zones on regular files and
+/// devices that are not zoned are not done yet.
+fn check_zbd(j: &JobSpec) -> Result<(), String> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    if j.opts.zonemode != ioscope_options::ZoneMode::Zbd {
+        return Ok(());
+    }
+    let names = j
+        .opts
+        .filename
+        .as_deref()
+        .map(split_names)
+        .unwrap_or_default();
+    for name in names {
+        let md = std::fs::metadata(&name).ok();
+        let dev = md
+            .filter(|m| m.file_type().is_block_device())
+            .and_then(|m| {
+                crate::sys::disk::whole_disk((libc::major(m.rdev()), libc::minor(m.rdev())))
+            });
+        let zoned = dev.as_deref().map(crate::sys::zoned::model);
+        if !matches!(zoned.as_deref(), Some("host-managed" | "host-aware")) {
+            return Err(format!(
+                "zonemode=zbd on {name}, which is not a zoned block device: zones emulated \
+                 on regular files and devices that are not zoned are not supported yet"
+            ));
+        }
     }
     Ok(())
 }

@@ -56,6 +56,10 @@ pub struct JobCtx {
     pub verify_state: Option<std::path::PathBuf>,
     /// `random_generator=tausworthe` set explicitly: offsets from 32 random bits.
     pub offsets_32bit: bool,
+    /// zonemode=zbd: the zones of its file (taken by the workload), and how many the
+    /// job reset (None without zonemode=zbd).
+    pub zones: Option<crate::workload::zbd::ZoneMap>,
+    pub zone_resets: Option<u64>,
     /// `--debug=io`: where its completion lines go (Some(None): standard output).
     pub trace_io: Option<Option<crate::env::DebugOut>>,
 }

@@ -5,6 +5,7 @@ pub(crate) mod buffers;
 mod ctx;
 pub(crate) mod files;
 pub(crate) mod iomem;
+mod zoned;
 
 pub(crate) use ctx::{JobCtx, JobMeta, Ready};
 
@@ -100,10 +101,11 @@ pub(crate) fn prepare_job(
     let (job, trace) = with_trace(p, env, obs)?;
     let o = &job.opts;
     let diskless = diskless(o, env);
-    let files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
+    let mut files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
     if job.polled && !diskless && !env.opts.nop {
         check_polling(o, &files)?;
     }
+    let zones = zoned::prepare(o, &mut files, job.access.writes, diskless)?;
     let blocks = match o.block_error_percentiles {
         true => Some(block_track(o, &files)?),
         false => None,
@@ -157,6 +159,9 @@ pub(crate) fn prepare_job(
             verify: job.verify,
             verify_state: job.verify_state,
             offsets_32bit,
+            // As fio: the count is reported for jobs that write (or trim).
+            zone_resets: zones.as_ref().filter(|_| a.writes || a.trims).map(|z| z.1),
+            zones: zones.map(|z| z.0),
             trace_io: env.opts.debug.io.then(|| env.opts.debug.out.clone()),
         },
         meta: JobMeta {

@@ -15,3 +15,4 @@ pub(crate) mod safety;
 pub(crate) mod signatures;
 pub(crate) mod thread;
 pub(crate) mod usage;
+pub(crate) mod zoned;

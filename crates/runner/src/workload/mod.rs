@@ -18,6 +18,7 @@ mod spr;
 mod tests;
 mod walk;
 mod window;
+pub(crate) mod zbd;
 pub(crate) mod zones;
 
 pub(crate) use io::Io;
@@ -121,6 +122,8 @@ pub struct Workload {
     replay: Option<Replay>,
     /// zonemode=strided.
     zones: Option<Box<StridedZones>>,
+    /// zonemode=zbd: the device's zones, where each I/O is placed.
+    zbd: Option<Box<zbd::ZoneMap>>,
     /// write_iolog: where the issued I/O is recorded.
     pub recorder: Option<crate::workload::replay::Recorder>,
     /// Granularity of random offsets (blockalign, default the smallest bs).
@@ -211,6 +214,7 @@ impl Workload {
             bs_by_randomness: o.bs_is_seq_rand,
             replay: None,
             zones: StridedZones::new(o, grain, seed).map(Box::new),
+            zbd: None,
             recorder: None,
             grain,
             random_pct: o.percentage_random.0,
@@ -478,6 +482,7 @@ impl Workload {
             self.repeat_left = self.per_offset - 1;
             self.fresh()?
         };
+        let io = self.zoned(io)?;
         self.account(io);
         Some(io)
     }
@@ -553,6 +558,31 @@ impl Workload {
             len,
             verify: false,
         })
+    }
+
+    /// zonemode=zbd: the zones of the job's one file, where its I/O is placed.
+    pub fn set_zones(&mut self, zones: zbd::ZoneMap) {
+        self.plain = None;
+        self.zbd = Some(Box::new(zones));
+    }
+
+    /// zonemode=zbd: `io` where the zones put it (None: they have no room or no data
+    /// for it, and the job ends).
+    #[inline]
+    fn zoned(&mut self, io: Io) -> Option<Io> {
+        let Some(z) = self.zbd.as_deref_mut() else {
+            return Some(io);
+        };
+        let random = self.mode.is_random();
+        let len = u64::from(io.len);
+        let offset = z.place(io.ddir, io.offset, len, random)?;
+        if !random {
+            // A sequential job goes on from where the zones put this I/O.
+            if let Some(f) = self.files.get_mut(io.file as usize) {
+                f.pos[io.ddir.index()] = offset + len - f.start;
+            }
+        }
+        Some(Io { offset, ..io })
     }
 
     /// The sizes of the files (from their start), where holed sequential I/O wraps.

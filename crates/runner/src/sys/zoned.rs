@@ -1,0 +1,209 @@
+//! Zoned block devices (`zonemode=zbd`): the kernel's zone model of a disk (sysfs
+//! `queue/zoned`, its zone size and open/active limits), its zones as the device
+//! reports them (BLKREPORTZONE), and the zone operations the runner issues itself
+//! (BLKRESETZONE). Offsets and lengths here are bytes; the kernel's
+//! are 512-byte sectors.
+
+use std::io;
+use std::os::fd::AsRawFd;
+
+const SECTOR: u64 = 512;
+// _IOWR(0x12, 130, struct blk_zone_report), _IOW(0x12, 131, struct blk_zone_range).
+const BLKREPORTZONE: libc::c_ulong = 0xC010_1282;
+const BLKRESETZONE: libc::c_ulong = 0x4010_1283;
+/// blk_zone_report.flags: the zones' capacity field is valid.
+const BLK_ZONE_REP_CAPACITY: u32 = 1;
+/// Zones asked for per BLKREPORTZONE call.
+const BATCH: usize = 256;
+
+/// A zone's kind (blk_zone.type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneKind {
+    /// Written anywhere, no write pointer.
+    Conventional,
+    /// Sequential write required (host-managed) or preferred (host-aware).
+    Sequential,
+}
+
+/// A zone's condition (blk_zone.cond), as `blkzone report` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneCond {
+    NotWp,
+    Empty,
+    ImplicitOpen,
+    ExplicitOpen,
+    Closed,
+    ReadOnly,
+    Full,
+    Offline,
+}
+
+impl ZoneCond {
+    fn from_raw(c: u8) -> ZoneCond {
+        match c {
+            0x1 => ZoneCond::Empty,
+            0x2 => ZoneCond::ImplicitOpen,
+            0x3 => ZoneCond::ExplicitOpen,
+            0x4 => ZoneCond::Closed,
+            0xd => ZoneCond::ReadOnly,
+            0xe => ZoneCond::Full,
+            0xf => ZoneCond::Offline,
+            _ => ZoneCond::NotWp,
+        }
+    }
+}
+
+/// One zone as the device reports it, in bytes from the device's start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Zone {
+    pub start: u64,
+    pub len: u64,
+    /// Writable bytes from `start` (the zone capacity; `len` where not reported).
+    pub capacity: u64,
+    pub wp: u64,
+    pub kind: ZoneKind,
+    pub cond: ZoneCond,
+}
+
+/// struct blk_zone.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BlkZone {
+    start: u64,
+    len: u64,
+    wp: u64,
+    kind: u8,
+    cond: u8,
+    non_seq: u8,
+    reset: u8,
+    resv: [u8; 4],
+    capacity: u64,
+    reserved: [u8; 24],
+}
+
+/// struct blk_zone_report followed by room for BATCH zones.
+#[repr(C)]
+struct Report {
+    sector: u64,
+    nr_zones: u32,
+    flags: u32,
+    zones: [BlkZone; BATCH],
+}
+
+/// struct blk_zone_range.
+#[repr(C)]
+struct Range {
+    sector: u64,
+    nr_sectors: u64,
+}
+
+/// The zoned model of the disk `name` (sysfs `queue/zoned`): "host-managed",
+/// "host-aware" or "none".
+pub fn model(name: &str) -> String {
+    sysfs(name, "zoned").unwrap_or_else(|| "none".into())
+}
+
+/// The disk's open and active zone limits (0: none reported).
+pub fn limits(name: &str) -> (u32, u32) {
+    let n = |f| sysfs(name, f).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (n("max_open_zones"), n("max_active_zones"))
+}
+
+fn sysfs(name: &str, file: &str) -> Option<String> {
+    let s = std::fs::read_to_string(format!("/sys/block/{name}/queue/{file}")).ok()?;
+    Some(s.trim().to_string())
+}
+
+/// Every zone of the device open as `f`, in order.
+pub fn report(f: &std::fs::File) -> io::Result<Vec<Zone>> {
+    let mut out = Vec::new();
+    let mut rep = Box::new(Report {
+        sector: 0,
+        nr_zones: 0,
+        flags: 0,
+        zones: [BlkZone {
+            start: 0,
+            len: 0,
+            wp: 0,
+            kind: 0,
+            cond: 0,
+            non_seq: 0,
+            reset: 0,
+            resv: [0; 4],
+            capacity: 0,
+            reserved: [0; 24],
+        }; BATCH],
+    });
+    let mut sector = 0;
+    loop {
+        rep.sector = sector;
+        rep.nr_zones = BATCH as u32;
+        rep.flags = 0;
+        // SAFETY: `rep` is a blk_zone_report header followed by room for `nr_zones`
+        // zones, which the kernel fills (and lowers nr_zones to what it wrote).
+        let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKREPORTZONE, &mut *rep as *mut Report) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = (rep.nr_zones as usize).min(BATCH);
+        if n == 0 {
+            return Ok(out);
+        }
+        let with_cap = rep.flags & BLK_ZONE_REP_CAPACITY != 0;
+        for z in &rep.zones[..n] {
+            out.push(Zone {
+                start: z.start * SECTOR,
+                len: z.len * SECTOR,
+                capacity: if with_cap { z.capacity } else { z.len } * SECTOR,
+                wp: z.wp * SECTOR,
+                kind: match z.kind {
+                    1 => ZoneKind::Conventional,
+                    _ => ZoneKind::Sequential,
+                },
+                cond: ZoneCond::from_raw(z.cond),
+            });
+        }
+        let last = &rep.zones[n - 1];
+        sector = last.start + last.len.max(1);
+    }
+}
+
+/// Resets the zones in [offset, offset + len) of the device open as `f`: their write
+/// pointers return to their starts.
+pub fn reset(f: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
+    range_op(f, BLKRESETZONE, offset, len)
+}
+
+fn range_op(f: &std::fs::File, op: libc::c_ulong, offset: u64, len: u64) -> io::Result<()> {
+    let range = Range {
+        sector: offset / SECTOR,
+        nr_sectors: len / SECTOR,
+    };
+    // SAFETY: the ioctl reads one blk_zone_range, which lives across the call.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), op, &range as *const Range) };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernel_structures_have_the_kernels_sizes() {
+        assert_eq!(std::mem::size_of::<BlkZone>(), 64);
+        assert_eq!(std::mem::size_of::<Range>(), 16);
+        assert_eq!(std::mem::offset_of!(Report, zones), 16);
+    }
+
+    #[test]
+    fn a_file_is_no_zoned_device() {
+        let f = tempfile::tempfile().expect("tempfile");
+        let e = report(&f).expect_err("a regular file has no zones");
+        assert_eq!(e.raw_os_error(), Some(libc::ENOTTY), "{e}");
+        assert_eq!(model("no-such-disk"), "none");
+        assert_eq!(limits("no-such-disk"), (0, 0));
+    }
+}
