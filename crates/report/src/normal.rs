@@ -264,10 +264,12 @@ fn write_dir(run: &RunResult, job: &JobResult, kind: DirKind, d: &DirStats, out:
     let iops = num::num2str(calc::iops_int(d), sig, false, Unit::None);
     let (bw, bw2) = num::bw_pair(calc::bw_bytes(d), sig, info.kb_base, info.unit_base);
     let (io, _) = num::bytes_pair(d.io_bytes, sig, info.kb_base);
-    let suffix = if kind == DirKind::Write {
-        "; 0 zone resets"
-    } else {
-        ""
+    // fio's zoned-device count, on every write line and, with zonemode=zbd, on the
+    // trim line.
+    let suffix = match (kind, job.zone_resets) {
+        (DirKind::Write, n) => format!("; {} zone resets", n.unwrap_or(0)),
+        (DirKind::Trim, Some(n)) => format!("; {n} zone resets"),
+        _ => String::new(),
     };
     out.push_str(&format!(
         "  {}: IOPS={iops}, BW={bw} ({bw2})({io}/{}msec){suffix}\n",
