@@ -1120,6 +1120,16 @@ mod guest {
             // Again over the full zones: each is reset, as fio resets it on reaching it.
             let v = zbd_job(&prog, &seq);
             assert_eq!(bytes_resets(&v, "write"), (128 << 20, Some(2)));
+            // Trims are zone resets: 4 trims of a zone each, 2 of zones with data.
+            let trim = ["--ioengine=psync", "--rw=trim", "--bs=64m", "--size=256m"];
+            let v = zbd_job(&prog, &trim);
+            assert_eq!(bytes_resets(&v, "trim"), (256 << 20, Some(2)));
+            assert_eq!(v["jobs"][0]["trim"]["total_ios"], 4);
+            assert!(
+                zones_now()[..4].iter().all(|z| z.0 == 0),
+                "{:?}",
+                zones_now()
+            );
             // A partly written zone is appended to: 32 MiB, then 96 MiB more in all.
             sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
             zbd_job(
@@ -1213,6 +1223,10 @@ mod guest {
             ),
             ("--direct=0", "direct I/O is mandatory"),
             ("--numjobs=2", "not supported yet"),
+            (
+                "--rw=trim",
+                "trim block size 65536 is not the zone size 67108864",
+            ),
         ] {
             let mut a = base.to_vec();
             a.push(extra);
@@ -1237,6 +1251,10 @@ mod guest {
             &[],
         );
         assert_eq!(r.code, 1, "{}", r.stderr);
-        assert!(r.stderr.contains("is not zoned"), "{}", r.stderr);
+        assert!(
+            r.stderr.contains("which is not a zoned block device"),
+            "{}",
+            r.stderr
+        );
     }
 }

@@ -499,10 +499,11 @@ fn check_zbd(
     if o.zoneskip != 0 {
         return refuse("zoneskip", "must be 0 with zonemode=zbd");
     }
-    if o.rw.mode.trims() {
+    if o.rw.mode.trims() && (o.rw.mode.writes() || o.rw.mode.reads()) {
         return refuse(
             "rw",
-            "trims with zonemode=zbd (zone resets) are not supported yet",
+            "trims mixed with reads or writes under zonemode=zbd (zone resets while \
+             writes are in flight) are not supported yet; rw=trim and rw=randtrim are",
         );
     }
     if o.numjobs > 1 && o.rw.mode.writes() {

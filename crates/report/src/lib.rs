@@ -128,10 +128,16 @@ mod tests {
     fn zone_resets_are_reported_where_fio_reports_them() {
         let mut run = crate::testdata::null_run();
         let out = render(&run, &[OutputFormat::Normal], 3);
-        assert!(out.contains("msec); 0 zone resets\n"), "every write line: {out}");
+        assert!(
+            out.contains("msec); 0 zone resets\n"),
+            "every write line: {out}"
+        );
         let v: serde_json::Value =
             serde_json::from_str(&render(&run, &[OutputFormat::Json], 3)).expect("JSON");
-        assert!(v["jobs"][0].get("zone_resets").is_none(), "zonemode=zbd only");
+        assert!(
+            v["jobs"][0].get("zone_resets").is_none(),
+            "zonemode=zbd only"
+        );
         run.jobs[0].zone_resets = Some(2);
         let out = render(&run, &[OutputFormat::Normal], 3);
         assert!(out.contains("msec); 2 zone resets\n"), "{out}");
@@ -139,8 +145,12 @@ mod tests {
             serde_json::from_str(&render(&run, &[OutputFormat::Json], 3)).expect("JSON");
         let job = v["jobs"][0].as_object().expect("job object");
         assert_eq!(job["zone_resets"], 2);
-        let last = job.keys().filter(|k| *k != "verify").last();
-        assert_eq!(last.map(String::as_str), Some("zone_resets"), "last, as in fio");
+        let last = job.keys().filter(|k| *k != "verify").next_back();
+        assert_eq!(
+            last.map(String::as_str),
+            Some("zone_resets"),
+            "last, as in fio"
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::verify::Next;
 use crate::clock::Ticks;
 use crate::record::{STATE_RAMP, STATE_RUNNING};
 use crate::sys::usage::thread_usage;
-use ioscope_engine::{Completion, Engine, EngineUser, Queued, UNIT_FILE_OP};
+use ioscope_engine::{Completion, Ddir, Engine, EngineUser, Queued, UNIT_FILE_OP};
 use std::sync::atomic::Ordering::Relaxed;
 
 impl EngineUser for JobRun<'_> {
@@ -148,6 +148,9 @@ impl<'a, E: Engine> Loop<'a, E> {
                 return false;
             };
             self.s.prepare(idx, io, now);
+            if io.ddir == Ddir::Trim && self.s.wl.is_zoned() {
+                return self.zone_trim(idx, io);
+            }
             if self.s.extras {
                 self.s.issued_extras(io, now);
             }
@@ -191,21 +194,8 @@ impl<'a, E: Engine> Loop<'a, E> {
                 Fill::Continue
             }
             Ok(Queued::Done) => {
-                let t = self.s.clock.now();
-                unit.issue = unit.start;
                 let res = unit.result;
-                self.s.rec.issued_sync(self.s.q.inflight + 1);
-                self.s.complete(
-                    Completion {
-                        unit: idx,
-                        result: res,
-                    },
-                    t,
-                );
-                self.s.rec.reaped(1);
-                // The unit is free again: return so the loop re-checks its limits.
-                self.s.now_hint = Some(t);
-                Fill::End(self.s.stop_issuing)
+                Fill::End(self.done_at_once(idx, res))
             }
             Ok(Queued::Busy) => {
                 self.s.q.free.push(idx);
@@ -222,6 +212,43 @@ impl<'a, E: Engine> Loop<'a, E> {
                 Fill::End(true)
             }
         }
+    }
+
+    /// A unit that completed as it was issued, with `res`. Returns whether the job
+    /// stops issuing.
+    fn done_at_once(&mut self, idx: u32, res: i64) -> bool {
+        let t = self.s.clock.now();
+        if let Some(unit) = self.s.q.units.get_mut(idx as usize) {
+            unit.issue = unit.start;
+        }
+        self.s.rec.issued_sync(self.s.q.inflight + 1);
+        self.s.complete(
+            Completion {
+                unit: idx,
+                result: res,
+            },
+            t,
+        );
+        self.s.rec.reaped(1);
+        // The unit is free again: return so the loop re-checks its limits.
+        self.s.now_hint = Some(t);
+        self.s.stop_issuing
+    }
+
+    /// zonemode=zbd: a trim is a zone reset (of a zone with data; a trim of an empty
+    /// zone is counted as an I/O and resets nothing, as in fio), done here, at once.
+    /// Returns whether the job stops issuing.
+    fn zone_trim(&mut self, idx: u32, io: crate::workload::io::Io) -> bool {
+        let mut res = i64::from(io.len);
+        if let Some((start, len)) = self.s.wl.take_zone_reset() {
+            let file = self.s.ctx.files.get(io.file as usize).map(|f| &f.file);
+            match file.map(|f| crate::sys::zoned::reset(f, start, len)) {
+                Some(Ok(())) => self.s.zone_resets += 1,
+                Some(Err(e)) => res = -i64::from(e.raw_os_error().unwrap_or(libc::EIO)),
+                None => res = -i64::from(libc::EBADF),
+            }
+        }
+        self.done_at_once(idx, res)
     }
 
     /// A synchronous engine: time the call itself.

@@ -81,7 +81,7 @@ impl State<'_> {
         });
         let mut r = self.result(runtime_ms, usage);
         r.verify = verify;
-        r.zone_resets = self.ctx.zone_resets;
+        r.zone_resets = self.ctx.zone_resets.map(|n| n + self.zone_resets);
         if let Some(q) = &self.x.qd {
             let o = &self.ctx.opts;
             r.info.latency_target = Some(ioscope_stats::LatencyTarget {

@@ -102,6 +102,8 @@ pub(super) struct State<'a> {
     pub now_hint: Option<Ticks>,
     pub submit_calls: u64,
     pub reap_calls: u64,
+    /// zonemode=zbd: zones this job's trims reset.
+    pub zone_resets: u64,
     pub hipri_pct: u32,
     /// verify_mode=compare: verify reads are NVMe Compare commands.
     pub compare: bool,
@@ -166,6 +168,7 @@ impl<'a> State<'a> {
             exhausted: false,
             now_hint: None,
             submit_calls: 0,
+            zone_resets: 0,
             reap_calls: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
             compare: o.verify_mode == ioscope_options::CmdVerifyMode::Compare,

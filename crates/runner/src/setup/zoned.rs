@@ -144,6 +144,13 @@ fn check_geometry(
             o.zonesize
         )));
     }
+    // A trim resets one zone: its size is the zone's.
+    let trim_bs = o.bs.0[2];
+    if o.rw.mode.trims() && trim_bs != size {
+        return Err(err(format!(
+            "trim block size {trim_bs} is not the zone size {size}"
+        )));
+    }
     Ok(())
 }
 

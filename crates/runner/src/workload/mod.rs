@@ -566,6 +566,17 @@ impl Workload {
         self.zbd = Some(Box::new(zones));
     }
 
+    /// zonemode=zbd: whether the job's I/O follows a zoned device's zones.
+    #[inline]
+    pub fn is_zoned(&self) -> bool {
+        self.zbd.is_some()
+    }
+
+    /// zonemode=zbd: the zone (start, length) the last trim resets, if it had data.
+    pub fn take_zone_reset(&mut self) -> Option<(u64, u64)> {
+        self.zbd.as_deref_mut()?.take_reset()
+    }
+
     /// zonemode=zbd: `io` where the zones put it (None: they have no room or no data
     /// for it, and the job ends).
     #[inline]

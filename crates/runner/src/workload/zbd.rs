@@ -16,6 +16,7 @@
 //!   into the zone's data (offset within the zone, modulo the data less one block) or,
 //!   in a zone without data, into the next one with data; with no data anywhere the
 //!   job ends at once;
+//! - a trim is a reset of its zone (bs must be the zone size), of a zone with data;
 //! - conventional zones take I/O anywhere.
 
 use ioscope_engine::Ddir;
@@ -39,6 +40,8 @@ pub struct ZoneMap {
     open: Vec<usize>,
     max_open: usize,
     read_beyond_wp: bool,
+    /// The zone the last trim resets (start, length), when it had data.
+    reset: Option<(u64, u64)>,
 }
 
 impl ZoneMap {
@@ -60,6 +63,7 @@ impl ZoneMap {
                 max_open as usize
             },
             read_beyond_wp,
+            reset: None,
         }
     }
 
@@ -83,8 +87,23 @@ impl ZoneMap {
             Ddir::Write => self.place_write(i, len, random),
             Ddir::Read if random => self.place_random_read(i, offset, len),
             Ddir::Read => self.place_seq_read(i, offset, len),
+            Ddir::Trim => Some(self.place_trim(i)),
             _ => Some(offset),
         }
+    }
+
+    /// A trim is a reset of its zone (its size is the zone's): only a zone with data
+    /// is reset; the trim of an empty one resets nothing.
+    fn place_trim(&mut self, i: usize) -> u64 {
+        let z = self.zones[i];
+        self.reset = (z.wp > z.start).then_some((z.start, z.len));
+        self.was_reset(i);
+        z.start
+    }
+
+    /// The zone the last trim resets, if it had data.
+    pub fn take_reset(&mut self) -> Option<(u64, u64)> {
+        self.reset.take()
     }
 
     fn room(&self, i: usize, len: u64) -> bool {
@@ -247,6 +266,16 @@ mod tests {
         );
         m.was_reset(1);
         assert_eq!(m.place(Ddir::Write, Z, 4096, false), Some(Z));
+    }
+
+    #[test]
+    fn trims_reset_zones_with_data() {
+        let mut m = ZoneMap::new(zones(2, &[8192]), 0, false);
+        assert_eq!(m.place(Ddir::Trim, 0, Z, false), Some(0));
+        assert_eq!(m.take_reset(), Some((0, Z)));
+        assert_eq!(m.zones[0].wp, 0);
+        assert_eq!(m.place(Ddir::Trim, Z, Z, false), Some(Z));
+        assert_eq!(m.take_reset(), None, "an empty zone is not reset");
     }
 
     #[test]
