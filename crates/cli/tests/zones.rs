@@ -232,8 +232,8 @@ fn zone_options_need_their_mode() {
         ),
         (&["--zonemode=zbd", "--zoneskip=8k"][..], "zoneskip"),
         (
-            &["--zonemode=zbd", "--rw=trim"][..],
-            "trims with zonemode=zbd",
+            &["--zonemode=zbd", "--rw=trimwrite"][..],
+            "trims mixed with reads or writes",
         ),
     ] {
         let mut a = vec!["--name=z", "--filename=data", "--size=64k", "--parse-only"];

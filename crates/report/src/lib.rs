@@ -145,7 +145,7 @@ mod tests {
             serde_json::from_str(&render(&run, &[OutputFormat::Json], 3)).expect("JSON");
         let job = v["jobs"][0].as_object().expect("job object");
         assert_eq!(job["zone_resets"], 2);
-        let last = job.keys().filter(|k| *k != "verify").next_back();
+        let last = job.keys().rfind(|k| *k != "verify");
         assert_eq!(
             last.map(String::as_str),
             Some("zone_resets"),
