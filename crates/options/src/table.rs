@@ -378,7 +378,7 @@ option_table! {
     ignore_zone_limits: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: max_open_zones may exceed the device's open-zone limit" }
     zone_reset_threshold: Option<String> { category: C::Zones, help: "zonemode=zbd: share of valid data that triggers zone resets (not supported yet)", status: NOT_YET }
     zone_reset_frequency: Option<String> { category: C::Zones, help: "zonemode=zbd: how often zones are reset (not supported yet)", status: NOT_YET }
-    write_zone_remainders: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: write a zone's remainder smaller than bs instead of finishing the zone (not supported yet)", status: NOT_YET }
+    write_zone_remainder: bool { kind: BOOL, default: "0", aliases: &["write_zone_remainders"], category: C::Zones, help: "zonemode=zbd: write a zone's remainder smaller than bs instead of finishing the zone (not supported yet)", status: NOT_YET }
     recover_zbd_write_error: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd with continue_on_error: move write pointers past failed writes (not supported yet)", status: NOT_YET }
 
     // ---- fio profile options: --profile=tiobench reads them; elsewhere without effect, as in fio ----

@@ -102,10 +102,8 @@ pub(crate) fn prepare_job(
     let o = &job.opts;
     let diskless = diskless(o, env);
     let mut files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
-    if job.polled && !diskless && !env.opts.nop {
-        check_polling(o, &files)?;
-    }
-    let zones = zoned::prepare(o, &mut files, job.access.writes, diskless)?;
+    check_polling(o, &files, job.polled && !diskless && !env.opts.nop)?;
+    let zones = zoned::prepare(o, &mut files, job.access, diskless)?;
     let blocks = match o.block_error_percentiles {
         true => Some(block_track(o, &files)?),
         false => None,
@@ -159,8 +157,7 @@ pub(crate) fn prepare_job(
             verify: job.verify,
             verify_state: job.verify_state,
             offsets_32bit,
-            // As fio: the count is reported for jobs that write (or trim).
-            zone_resets: zones.as_ref().filter(|_| a.writes || a.trims).map(|z| z.1),
+            zone_resets: zones.as_ref().and_then(|z| z.1),
             zones: zones.map(|z| z.0),
             trace_io: env.opts.debug.io.then(|| env.opts.debug.out.clone()),
         },
@@ -242,9 +239,9 @@ fn open_files(
 /// Polled I/O needs a disk with poll queues. Without them an IOPOLL ring fails every
 /// I/O with EOPNOTSUPP, and RWF_HIPRI is quietly completed through interrupts (no
 /// polling happens, nothing says so): either way the job is refused first, with the
-/// reason.
-fn check_polling(o: &JobOptions, files: &[JobFile]) -> Result<(), RunError> {
-    for f in files {
+/// reason. `polled`: the job polls for completions on devices (hipri).
+fn check_polling(o: &JobOptions, files: &[JobFile], polled: bool) -> Result<(), RunError> {
+    for f in files.iter().filter(|_| polled) {
         crate::sys::disk::polls(f.dev).map_err(|why| {
             RunError::Refused(format!(
                 "job '{}': hipri (polled I/O) on {}: {why}",

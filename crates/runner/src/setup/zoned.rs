@@ -11,14 +11,15 @@ use crate::sys::zoned::{self, Zone, ZoneKind};
 use crate::workload::zbd::{ZoneInfo, ZoneMap};
 use ioscope_options::{JobOptions, ZoneMode};
 
-/// The zones of the job's region, or None without zonemode=zbd; `writes`: the job
-/// writes. Also returns how many zones were reset.
+/// The zones of the job's region, or None without zonemode=zbd, and how many zones
+/// were reset (reported, as fio does, for a job that writes or trims).
 pub(crate) fn prepare(
     o: &JobOptions,
     files: &mut [JobFile],
-    writes: bool,
+    access: crate::plan::Access,
     diskless: bool,
-) -> Result<Option<(ZoneMap, u64)>, RunError> {
+) -> Result<Option<(ZoneMap, Option<u64>)>, RunError> {
+    let writes = access.writes;
     if o.zonemode != ZoneMode::Zbd || diskless {
         return Ok(None);
     }
@@ -78,7 +79,8 @@ pub(crate) fn prepare(
             resets += 1;
         }
     }
-    Ok(Some((map, resets)))
+    let reported = (access.writes || access.trims).then_some(resets);
+    Ok(Some((map, reported)))
 }
 
 /// The job's region cut to whole zones of `size` bytes: its offset rounded up and its

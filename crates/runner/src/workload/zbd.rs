@@ -19,6 +19,7 @@
 //! - a trim is a reset of its zone (bs must be the zone size), of a zone with data;
 //! - conventional zones take I/O anywhere.
 
+use super::io::Io;
 use ioscope_engine::Ddir;
 
 /// What the workload needs to know of one zone of the job's region.
@@ -205,6 +206,44 @@ impl ZoneMap {
         let z = &mut self.zones[i];
         z.wp = z.start;
         self.open.retain(|&o| o != i);
+    }
+}
+
+impl super::Workload {
+    /// zonemode=zbd: the zones of the job's one file, where its I/O is placed.
+    pub fn set_zones(&mut self, zones: ZoneMap) {
+        self.plain = None;
+        self.zbd = Some(Box::new(zones));
+    }
+
+    /// zonemode=zbd: whether the job's I/O follows a zoned device's zones.
+    #[inline]
+    pub fn is_zoned(&self) -> bool {
+        self.zbd.is_some()
+    }
+
+    /// zonemode=zbd: the zone (start, length) the last trim resets, if it had data.
+    pub fn take_zone_reset(&mut self) -> Option<(u64, u64)> {
+        self.zbd.as_deref_mut()?.take_reset()
+    }
+
+    /// zonemode=zbd: `io` where the zones put it (None: they have no room or no data
+    /// for it, and the job ends).
+    #[inline]
+    pub(super) fn zoned(&mut self, io: Io) -> Option<Io> {
+        let Some(z) = self.zbd.as_deref_mut() else {
+            return Some(io);
+        };
+        let random = self.mode.is_random();
+        let len = u64::from(io.len);
+        let offset = z.place(io.ddir, io.offset, len, random)?;
+        if !random {
+            // A sequential job goes on from where the zones put this I/O.
+            if let Some(f) = self.files.get_mut(io.file as usize) {
+                f.pos[io.ddir.index()] = offset + len - f.start;
+            }
+        }
+        Some(Io { offset, ..io })
     }
 }
 
