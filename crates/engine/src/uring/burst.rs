@@ -224,8 +224,8 @@ impl UringEngine {
     }
 
     /// Writes the SQEs of the `got` units `b` placed at `f.slots[at..]` into the
-    /// ring, one view of it for all of them. A unit this loop cannot issue completes
-    /// at once with its error and leaves the queue.
+    /// ring (building each needs the engine, so each push takes its own view). A unit
+    /// this loop cannot issue completes at once with its error and leaves the queue.
     #[inline(always)]
     fn burst_write<B: Burst>(
         &mut self,

@@ -45,6 +45,17 @@ fn fits(s: &State<'_>) -> bool {
         && s.x.qd.is_none()
 }
 
+/// A unit set up for `io` with none of the per-I/O extras (the lean prepare).
+#[inline(always)]
+fn set_io(u: &mut IoUnit, io: crate::workload::io::Io) {
+    u.ddir = io.ddir;
+    u.offset = io.offset;
+    u.len = io.len;
+    u.file = io.file;
+    u.ioprio = 0;
+    u.flags = 0;
+}
+
 /// Where a [`Sink`] takes its I/Os from: the workload's general path, its plain path
 /// (see [`is_plain`]), or the plain path without offsets (NOPs). Each is a loop of
 /// its own, so that the common ones keep their I/O in registers.
@@ -87,12 +98,7 @@ impl<'s, 'a, const SOURCE: u8> Sink<'s, 'a, SOURCE> {
         if SOURCE == NOPS && lean {
             if let Some(io) = s.wl.nop_io() {
                 for u in &mut s.q.units {
-                    u.ddir = io.ddir;
-                    u.offset = io.offset;
-                    u.len = io.len;
-                    u.file = io.file;
-                    u.ioprio = 0;
-                    u.flags = 0;
+                    set_io(u, io);
                 }
             }
         }
@@ -177,12 +183,7 @@ impl<'s, 'a, const SOURCE: u8> Sink<'s, 'a, SOURCE> {
                 .prepare_write(idx as usize, io.len as usize, io.offset ^ now);
         }
         let u = s.q.units.get_mut(idx as usize)?;
-        u.ddir = io.ddir;
-        u.offset = io.offset;
-        u.len = io.len;
-        u.file = io.file;
-        u.ioprio = 0;
-        u.flags = 0;
+        set_io(u, io);
         u.result = 0;
         u.start = now;
         Some(idx)
