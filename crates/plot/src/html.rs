@@ -1,6 +1,8 @@
-//! One self-contained HTML page: inline CSS, inline SVG, no scripts and nothing fetched,
-//! so a report can be mailed, archived or opened offline.
+//! One self-contained HTML page: inline CSS, interactive charts (Apache ECharts and
+//! ioscope's own glue, both inlined) or inline SVG, and nothing fetched, so a report
+//! can be mailed, archived or opened offline.
 
+use crate::Figure;
 use std::fmt::Write;
 
 /// A page: a title, a metadata list, then sections in order.
@@ -8,6 +10,8 @@ pub struct Page {
     title: String,
     meta: Vec<(String, String)>,
     body: String,
+    /// Interactive charts so far (their ids are `chart-N`).
+    charts: usize,
 }
 
 impl Page {
@@ -16,6 +20,7 @@ impl Page {
             title: title.into(),
             meta: Vec::new(),
             body: String::new(),
+            charts: 0,
         }
     }
 
@@ -43,7 +48,7 @@ impl Page {
 
     /// A table; cells that parse as numbers are right-aligned.
     pub fn table(&mut self, header: &[&str], rows: &[Vec<String>]) -> &mut Page {
-        self.body.push_str("<table>\n<tr>");
+        self.body.push_str("<div class=\"table\"><table>\n<tr>");
         for h in header {
             let _ = write!(self.body, "<th>{}</th>", escape(h));
         }
@@ -57,7 +62,7 @@ impl Page {
             }
             self.body.push_str("</tr>\n");
         }
-        self.body.push_str("</table>\n");
+        self.body.push_str("</table></div>\n");
         self
     }
 
@@ -70,6 +75,32 @@ impl Page {
         let _ = writeln!(
             self.body,
             "<figure>\n{svg}\n<figcaption>{}</figcaption>\n</figure>",
+            escape(caption)
+        );
+        self
+    }
+
+    /// A figure as interactive charts, one per panel, side by side where the window
+    /// is wide enough (small multiples), with `subtitle` (the workload, the device)
+    /// under every chart's title and a caption under them all.
+    pub fn figure(&mut self, fig: &Figure, subtitle: &str, caption: &str) -> &mut Page {
+        let wide = if fig.panels.len() > 1 { " facets" } else { "" };
+        let _ = writeln!(self.body, "<figure class=\"charts{wide}\">");
+        for panel in &fig.panels {
+            self.charts += 1;
+            let id = format!("chart-{}", self.charts);
+            let spec = crate::interactive::option(panel, subtitle).to_string();
+            // JSON inside <script> must not close it.
+            let spec = spec.replace("</", "<\\/");
+            let _ = writeln!(
+                self.body,
+                "<div class=\"cell\"><div class=\"chart\" data-spec=\"{id}\" style=\"height:{}px\"></div></div>\n<script type=\"application/json\" id=\"{id}\">{spec}</script>",
+                fig.panel_height
+            );
+        }
+        let _ = writeln!(
+            self.body,
+            "<figcaption>{}</figcaption>\n</figure>",
             escape(caption)
         );
         self
@@ -91,16 +122,28 @@ impl Page {
             out.push_str("</dl>\n");
         }
         out.push_str(&self.body);
+        if self.charts > 0 {
+            let _ = writeln!(out, "<script>{ECHARTS}</script>\n<script>{GLUE}</script>");
+        }
         out.push_str("</body>\n</html>\n");
         out
     }
 }
 
-const CSS: &str = "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\
+/// Apache ECharts 6.1.0, minified, as published on npm (Apache-2.0; its LICENSE and
+/// NOTICE are beside it in assets/echarts/).
+const ECHARTS: &str = include_str!("../assets/echarts/echarts.min.js");
+/// ioscope's glue between the options and ECharts.
+const GLUE: &str = include_str!("../assets/charts.js");
+
+const CSS: &str = "body{font-family:sans-serif;margin:2em;max-width:1400px;color:#222}\
 table{border-collapse:collapse;margin:1em 0}th,td{border:1px solid #ccc;padding:3px 8px}\
-th{background:#f0f0f0}td.n{text-align:right;font-variant-numeric:tabular-nums}\
+th{background:#f0f0f0;position:sticky;top:0}div.table{overflow:auto;max-height:70vh;margin:1em 0}td.n{text-align:right;font-variant-numeric:tabular-nums}\
 dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dt{font-weight:bold}\
-dd{margin:0}figure{margin:1em 0}svg{max-width:100%;height:auto}pre{background:#f7f7f7;padding:8px;overflow-x:auto}";
+dd{margin:0}figure{margin:1em 0}svg{max-width:100%;height:auto}pre{background:#f7f7f7;padding:8px;overflow-x:auto}\
+figure.charts{margin:1.5em 0}figure.facets{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:8px 16px}\
+figure.facets figcaption{grid-column:1/-1}div.cell{min-width:0}div.chart{width:100%}\
+div.switches{text-align:right;font-size:12px}div.switches button{margin-left:6px;font-size:12px}";
 
 fn looks_numeric(s: &str) -> bool {
     let t = s.trim().trim_start_matches(['+', '-']);

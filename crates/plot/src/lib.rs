@@ -9,6 +9,7 @@ mod bars;
 mod error;
 mod heatmap;
 pub mod html;
+pub mod interactive;
 mod lines;
 mod style;
 

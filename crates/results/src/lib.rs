@@ -5,11 +5,13 @@
 //! bandwidth, IOPS, runtime, latency percentiles, disk utilisation). Everything else in
 //! the document is ignored, so both tools' documents and several fio versions read alike.
 
+pub mod clones;
 mod error;
 pub mod gather;
 mod parse;
 pub mod terse;
 
+pub use clones::{merge_clones, Aggregation};
 pub use error::ResultsError;
 pub use gather::{gather, Gathered, Skipped};
 pub use parse::{from_value, parse_all, parse_str, read_file};

@@ -13,7 +13,7 @@ use crate::journal::{self, Event, PointState};
 use crate::matrix;
 use ioscope_analysis::steady::Criteria;
 use ioscope_results::gather::{self, Options};
-use ioscope_results::{ResultFile, Skipped};
+use ioscope_results::{merge_clones, Aggregation, ResultFile, Skipped};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -51,6 +51,8 @@ pub struct Record {
     /// interest (the first job of a point's file).
     pub result: Option<Arc<ResultFile>>,
     pub job: usize,
+    /// How the job's figures were made (clones summed or as reported).
+    pub aggregation: Aggregation,
     /// Planned seconds (ramp + runtime), when time-bounded.
     pub nominal_s: Option<f64>,
     pub seconds: Option<f64>,
@@ -148,9 +150,14 @@ fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
             _ => (Status::Left, None, None),
         };
         let path = file_rel.map(|f| dir.join(f));
+        let mut aggregation = Aggregation::Single;
         let result = match &path {
             Some(f) => match point_result(f, &p.key) {
-                Ok(r) => Some(Arc::new(r)),
+                Ok(r) => {
+                    let (r, how) = merge_clones(&r);
+                    aggregation = how.into_iter().next().unwrap_or(Aggregation::Single);
+                    Some(Arc::new(r))
+                }
                 Err(why) => {
                     skipped.push(Skipped {
                         path: f.clone(),
@@ -171,6 +178,7 @@ fn load_sweep(dir: &Path) -> Result<Loaded, SweepError> {
             file: path.filter(|_| result.is_some()),
             result,
             job: 0,
+            aggregation,
             nominal_s,
             seconds,
         });
@@ -255,9 +263,11 @@ fn load_plain(dir: &Path, include_interrupted: bool) -> Result<Loaded, SweepErro
     })?;
     let mut records = Vec::new();
     for (f, r) in found.results {
+        // A point is a job, all its clones together (as fio's group reporting).
+        let (r, how) = merge_clones(&r);
         let r = Arc::new(r);
         let rel = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
-        for (j, job) in r.jobs.iter().enumerate() {
+        for ((j, job), aggregation) in r.jobs.iter().enumerate().zip(how) {
             records.push(Record {
                 id: if r.jobs.len() == 1 {
                     rel.clone()
@@ -276,6 +286,7 @@ fn load_plain(dir: &Path, include_interrupted: bool) -> Result<Loaded, SweepErro
                 file: Some(f.clone()),
                 result: Some(Arc::clone(&r)),
                 job: j,
+                aggregation,
                 nominal_s: None,
                 seconds: None,
             });

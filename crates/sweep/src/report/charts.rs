@@ -30,6 +30,8 @@ const LOG2_AXES: &[&str] = &[
 
 /// What a line of a chart is made of.
 struct Series {
+    /// The small multiple it is drawn in: profile and direction.
+    facet: String,
     name: String,
     points: Vec<SeriesPoint>,
     /// p99 and p99.9 clat per point (ns), aligned with `points`.
@@ -124,7 +126,7 @@ fn varying_axes(l: &Loaded, rows: &[Row], sweep: &str) -> Vec<String> {
 /// Lines of `axis` in `sweep`: keyed by profile, direction and the other axes' values.
 fn series(rows: &[Row], sweep: &str, axis: &str) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
-    let mut failed_x: Vec<(String, f64)> = Vec::new();
+    let mut failed_x: Vec<(String, String, f64)> = Vec::new();
     for r in rows.iter().filter(|r| r.rec.sweep == sweep) {
         let Some(x) = r
             .rec
@@ -142,15 +144,16 @@ fn series(rows: &[Row], sweep: &str, axis: &str) -> Vec<Series> {
             .filter(|(k, _)| k != axis)
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
-        let base = format!("{} {}", r.rec.profile, others.join(" "))
-            .trim()
-            .to_string();
         if matches!(r.rec.status, Status::Failed(_)) {
-            failed_x.push((base, x));
+            failed_x.push((r.rec.profile.clone(), others.join(" "), x));
             continue;
         }
         let Some(f) = &r.figures else { continue };
-        let name = format!("{base} {}", r.direction);
+        let facet = format!("{} {}", r.rec.profile, r.direction)
+            .trim()
+            .to_string();
+        let name = others.join(" ");
+        let name = if name.is_empty() { facet.clone() } else { name };
         let point = SeriesPoint {
             x,
             bw: Some(f.bw_kib_s),
@@ -159,12 +162,13 @@ fn series(rows: &[Row], sweep: &str, axis: &str) -> Vec<Series> {
             failed: false,
         };
         let tail = (f.clat_p99_ns, f.clat_p999_ns);
-        match out.iter_mut().find(|s| s.name == name) {
+        match out.iter_mut().find(|s| s.name == name && s.facet == facet) {
             Some(s) => {
                 s.points.push(point);
                 s.tails.push(tail);
             }
             None => out.push(Series {
+                facet,
                 name,
                 points: vec![point],
                 tails: vec![tail],
@@ -177,8 +181,9 @@ fn series(rows: &[Row], sweep: &str, axis: &str) -> Vec<Series> {
         s.points = idx.iter().map(|&i| s.points[i].clone()).collect();
         s.tails = idx.iter().map(|&i| s.tails[i]).collect();
         // A failed point of this profile and axis line: a marker, never a best point.
-        for (base, x) in &failed_x {
-            if s.name.starts_with(base.as_str()) {
+        for (profile, others, x) in &failed_x {
+            let same_profile = s.facet == *profile || s.facet.starts_with(&format!("{profile} "));
+            if same_profile && (s.name == *others || (others.is_empty() && s.name == s.facet)) {
                 s.points.push(SeriesPoint {
                     x: *x,
                     failed: true,
@@ -230,7 +235,7 @@ fn labels(s: &Series, metric: Metric, short: &str) -> Vec<PointLabel> {
         .collect()
 }
 
-fn lines_panel(sweep: &str, axis: &str, metric: Metric, series: &[Series]) -> Lines {
+fn lines_panel(sweep: &str, axis: &str, metric: Metric, series: &[&Series], facet: &str) -> Lines {
     let log2 = LOG2_AXES.contains(&axis)
         || series
             .iter()
@@ -278,8 +283,13 @@ fn lines_panel(sweep: &str, axis: &str, metric: Metric, series: &[Series]) -> Li
     } else {
         format!("{sweep}: ")
     };
+    let facet = if facet.is_empty() {
+        String::new()
+    } else {
+        format!(": {facet}")
+    };
     Lines {
-        title: format!("{scope}{} against {axis}", metric.title()),
+        title: format!("{scope}{} against {axis}{facet}", metric.title()),
         x_label: if log2 {
             format!("{axis} (log2)")
         } else {
@@ -302,9 +312,31 @@ pub fn line_charts(l: &Loaded, rows: &[Row]) -> Vec<Chart> {
             if series.iter().all(|s| s.points.iter().all(|p| p.failed)) {
                 continue;
             }
+            let mut facets: Vec<&str> = Vec::new();
+            for s in &series {
+                if !facets.contains(&s.facet.as_str()) {
+                    facets.push(&s.facet);
+                }
+            }
             for metric in Metric::ALL {
-                let lines = lines_panel(&sweep, &axis, metric, &series);
-                if lines.series.iter().all(|s| s.points.is_empty()) {
+                // Small multiples: a panel per profile and direction, never one chart
+                // with every line of the sweep.
+                let panels: Vec<Panel> = facets
+                    .iter()
+                    .map(|f| {
+                        let of: Vec<&Series> = series.iter().filter(|s| s.facet == *f).collect();
+                        lines_panel(
+                            &sweep,
+                            &axis,
+                            metric,
+                            &of,
+                            if facets.len() > 1 { f } else { "" },
+                        )
+                    })
+                    .filter(|l| l.series.iter().any(|s| !s.points.is_empty()))
+                    .map(Panel::Lines)
+                    .collect();
+                if panels.is_empty() {
                     continue;
                 }
                 let prefix = if sweep.is_empty() {
@@ -325,7 +357,7 @@ pub fn line_charts(l: &Loaded, rows: &[Row]) -> Vec<Chart> {
                     ),
                     figure: Figure {
                         width: 1200,
-                        ..Figure::new(vec![Panel::Lines(lines)])
+                        ..Figure::new(panels)
                     },
                 });
             }
@@ -520,9 +552,9 @@ pub fn best_table(l: &Loaded, rows: &[Row]) -> Vec<Vec<String>> {
                     i.and_then(|i| {
                         let p = &s.points[i];
                         Some(format!(
-                            "{axis}={} ({:.1} {unit})",
+                            "{axis}={} ({} {unit})",
                             ioscope_plot_num(p.x),
-                            v(p)?
+                            readable(v(p)?)
                         ))
                     })
                     .unwrap_or_else(|| "-".into())
@@ -532,7 +564,11 @@ pub fn best_table(l: &Loaded, rows: &[Row]) -> Vec<Vec<String>> {
                 out.push(vec![
                     sweep.clone(),
                     axis.clone(),
-                    s.name.clone(),
+                    if s.name == s.facet {
+                        s.name.clone()
+                    } else {
+                        format!("{} {}", s.facet, s.name)
+                    },
                     at(b.bw, |p| p.bw.map(|k| k / 1024.0), "MiB/s"),
                     at(b.iops, |p| p.iops, "IOPS"),
                     at(b.lat, |p| p.lat.map(|n| n / 1000.0), "us"),
@@ -540,6 +576,32 @@ pub fn best_table(l: &Loaded, rows: &[Row]) -> Vec<Vec<String>> {
                 ]);
             }
         }
+    }
+    out
+}
+
+/// A figure for people: whole numbers with thousands separators from 100 up, two or
+/// three significant digits below.
+pub fn readable(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v.abs() < 10.0 {
+        return format!("{v:.2}");
+    }
+    if v.abs() < 100.0 {
+        return format!("{v:.1}");
+    }
+    let digits = format!("{:.0}", v.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 {
+        out.insert(0, '-');
     }
     out
 }

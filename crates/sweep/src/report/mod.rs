@@ -121,31 +121,48 @@ fn page(l: &Loaded, rows: &[table::Row], charts: &[(&charts::Chart, String)]) ->
     if !l.rounds.is_empty() {
         steady_section(&mut p, l);
     }
-    let best = charts::best_table(l, rows);
+    let mut best = charts::best_table(l, rows);
     if !best.is_empty() {
         p.heading("Best points");
-        p.table(
-            &[
-                "sweep",
-                "axis",
-                "line",
-                "best bandwidth",
-                "best IOPS",
-                "lowest mean clat",
-                "IOPS knee",
-            ],
-            &best,
-        );
+        let sweeps = best.iter().any(|r| !r[0].is_empty());
+        if !sweeps {
+            best.iter_mut().for_each(|r| {
+                r.remove(0);
+            });
+        }
+        let head = [
+            "sweep",
+            "axis",
+            "line",
+            "best bandwidth",
+            "best IOPS",
+            "lowest mean clat",
+            "IOPS knee",
+        ];
+        p.table(&head[usize::from(!sweeps)..], &best);
     }
     p.heading("Graphs");
-    for (c, svg) in charts.iter().filter(|(c, _)| c.file != "steady-state.svg") {
-        p.svg(svg, &c.caption);
+    let sub = subtitle(l);
+    for (c, _) in charts.iter().filter(|(c, _)| c.file != "steady-state.svg") {
+        let caption = format!("{} (static SVG: graphs/{})", c.caption, c.file);
+        p.figure(&c.figure, &sub, &caption);
     }
     p.heading("Results");
-    let head = table::header(l);
+    let (head, cells) = table::readable(l, rows);
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
-    let cells: Vec<Vec<String>> = rows.iter().map(|r| table::cells(l, r)).collect();
     p.table(&head, &cells);
+    let mut notes: Vec<String> = l
+        .records
+        .iter()
+        .filter(|r| r.aggregation != ioscope_results::Aggregation::Single)
+        .map(|r| format!("{}: {}", r.id, r.aggregation.note()))
+        .collect();
+    notes.dedup();
+    if !notes.is_empty() {
+        p.para("How points were aggregated (job clones of numjobs > 1 without group_reporting are one point, as fio's group reporting makes them):");
+        p.pre(&notes.join("\n"));
+    }
+    p.para("Every figure, unrounded, is in results.csv and results.json beside this page.");
     let problems: Vec<String> = l
         .records
         .iter()
@@ -159,11 +176,41 @@ fn page(l: &Loaded, rows: &[table::Row], charts: &[(&charts::Chart, String)]) ->
         p.heading("Failed and pruned points");
         p.pre(&problems.join("\n"));
     }
-    if let Some((c, svg)) = charts.iter().find(|(c, _)| c.file == "steady-state.svg") {
+    if let Some((c, _)) = charts.iter().find(|(c, _)| c.file == "steady-state.svg") {
         p.heading("Steady-state convergence");
-        p.svg(svg, &c.caption);
+        p.figure(&c.figure, &sub, &c.caption);
     }
     p.render()
+}
+
+/// The line under every chart's title: what ran (the options no axis varies), where
+/// and on which kernel.
+fn subtitle(l: &Loaded) -> String {
+    const SHOWN: [&str; 7] = [
+        "ioengine", "bs", "iodepth", "numjobs", "direct", "size", "runtime",
+    ];
+    let Some((r, job)) = l.records.iter().find_map(|x| {
+        x.result
+            .as_ref()
+            .and_then(|r| r.jobs.get(x.job).map(|j| (r, j)))
+    }) else {
+        return String::new();
+    };
+    let mut parts: Vec<String> = SHOWN
+        .iter()
+        .filter(|k| !l.axes.iter().any(|a| a == *k))
+        .filter_map(|k| job.option(k, r).map(|v| format!("{k}={v}")))
+        .collect();
+    let target = target_text(l).or_else(|| job.option("filename", r).map(str::to_string));
+    parts.extend(target);
+    if let Some(k) = r.meta.as_ref().and_then(|m| m.kernel.clone()) {
+        parts.push(format!("kernel {k}"));
+    }
+    match r.meta.as_ref().and_then(|m| m.ioscope_version.clone()) {
+        Some(v) => parts.push(format!("ioscope {v}")),
+        None => parts.extend(r.version.clone()),
+    }
+    parts.join(" · ")
 }
 
 /// The target as the points' results recorded it.

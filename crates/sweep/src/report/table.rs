@@ -2,6 +2,7 @@
 //! that failed, was pruned or did not run), written as CSV, JSON and fio-tests' SSV.
 
 use crate::campaign::{Loaded, Record, Status};
+use ioscope_results::Aggregation;
 use ioscope_results::DIR_NAMES;
 use serde_json::{json, Value};
 
@@ -119,8 +120,68 @@ pub fn header(l: &Loaded) -> Vec<String> {
     h.extend(l.axes.iter().cloned());
     h.extend(["direction", "status"].map(String::from));
     h.extend(FIGURE_COLUMNS.map(String::from));
-    h.extend(["point", "file", "note"].map(String::from));
+    h.extend(["point", "file", "aggregation", "note"].map(String::from));
     h
+}
+
+/// The table of the HTML report: units in the header, fixed precision, latencies in
+/// microseconds; the raw figures stay in results.csv and results.json.
+pub fn readable(l: &Loaded, rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut h = Vec::new();
+    let sweeps = rows.iter().any(|r| !r.rec.sweep.is_empty());
+    if sweeps {
+        h.push("sweep".to_string());
+    }
+    h.push("profile".into());
+    h.extend(l.axes.iter().cloned());
+    h.extend(
+        [
+            "direction",
+            "status",
+            "IOPS",
+            "MiB/s",
+            "mean clat µs",
+            "p50 µs",
+            "p99 µs",
+            "p99.9 µs",
+            "aggregation",
+        ]
+        .map(String::from),
+    );
+    let us = |v: Option<f64>| v.map_or(String::new(), |ns| format!("{:.1}", ns / 1000.0));
+    let body = rows
+        .iter()
+        .map(|r| {
+            let mut c = Vec::new();
+            if sweeps {
+                c.push(r.rec.sweep.clone());
+            }
+            c.push(r.rec.profile.clone());
+            for a in &l.axes {
+                let v = r.rec.axes.iter().find(|(k, _)| k == a);
+                c.push(v.map(|(_, v)| v.clone()).unwrap_or_default());
+            }
+            c.push(r.direction.to_string());
+            c.push(r.rec.status.name().to_string());
+            match &r.figures {
+                Some(f) => c.extend([
+                    format!("{:.0}", f.iops),
+                    format!("{:.1}", f.bw_kib_s / 1024.0),
+                    us(f.clat_mean_ns),
+                    us(f.clat_p50_ns),
+                    us(f.clat_p99_ns),
+                    us(f.clat_p999_ns),
+                ]),
+                None => c.extend(std::iter::repeat_n(String::new(), 6)),
+            }
+            c.push(match r.rec.aggregation {
+                Aggregation::Single => String::new(),
+                Aggregation::Clones { clones, .. } => format!("sum of {clones} clones"),
+            });
+            c
+        })
+        .collect();
+    (h, body)
 }
 
 /// The cells of a row, in [`header`]'s order.
@@ -149,6 +210,7 @@ pub fn cells(l: &Loaded, r: &Row) -> Vec<String> {
         .as_ref()
         .map(|f| f.strip_prefix(&l.dir).unwrap_or(f).display().to_string());
     c.push(file.unwrap_or_default());
+    c.push(r.rec.aggregation.note());
     c.push(match &r.rec.status {
         Status::Failed(e) | Status::Pruned(e) => e.clone(),
         _ => String::new(),

@@ -1,0 +1,93 @@
+// ioscope's report charts: each <div class="chart"> names a JSON ECharts option,
+// built by ioscope_plot::interactive, which this script completes (number formats,
+// whiskers, log/linear switches) and hands to ECharts. Nothing is fetched.
+// SPDX-License-Identifier: MIT OR Apache-2.0
+(function () {
+  "use strict";
+  var nf = new Intl.NumberFormat("en-US", { maximumSignificantDigits: 4 });
+  function fmt(v) {
+    if (Array.isArray(v)) v = v[1];
+    if (v === null || v === undefined || typeof v !== "number" || !isFinite(v)) return "-";
+    return nf.format(v);
+  }
+
+  // A whisker (an interval) over each bar of a grouped bar series; ECharts lays out
+  // bars at barCategoryGap 20% and barGap 30%, which the offsets follow.
+  function whiskers(bar, index, count) {
+    return {
+      type: "custom", name: bar.name, silent: true, z: 10, tooltip: { show: false },
+      data: bar.ioscopeWhiskers,
+      renderItem: function (params, api) {
+        var c = api.value(0);
+        var lo = api.coord([c, api.value(1)]), hi = api.coord([c, api.value(2)]);
+        var group = api.size([1, 0])[0] * 0.8;
+        var w = group / (count + (count - 1) * 0.3);
+        var x = lo[0] - group / 2 + index * w * 1.3 + w / 2, cap = w * 0.25;
+        var st = { stroke: "#222", lineWidth: 1.5 };
+        return { type: "group", children: [
+          { type: "line", shape: { x1: x, y1: lo[1], x2: x, y2: hi[1] }, style: st },
+          { type: "line", shape: { x1: x - cap, y1: lo[1], x2: x + cap, y2: lo[1] }, style: st },
+          { type: "line", shape: { x1: x - cap, y1: hi[1], x2: x + cap, y2: hi[1] }, style: st }
+        ] };
+      }
+    };
+  }
+
+  function complete(opt) {
+    opt.tooltip = opt.tooltip || {};
+    opt.tooltip.valueFormatter = fmt;
+    var lines = opt.series.filter(function (s) { return s.type === "line"; });
+    // An axis tooltip of forty lines hides the chart: past a dozen, one point at a time.
+    if (lines.length > 12) opt.tooltip.trigger = "item";
+    if (opt.tooltip.trigger === "item" && opt.ioscope.kind === "lines") {
+      opt.tooltip.formatter = function (p) {
+        return p.marker + p.seriesName + "<br>" + fmt(p.value[0]) + ": <b>" + fmt(p.value) + "</b>";
+      };
+    }
+    if (opt.ioscope.kind === "heatmap") {
+      opt.tooltip.formatter = function (p) {
+        return opt.xAxis.name + " " + opt.xAxis.data[p.value[0]] + ", " + opt.yAxis.name + " " +
+          opt.yAxis.data[p.value[1]] + ": <b>" + fmt(p.value[2]) + "</b>";
+      };
+    }
+    var bars = opt.series.filter(function (s) { return s.type === "bar"; });
+    bars.forEach(function (b, i) {
+      if (b.ioscopeWhiskers && b.ioscopeWhiskers.length) opt.series.push(whiskers(b, i, bars.length));
+    });
+    return opt;
+  }
+
+  // A button that switches an axis between linear and log; a log axis shows the tail
+  // (p99.9 beside p50) that a linear one flattens.
+  function switcher(chart, opt, axis, label, box) {
+    if (!opt[axis] || opt[axis].type === "category") return;
+    var b = document.createElement("button");
+    b.type = "button";
+    var isLog = function () { return chart.getOption()[axis][0].type === "log"; };
+    var show = function () { b.textContent = label + ": " + (isLog() ? "log" : "linear"); };
+    b.addEventListener("click", function () {
+      var o = {};
+      o[axis] = isLog() ? { type: "value", min: opt[axis].min } : { type: "log", logBase: opt[axis].logBase || 10 };
+      chart.setOption(o);
+      show();
+    });
+    show();
+    box.appendChild(b);
+  }
+
+  var charts = [];
+  document.querySelectorAll("div.chart[data-spec]").forEach(function (div) {
+    var spec = document.getElementById(div.getAttribute("data-spec"));
+    var opt = complete(JSON.parse(spec.textContent));
+    var chart = echarts.init(div, null, { renderer: "svg" });
+    chart.setOption(opt);
+    var box = document.createElement("div");
+    box.className = "switches";
+    switcher(chart, opt, "xAxis", "x", box);
+    switcher(chart, opt, "yAxis", "y", box);
+    div.parentNode.insertBefore(box, div);
+    charts.push(chart);
+  });
+  window.addEventListener("resize", function () { charts.forEach(function (c) { c.resize(); }); });
+  window.ioscopeCharts = charts;
+})();

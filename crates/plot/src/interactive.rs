@@ -1,0 +1,260 @@
+//! The interactive form of a panel: an Apache ECharts option (JSON) that the page's
+//! script (`assets/charts.js`) hands to ECharts, embedded in the page. The same panels
+//! are drawn as SVG by plotters for papers and mail; here they gain hover values, zoom,
+//! series toggling and log/linear axes.
+//!
+//! Why ECharts: one well-kept library (Apache-2.0, the ASF's) covers every chart the
+//! reports draw — lines on log axes, grouped bars, heatmaps with a colour scale — with
+//! a legend that scrolls instead of overflowing and labels that hide rather than
+//! overlap, and it needs no network: the whole library is inlined in the page.
+
+use crate::lines::format_num;
+use crate::style::{self, Rgb};
+use crate::{Bars, Heatmap, Lines, Panel, XScale};
+use serde_json::{json, Value};
+
+/// The ECharts option of a panel, with `subtitle` under its title.
+pub fn option(panel: &Panel, subtitle: &str) -> Value {
+    let mut v = match panel {
+        Panel::Lines(l) => lines(l),
+        Panel::Bars(b) => bars(b),
+        Panel::Heatmap(h) => heatmap(h),
+    };
+    v["title"]["subtext"] = Value::from(subtitle);
+    v
+}
+
+fn hex(c: Rgb) -> String {
+    format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
+}
+
+/// Line styles beyond the palette's eight colours, so that series 9 and 17 differ
+/// from series 1.
+const DASHES: [&str; 3] = ["solid", "dashed", "dotted"];
+
+fn title(text: &str) -> Value {
+    json!({"text": text, "left": "center", "textStyle": {"fontSize": 15}, "subtextStyle": {"fontSize": 12}})
+}
+
+/// What every chart shares: title, legend that scrolls, tooltip, zoom tools, a grid
+/// that keeps its axis labels inside.
+fn frame(text: &str, trigger: &str) -> Value {
+    json!({
+        "title": title(text),
+        "animation": false,
+        "legend": {"type": "scroll", "bottom": 0},
+        "tooltip": {"trigger": trigger, "confine": true},
+        "toolbox": {"orient": "vertical", "right": 0, "top": 70, "feature": {"dataZoom": {}, "restore": {}, "saveAsImage": {}}},
+        "grid": {"left": 20, "right": 40, "top": 70, "bottom": 60, "containLabel": true},
+    })
+}
+
+fn lines(l: &Lines) -> Value {
+    let mut v = frame(&l.title, "axis");
+    v["ioscope"] = json!({"kind": "lines", "xLog": l.x_scale == XScale::Log2});
+    let (lo, hi) = x_extent(l);
+    v["xAxis"] = json!({
+        "type": if l.x_scale == XScale::Log2 { "log" } else { "value" },
+        "logBase": 2,
+        "name": l.x_label, "nameLocation": "middle", "nameGap": 28,
+        "min": lo, "max": hi,
+        "axisLabel": {"hideOverlap": true},
+    });
+    v["yAxis"] = json!({"type": "value", "name": l.y_label, "nameLocation": "end", "axisLabel": {"hideOverlap": true}});
+    let mut series: Vec<Value> = l
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let colour = hex(s.color.unwrap_or_else(|| style::series(i)));
+            json!({
+                "name": s.name, "type": "line",
+                "data": s.points.iter().map(|&(x, y)| [x, y]).collect::<Vec<_>>(),
+                "showSymbol": s.dots, "symbolSize": 6, "sampling": "lttb",
+                "color": colour,
+                "lineStyle": {"type": DASHES[(i / style::PALETTE.len()) % DASHES.len()]},
+            })
+        })
+        .collect();
+    let failed: Vec<[f64; 2]> = l
+        .series
+        .iter()
+        .flat_map(|s| s.failed.iter().map(|&x| [x, 0.0]))
+        .collect();
+    if !failed.is_empty() {
+        series.push(
+            json!({"name": "failed", "type": "scatter", "symbol": "diamond", "symbolSize": 10,
+            "color": hex(style::FAILED), "data": failed, "tooltip": {"show": false}}),
+        );
+    }
+    if !l.labels.is_empty() {
+        let data: Vec<Value> = l
+            .labels
+            .iter()
+            .map(|p| json!({"value": [p.x, p.y], "name": p.text}))
+            .collect();
+        series.push(json!({
+            "name": "marked points", "type": "scatter", "symbol": "circle", "symbolSize": 9,
+            "itemStyle": {"color": "rgba(0,0,0,0)", "borderColor": "#333", "borderWidth": 1.5},
+            "label": {"show": false, "formatter": "{b}", "position": "top", "fontSize": 11},
+            "emphasis": {"label": {"show": true}},
+            "labelLayout": {"hideOverlap": true},
+            "data": data,
+        }));
+    }
+    for b in &l.bands {
+        series.push(json!({
+            "name": b.name, "type": "line", "data": [], "color": hex(b.color),
+            "markArea": {"silent": true, "itemStyle": {"color": hex(b.color), "opacity": 0.18},
+                "data": [[{"coord": [b.x.0, b.y.0]}, {"coord": [b.x.1, b.y.1]}]]},
+        }));
+    }
+    v["series"] = Value::from(series);
+    v
+}
+
+/// x fitted to the data: the axis ends at the last point, not at the next round number.
+fn x_extent(l: &Lines) -> (Value, Value) {
+    let xs = l
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0).chain(s.failed.iter().copied()))
+        .chain(l.bands.iter().flat_map(|b| [b.x.0, b.x.1]))
+        .filter(|x| x.is_finite() && (l.x_scale == XScale::Linear || *x > 0.0));
+    let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if lo > hi {
+        return (Value::Null, Value::Null);
+    }
+    (json!(lo), json!(hi))
+}
+
+fn bars(b: &Bars) -> Value {
+    let mut v = frame(&b.title, "axis");
+    let n = b.categories.len();
+    v["ioscope"] = json!({"kind": "bars"});
+    v["xAxis"] = json!({
+        "type": "category", "data": b.categories,
+        "axisLabel": {"interval": 0, "rotate": if n > 10 { 60 } else { 0 }, "hideOverlap": true},
+    });
+    v["yAxis"] = json!({"type": "value", "name": b.y_label, "axisLabel": {"hideOverlap": true}});
+    let series: Vec<Value> = b
+        .series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let data: Vec<Value> = s
+                .values
+                .iter()
+                .enumerate()
+                .map(|(c, val)| match s.colors.get(c).copied().flatten() {
+                    Some(col) => json!({"value": val, "itemStyle": {"color": hex(col)}}),
+                    None => json!(val),
+                })
+                .collect();
+            let whiskers: Vec<Value> = s
+                .whiskers
+                .iter()
+                .enumerate()
+                .filter_map(|(c, w)| w.map(|(lo, hi)| json!([c, lo, hi])))
+                .collect();
+            json!({"name": s.name, "type": "bar", "data": data, "color": hex(style::series(i)),
+                "ioscopeWhiskers": whiskers})
+        })
+        .collect();
+    v["series"] = Value::from(series);
+    v
+}
+
+fn heatmap(h: &Heatmap) -> Value {
+    let mut v = frame(&h.title, "item");
+    v["ioscope"] = json!({"kind": "heatmap"});
+    let mut data = Vec::new();
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for (yi, row) in h.values.iter().enumerate() {
+        for (xi, val) in row.iter().enumerate() {
+            if let Some(x) = val.filter(|x| x.is_finite()) {
+                lo = lo.min(x);
+                hi = hi.max(x);
+                data.push(json!([xi, yi, x, format_num(x)]));
+            }
+        }
+    }
+    if lo > hi {
+        (lo, hi) = (0.0, 1.0);
+    }
+    v["legend"] = json!({"show": false});
+    v["grid"]["bottom"] = json!(80);
+    v["xAxis"] = json!({"type": "category", "data": h.xs, "name": h.x_label, "nameLocation": "middle", "nameGap": 28, "splitArea": {"show": true}});
+    v["yAxis"] =
+        json!({"type": "category", "data": h.ys, "name": h.y_label, "splitArea": {"show": true}});
+    v["visualMap"] = json!({
+        "min": lo, "max": hi, "calculable": true, "orient": "horizontal", "left": "center", "bottom": 0,
+        "inRange": {"color": ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]},
+    });
+    v["series"] = json!([{
+        "name": h.title, "type": "heatmap", "data": data,
+        "label": {"show": h.xs.len() * h.ys.len() <= 400, "formatter": "{@[3]}", "fontSize": 11},
+        "emphasis": {"itemStyle": {"borderColor": "#000", "borderWidth": 1}},
+    }]);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BarSeries, LineSeries, PointLabel};
+
+    #[test]
+    fn lines_fit_x_to_the_data_and_keep_every_series() {
+        let l = Lines {
+            title: "IOPS".into(),
+            x_label: "iodepth".into(),
+            y_label: "IOPS".into(),
+            x_scale: XScale::Log2,
+            series: (0..20)
+                .map(|i| LineSeries::new(format!("s{i}"), vec![(1.0, 1.0), (64.0, i as f64)]))
+                .collect(),
+            labels: vec![PointLabel {
+                x: 64.0,
+                y: 3.0,
+                text: "best".into(),
+            }],
+            bands: vec![],
+        };
+        let o = option(&Panel::Lines(l), "bs=4k");
+        assert_eq!(o["xAxis"]["max"], json!(64.0));
+        assert_eq!(o["xAxis"]["type"], "log");
+        assert_eq!(o["title"]["subtext"], "bs=4k");
+        let s = o["series"].as_array().unwrap();
+        assert_eq!(s.len(), 21);
+        assert_eq!(s[9]["lineStyle"]["type"], "dashed");
+        assert_eq!(s[20]["data"][0]["name"], "best");
+    }
+
+    #[test]
+    fn bars_carry_whiskers_and_heatmaps_their_cells() {
+        let mut s = BarSeries::new("A", vec![Some(1.0), None]);
+        s.whiskers = vec![Some((0.5, 1.5)), None];
+        let b = Bars {
+            title: "t".into(),
+            y_label: "y".into(),
+            categories: vec!["a".into(), "b".into()],
+            series: vec![s],
+        };
+        let o = option(&Panel::Bars(b), "");
+        assert_eq!(o["series"][0]["ioscopeWhiskers"], json!([[0, 0.5, 1.5]]));
+        assert_eq!(o["series"][0]["data"][1], Value::Null);
+        let h = Heatmap {
+            title: "h".into(),
+            x_label: "x".into(),
+            y_label: "y".into(),
+            xs: vec!["1".into(), "2".into()],
+            ys: vec!["1".into()],
+            values: vec![vec![Some(3.0), None]],
+        };
+        let o = option(&Panel::Heatmap(h), "");
+        assert_eq!(o["series"][0]["data"], json!([[0, 0, 3.0, "3"]]));
+    }
+}
