@@ -114,8 +114,9 @@ pub fn main(cx: &Cx, args: &[OsString]) -> Result<ExitCode> {
     if let Some((path, mut f)) = html {
         let mut page = Page::new("ioscope plot");
         page.meta("inputs", p.operands.join(", "));
-        page.svg(
-            &svg,
+        page.figure(
+            &figure,
+            &p.operands.join(", "),
             "One panel per kind of input; a line per file and direction",
         );
         f.write_all(page.render().as_bytes())

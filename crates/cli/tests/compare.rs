@@ -405,7 +405,11 @@ fn charts_render_in_chromium() {
     let html_text = std::fs::read_to_string(&html).unwrap();
     assert!(html_text.contains("<td>better</td>"), "table missing");
     assert!(html_text.contains("option bs: A 4k, B 8k"));
-    assert!(!html_text.contains("<script"), "the report must be static");
+    assert!(
+        !html_text.contains("<script src") && !html_text.contains("<link"),
+        "the report must be self-contained"
+    );
+    browser::view(&html, 1400, 1000, None).assert_clean("compare --html", 1, 10);
 }
 
 /// --vary: one job file, one option set to two values in every job, both planned before

@@ -71,14 +71,16 @@ fn logs_and_results_become_panels() {
         assert!(svg.contains(series), "{series} missing");
     }
     if available!(Prereq::CHROMIUM) {
-        let shown = render::render_html(&d.path().join("p.html"), "plot-run");
-        shown.assert_drawn("plot --html", 20);
+        let html = d.path().join("p.html");
+        let shown = browser::view(&html, 1400, 1000, None);
+        shown.assert_clean("plot --html", 7, 20);
         // IOPS over time holds the rates: tick labels up to about 2000.
-        let texts = shown.texts();
-        assert!(
-            texts.iter().any(|t| *t == "2000" || *t == "2k"),
-            "{texts:?}"
-        );
+        let texts: Vec<&str> = shown
+            .charts
+            .iter()
+            .flat_map(|c| c.texts.iter().map(String::as_str))
+            .collect();
+        assert!(texts.iter().any(|t| *t == "2,000"), "{texts:?}");
     }
 }
 

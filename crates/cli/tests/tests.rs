@@ -32,6 +32,7 @@ mod plot;
 mod profiles;
 mod quick;
 mod replay;
+mod reports;
 mod rig;
 mod robustness;
 mod runs;

@@ -75,12 +75,31 @@
     box.appendChild(b);
   }
 
+  // Title and subtitle wrap to the chart's width, and the plot starts below them.
+  var ruler = document.createElement("canvas").getContext("2d");
+  function lines(text, px, width) {
+    ruler.font = px + "px sans-serif";
+    // A tenth more: lines break at words, not at the last pixel.
+    return Math.max(1, Math.ceil(1.1 * ruler.measureText(text || "").width / Math.max(width, 50)));
+  }
+  function fit(opt, width) {
+    var w = width - 70;
+    var t = opt.title;
+    t.textStyle = Object.assign(t.textStyle || {}, { width: w, overflow: "break", lineHeight: 20 });
+    t.subtextStyle = Object.assign(t.subtextStyle || {}, { width: w, overflow: "break", lineHeight: 16 });
+    // Padding, title lines, the gap, subtitle lines; then the y axis's name above the plot.
+    var head = 20 + 20 * lines(t.text, 15, w) + 16 * (t.subtext ? lines(t.subtext, 12, w) : 0);
+    return { title: t, grid: { top: head + 36 } };
+  }
+
   var charts = [];
   document.querySelectorAll("div.chart[data-spec]").forEach(function (div) {
     var spec = document.getElementById(div.getAttribute("data-spec"));
     var opt = complete(JSON.parse(spec.textContent));
     var chart = echarts.init(div, null, { renderer: "svg" });
+    Object.assign(opt.grid, fit(opt, div.clientWidth).grid);
     chart.setOption(opt);
+    chart.ioscopeFit = function () { chart.setOption(fit(opt, div.clientWidth)); chart.resize(); };
     var box = document.createElement("div");
     box.className = "switches";
     switcher(chart, opt, "xAxis", "x", box);
@@ -88,6 +107,6 @@
     div.parentNode.insertBefore(box, div);
     charts.push(chart);
   });
-  window.addEventListener("resize", function () { charts.forEach(function (c) { c.resize(); }); });
+  window.addEventListener("resize", function () { charts.forEach(function (c) { c.ioscopeFit(); }); });
   window.ioscopeCharts = charts;
 })();

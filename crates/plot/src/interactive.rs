@@ -58,9 +58,10 @@ fn lines(l: &Lines) -> Value {
         "logBase": 2,
         "name": l.x_label, "nameLocation": "middle", "nameGap": 28,
         "min": lo, "max": hi,
-        "axisLabel": {"hideOverlap": true},
+        // The ends' labels inside the grid: the first clear of the y axis's "0".
+        "axisLabel": {"hideOverlap": true, "alignMinLabel": "left", "alignMaxLabel": "right"},
     });
-    v["yAxis"] = json!({"type": "value", "name": l.y_label, "nameLocation": "end", "axisLabel": {"hideOverlap": true}});
+    v["yAxis"] = json!({"type": "value", "name": l.y_label, "nameLocation": "end", "nameTextStyle": {"align": "left"}, "axisLabel": {"hideOverlap": true}});
     let mut series: Vec<Value> = l
         .series
         .iter()
@@ -138,7 +139,7 @@ fn bars(b: &Bars) -> Value {
         "type": "category", "data": b.categories,
         "axisLabel": {"interval": 0, "rotate": if n > 10 { 60 } else { 0 }, "hideOverlap": true},
     });
-    v["yAxis"] = json!({"type": "value", "name": b.y_label, "axisLabel": {"hideOverlap": true}});
+    v["yAxis"] = json!({"type": "value", "name": b.y_label, "nameTextStyle": {"align": "left"}, "axisLabel": {"hideOverlap": true}});
     let series: Vec<Value> = b
         .series
         .iter()
@@ -186,16 +187,18 @@ fn heatmap(h: &Heatmap) -> Value {
     }
     v["legend"] = json!({"show": false});
     v["grid"]["bottom"] = json!(80);
-    v["xAxis"] = json!({"type": "category", "data": h.xs, "name": h.x_label, "nameLocation": "middle", "nameGap": 28, "splitArea": {"show": true}});
-    v["yAxis"] =
-        json!({"type": "category", "data": h.ys, "name": h.y_label, "splitArea": {"show": true}});
+    v["xAxis"] = json!({"type": "category", "data": h.xs, "name": h.x_label, "nameLocation": "middle",
+        "nameGap": 28, "splitArea": {"show": true}, "axisLabel": {"hideOverlap": true}});
+    v["yAxis"] = json!({"type": "category", "data": h.ys, "name": h.y_label, "nameTextStyle": {"align": "left"},
+        "splitArea": {"show": true}, "axisLabel": {"hideOverlap": true}});
     v["visualMap"] = json!({
         "min": lo, "max": hi, "calculable": true, "orient": "horizontal", "left": "center", "bottom": 0,
         "inRange": {"color": ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]},
     });
     v["series"] = json!([{
         "name": h.title, "type": "heatmap", "data": data,
-        "label": {"show": h.xs.len() * h.ys.len() <= 400, "formatter": "{@[3]}", "fontSize": 11},
+        "label": {"show": h.xs.len() <= 16 && h.ys.len() <= 16, "formatter": "{@[3]}", "fontSize": 11},
+        "labelLayout": {"hideOverlap": true},
         "emphasis": {"itemStyle": {"borderColor": "#000", "borderWidth": 1}},
     }]);
     v

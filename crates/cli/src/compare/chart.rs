@@ -49,7 +49,7 @@ pub fn figure(rows: &[Row]) -> Figure {
 }
 
 /// A self-contained page: what was compared, what differs, the table and the chart.
-pub fn html(head: &[String], rows: &[Row], notes: &[String], svg: &str) -> String {
+pub fn html(head: &[String], rows: &[Row], notes: &[String], fig: &Figure) -> String {
     let mut p = Page::new("ioscope compare");
     if let Some((first, rest)) = head.split_first() {
         p.para(first);
@@ -64,8 +64,10 @@ pub fn html(head: &[String], rows: &[Row], notes: &[String], svg: &str) -> Strin
     if !notes.is_empty() {
         p.pre(&notes.join("\n"));
     }
-    p.svg(
-        svg,
+    let sub = head.first().map_or("", String::as_str);
+    p.figure(
+        fig,
+        sub,
         "Change of B against A per metric; whiskers: 95% interval of the change",
     );
     p.render()

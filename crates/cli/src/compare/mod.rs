@@ -251,12 +251,13 @@ pub fn present(
         );
     }
     if svg_out.is_some() || html_out.is_some() {
-        let svg = chart::figure(&rows).svg()?;
+        let fig = chart::figure(&rows);
+        let svg = fig.svg()?;
         if let Some((path, mut f)) = svg_out {
             f.write_all(svg.as_bytes()).with_context(|| path.clone())?;
         }
         if let Some((path, mut f)) = html_out {
-            let page = chart::html(&head, &rows, &notes, &svg);
+            let page = chart::html(&head, &rows, &notes, &fig);
             f.write_all(page.as_bytes()).with_context(|| path.clone())?;
         }
     }

@@ -92,7 +92,7 @@ fn lines(title: String, y: &str, series: Vec<LineSeries>) -> Lines {
 }
 
 /// The text report and the charts in one page.
-pub fn html(r: &Report, origin: &str, svg: &str) -> String {
+pub fn html(r: &Report, origin: &str, fig: &Figure) -> String {
     let mut p = Page::new("ioscope fairness");
     p.meta("result", origin);
     p.meta("model", r.model.name());
@@ -106,8 +106,10 @@ pub fn html(r: &Report, origin: &str, svg: &str) -> String {
         ],
         &rows(r.table),
     );
-    p.svg(
-        svg,
+    let sub = format!("{} · model {}", origin, r.model.name());
+    p.figure(
+        fig,
+        &sub,
         "Per job: the bytes its weight entitles it to, and what it transferred",
     );
     p.heading("Report");

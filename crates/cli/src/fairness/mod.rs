@@ -350,12 +350,13 @@ fn report(
         timeline: timeline.as_ref(),
     };
     if a.svg.is_some() || a.html.is_some() {
-        let svg = chart::figure(&report).svg()?;
+        let fig = chart::figure(&report);
+        let svg = fig.svg()?;
         if let Some((path, f)) = &mut a.svg {
             f.write_all(svg.as_bytes()).with_context(|| path.clone())?;
         }
         if let Some((path, f)) = &mut a.html {
-            let page = chart::html(&report, &origin.display().to_string(), &svg);
+            let page = chart::html(&report, &origin.display().to_string(), &fig);
             f.write_all(page.as_bytes()).with_context(|| path.clone())?;
         }
     }

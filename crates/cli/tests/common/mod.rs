@@ -12,6 +12,9 @@ pub mod examples;
 /// Rendering SVG and HTML in headless Chromium.
 pub mod render;
 
+/// Interactive pages in headless Chromium through the DevTools protocol.
+pub mod browser;
+
 /// Every JSON document checked against docs/schema.
 pub mod schema;
 
