@@ -168,8 +168,9 @@ pub fn share_ratio(shares: &[f64]) -> Option<f64> {
 
 /// Every pair where a job of lower priority transferred more than a job of higher
 /// priority (class order rt, be, idle, then level; or the larger cgroup weight when the
-/// table is by weight), by higher job then lower job.
-pub fn violations(table: &Table) -> Vec<Violation> {
+/// table is by weight), by higher job then lower job; by more than `tolerance_pct`
+/// percent of the higher job's bytes, so that noise is not a violation.
+pub fn violations(table: &Table, tolerance_pct: f64) -> Vec<Violation> {
     let rows = &table.rows;
     let outranks = |a: &Row, b: &Row| {
         if table.by_weight {
@@ -181,7 +182,8 @@ pub fn violations(table: &Table) -> Vec<Violation> {
     let mut out = Vec::new();
     for (h, hi) in rows.iter().enumerate() {
         for (l, lo) in rows.iter().enumerate() {
-            if outranks(hi, lo) && lo.xferred > hi.xferred {
+            let limit = hi.xferred as f64 * (1.0 + tolerance_pct / 100.0);
+            if outranks(hi, lo) && lo.xferred as f64 > limit {
                 out.push(Violation {
                     higher: h,
                     lower: l,
@@ -237,7 +239,7 @@ mod tests {
         }
         let t = fairness_table(&e, &Model::IoWeight).unwrap();
         assert_eq!(t.total_weight, 1300);
-        let v: Vec<String> = violations(&t).iter().map(|v| v.text(&t)).collect();
+        let v: Vec<String> = violations(&t, 0.0).iter().map(|v| v.text(&t)).collect();
         // Same priority everywhere: only the weights order the jobs.
         assert_eq!(
             v,
@@ -246,7 +248,7 @@ mod tests {
         assert_eq!(t.lines()[2], "class\tprio\tweight\tideal\txferred\t%diff");
         assert_eq!(t.lines()[3], "be\t4\t800\t553\t500\t-10");
         // Under a priority model the same jobs (all be 4) have no order at all.
-        assert!(violations(&fairness_table(&e, &Model::Cfq).unwrap()).is_empty());
+        assert!(violations(&fairness_table(&e, &Model::Cfq).unwrap(), 0.0).is_empty());
     }
 
     /// The table's lines with tabs shown as single spaces, as the seed prints them.
@@ -317,7 +319,7 @@ mod tests {
     #[test]
     fn violations_of_the_patched_ladder() {
         let t = fairness_table(&entries(&LADDER, &PATCHED_LADDER), &Model::Cfq).unwrap();
-        let v: Vec<String> = violations(&t).iter().map(|v| v.text(&t)).collect();
+        let v: Vec<String> = violations(&t, 0.0).iter().map(|v| v.text(&t)).collect();
         assert_eq!(
             v,
             [
@@ -330,10 +332,10 @@ mod tests {
             ]
         );
         let t = fairness_table(&entries(&LADDER, &VANILLA_LADDER), &Model::Cfq).unwrap();
-        assert!(violations(&t).is_empty());
+        assert!(violations(&t, 0.0).is_empty());
         // Equal priorities never violate anything.
         let t = fairness_table(&entries(&[4, 4], &[1, 100]), &Model::Cfq).unwrap();
-        assert!(violations(&t).is_empty());
+        assert!(violations(&t, 0.0).is_empty());
     }
 
     #[test]

@@ -797,3 +797,66 @@ fn an_interrupted_result_is_refused_unless_asked() {
     let r = fairness(&["--include-interrupted", f.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+/// --tolerance: a lower priority that got more counts only beyond PCT% of the higher
+/// one's bytes (be 7 over be 3 is 113140 / 86260 = 31.2% more).
+#[test]
+fn violations_within_the_tolerance_are_noise() {
+    let count = |tol: &str| {
+        let r = fairness(&[
+            &format!("--tolerance={tol}"),
+            &fixture("seed_patched_ladder.json"),
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v: Vec<String> = r
+            .stdout
+            .lines()
+            .filter(|l| l.starts_with("violation: "))
+            .map(String::from)
+            .collect();
+        (v.clone(), v.iter().any(|l| l.contains("113140 > 86260")))
+    };
+    assert_eq!(count("0").0.len(), 6);
+    assert!(count("31").1, "31.2% is beyond 31%");
+    assert!(!count("32").1, "and within 32%");
+    assert!(count("1000").0.is_empty());
+    let d = tmpdir();
+    let r = run_in(
+        d.path(),
+        &[
+            "fairness",
+            "--tolerance=-1",
+            &fixture("seed_patched_ladder.json"),
+        ],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("--tolerance: '-1' is not a percentage >= 0"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// A warning of the run (here: one job, nothing to compare) is in the HTML report too,
+/// not only on stderr.
+#[test]
+fn warnings_reach_the_html_report() {
+    let d = tmpdir();
+    std::fs::write(
+        d.path().join("one.fio"),
+        "[only]\nioengine=null\nsize=1m\nrw=read\n",
+    )
+    .unwrap();
+    let r = run_in(d.path(), &["fairness", "--html", "f.html", "one.fio"]);
+    assert!(
+        r.stderr.contains("warning: one.fio defines 1 job(s)"),
+        "{}",
+        r.stderr
+    );
+    let html = std::fs::read_to_string(d.path().join("f.html")).unwrap();
+    assert!(
+        html.contains("<p class=\"warning\"><b>Warning:</b> one.fio defines 1 job(s); fairness compares several</p>"),
+        "{html}"
+    );
+}

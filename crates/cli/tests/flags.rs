@@ -96,6 +96,7 @@ const COVERED: &[(&str, &str)] = &[
     ("peak", "help"),
     // fairness
     ("fairness", "model"),
+    ("fairness", "tolerance"), // fairness.rs violations_within_the_tolerance_are_noise
     ("fairness", "dir"),
     ("fairness", "json"),
     ("fairness", "help"),

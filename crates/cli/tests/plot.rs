@@ -80,7 +80,7 @@ fn logs_and_results_become_panels() {
             .iter()
             .flat_map(|c| c.texts.iter().map(String::as_str))
             .collect();
-        assert!(texts.iter().any(|t| *t == "2,000"), "{texts:?}");
+        assert!(texts.contains(&"2,000"), "{texts:?}");
     }
 }
 

@@ -54,14 +54,14 @@ fn report_sums_job_clones_like_group_reporting() {
     let table = json_file(&d.path().join("out/results.json"));
     let rows = table["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 4, "a row per point, not per clone: {rows:#?}");
-    for qd in [1, 4] {
+    for qd in ["1", "4"] {
         let src = json_file(&res.join(format!("randread-qd{qd}-nj2.json")));
         let clones = src["jobs"].as_array().unwrap();
         assert_eq!(clones.len(), 2);
         let sum = |k: &str| -> f64 { clones.iter().map(|j| j["read"][k].as_f64().unwrap()).sum() };
         let row = rows
             .iter()
-            .find(|r| r["iodepth"] == qd.to_string() && r["numjobs"] == "2")
+            .find(|r| r["iodepth"] == qd && r["numjobs"] == "2")
             .unwrap_or_else(|| panic!("no row for qd{qd} nj2: {rows:#?}"));
         let iops = row["iops"].as_f64().unwrap();
         assert!(

@@ -40,6 +40,16 @@ impl Page {
         self
     }
 
+    /// A warning set apart (the scheduler ignores priorities: the numbers mean little).
+    pub fn warning(&mut self, text: &str) -> &mut Page {
+        let _ = writeln!(
+            self.body,
+            "<p class=\"warning\"><b>Warning:</b> {}</p>",
+            escape(text)
+        );
+        self
+    }
+
     /// Lines of preformatted text (a terminal table as printed).
     pub fn pre(&mut self, text: &str) -> &mut Page {
         let _ = writeln!(self.body, "<pre>{}</pre>", escape(text));
@@ -143,7 +153,7 @@ dl.meta{display:grid;grid-template-columns:max-content auto;gap:2px 12px}dt{font
 dd{margin:0}figure{margin:1em 0}svg{max-width:100%;height:auto}pre{background:#f7f7f7;padding:8px;overflow-x:auto}\
 figure.charts{margin:1.5em 0}figure.facets{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:8px 16px}\
 figure.facets figcaption{grid-column:1/-1}div.cell{min-width:0}div.chart{width:100%}\
-div.switches{text-align:right;font-size:12px}div.switches button{margin-left:6px;font-size:12px}";
+p.warning{background:#fff4e5;border-left:4px solid #e69f00;padding:8px 12px}div.switches{text-align:right;font-size:12px}div.switches button{margin-left:6px;font-size:12px}";
 
 fn looks_numeric(s: &str) -> bool {
     let t = s.trim().trim_start_matches(['+', '-']);

@@ -92,12 +92,15 @@ fn lines(title: String, y: &str, series: Vec<LineSeries>) -> Lines {
 }
 
 /// The text report and the charts in one page.
-pub fn html(r: &Report, origin: &str, fig: &Figure) -> String {
+pub fn html(r: &Report, origin: &str, fig: &Figure, warnings: &[String]) -> String {
     let mut p = Page::new("ioscope fairness");
     p.meta("result", origin);
     p.meta("model", r.model.name());
     if let Some(v) = &r.results.version {
         p.meta("written by", v.as_str());
+    }
+    for w in warnings {
+        p.warning(w);
     }
     p.heading("Shares");
     p.table(

@@ -31,6 +31,7 @@ enum Source {
 #[derive(Default)]
 pub struct Args {
     model: Option<Model>,
+    tolerance_pct: Option<f64>,
     dir: Dir,
     json: bool,
     operands: Vec<String>,
@@ -62,6 +63,21 @@ const FLAGS: &[Flag<Args>] = &[
         verbs: &[],
         set: |a, _| {
             a.include_interrupted = true;
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("tolerance", ReqVal, "PCT", "A lower-priority job counts as a violation only when it transferred more than PCT% above a higher one (default 1: run-to-run noise is no violation; 0: any excess)"),
+        verbs: &[],
+        set: |a, v| {
+            let t: f64 = v
+                .unwrap_or("")
+                .trim_end_matches('%')
+                .parse()
+                .ok()
+                .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+                .ok_or_else(|| format!("--tolerance: '{}' is not a percentage >= 0", v.unwrap_or("")))?;
+            a.tolerance_pct = Some(t);
             Ok(())
         },
     },
@@ -176,6 +192,8 @@ const FLAGS: &[Flag<Args>] = &[
 struct Run {
     source: Source,
     model: Model,
+    /// --tolerance, percent.
+    tolerance_pct: f64,
     dir: Dir,
     json: bool,
     /// --bw-log: the logs' prefix (with --scenario: where to write them, kept).
@@ -226,6 +244,7 @@ fn run_of(a: Args) -> Result<Run> {
     Ok(Run {
         source,
         model,
+        tolerance_pct: a.tolerance_pct.unwrap_or(1.0),
         dir: a.dir,
         json: a.json,
         bw_log: a.bw_log,
@@ -265,9 +284,10 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     // With --scenario, the jobs write bandwidth logs: under --bw-log's prefix (kept) or
     // in a temporary directory removed after reading.
     let mut temp: Option<PathBuf> = None;
+    let mut warnings = Vec::new();
     let (results, origin, bw_prefix) = match &a.source {
         Source::File(path) if scenario::is_job_file(path) => (
-            scenario::run_job_file(path)?,
+            scenario::run_job_file(path, &mut warnings)?,
             path.clone(),
             a.bw_log.clone(),
         ),
@@ -286,7 +306,7 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
                     prefix
                 }
             };
-            let run = s.run(a.json, &prefix);
+            let run = s.run(a.json, &prefix, &mut warnings);
             if run.is_err() {
                 if let Some(d) = &temp {
                     let _ = std::fs::remove_dir_all(d);
@@ -296,7 +316,7 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
         }
     };
     let logs = bw_prefix.map(|p| (p, temp.is_some()));
-    let result = report(&mut a, &results, &origin, logs);
+    let result = report(&mut a, &results, &origin, logs, &warnings);
     if let Some(d) = &temp {
         let _ = std::fs::remove_dir_all(d);
     }
@@ -314,6 +334,7 @@ fn report(
     results: &ResultFile,
     origin: &Path,
     logs: Option<(String, bool)>,
+    warnings: &[String],
 ) -> Result<()> {
     let entries = entries(results, a.dir, origin)?;
     if entries.len() < 2 && !a.json {
@@ -344,6 +365,7 @@ fn report(
     let report = output::Report {
         table: &table,
         model: &a.model,
+        tolerance_pct: a.tolerance_pct,
         dir: a.dir,
         results,
         latency: &latency,
@@ -356,7 +378,7 @@ fn report(
             f.write_all(svg.as_bytes()).with_context(|| path.clone())?;
         }
         if let Some((path, f)) = &mut a.html {
-            let page = chart::html(&report, &origin.display().to_string(), &fig);
+            let page = chart::html(&report, &origin.display().to_string(), &fig, warnings);
             f.write_all(page.as_bytes()).with_context(|| path.clone())?;
         }
     }

@@ -10,6 +10,8 @@ use serde_json::{json, Value};
 pub struct Report<'a> {
     pub table: &'a Table,
     pub model: &'a Model,
+    /// Excess (percent) below which a lower job outdoing a higher one is noise.
+    pub tolerance_pct: f64,
     pub dir: Dir,
     pub results: &'a ResultFile,
     /// One per row of the table.
@@ -107,9 +109,12 @@ impl Report<'_> {
             Some(r) => format!("max/min share: {r:.2} (xferred/weight, best served over worst)"),
             None => "max/min share: - (a job transferred nothing)".into(),
         });
-        let v = violations(t);
+        let v = violations(t, self.tolerance_pct);
         if v.is_empty() {
-            out.push("priority order: no violations".into());
+            out.push(format!(
+                "priority order: no violations (tolerance {}%)",
+                self.tolerance_pct
+            ));
         }
         for x in &v {
             out.push(format!("violation: {}", x.text(t)));
@@ -165,7 +170,7 @@ impl Report<'_> {
                     "diff_pct": r.diff_pct, "latency": l.json()})
             })
             .collect();
-        let violations: Vec<Value> = violations(t)
+        let violations: Vec<Value> = violations(t, self.tolerance_pct)
             .iter()
             .map(|v| {
                 json!({"higher": t.rows[v.higher].name, "lower": t.rows[v.lower].name,

@@ -118,8 +118,13 @@ impl Scenario {
 
     /// Check the scheduler, run, and hand back the result as a result file would read.
     /// The jobs write bandwidth logs `<bw_prefix>_bw.N.log` (500 ms averages).
-    pub fn run(&self, quiet: bool, bw_prefix: &str) -> Result<ResultFile> {
-        self.check_scheduler()?;
+    pub fn run(
+        &self,
+        quiet: bool,
+        bw_prefix: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<ResultFile> {
+        self.check_scheduler(warnings)?;
         let set = crate::fio::jobs::from_argv(&self.argv(bw_prefix))?;
         if !quiet {
             eprintln!(
@@ -135,16 +140,19 @@ impl Scenario {
 
     /// Warn when the scheduler in effect for the run ignores best-effort levels; refuse
     /// an --ioscheduler the device does not offer before anything runs.
-    fn check_scheduler(&self) -> Result<()> {
+    fn check_scheduler(&self, warnings: &mut Vec<String>) -> Result<()> {
         let Some(dev) = device_scheduler(&self.target) else {
             let why = match &self.ioscheduler {
                 Some(s) => format!(", so --ioscheduler={s} may change nothing"),
                 None => String::new(),
             };
-            eprintln!(
-                "ioscope fairness: warning: cannot tell the I/O scheduler of {} (no block \
-                 device behind it{why}): priorities may be ignored",
-                self.target.display()
+            warn(
+                warnings,
+                format!(
+                    "cannot tell the I/O scheduler of {} (no block device behind it{why}): \
+                     priorities may be ignored",
+                    self.target.display()
+                ),
             );
             return Ok(());
         };
@@ -162,10 +170,13 @@ impl Scenario {
                 "cgroup-weights" => ("cgroup weights", "weight"),
                 _ => ("best-effort priority levels", "prio"),
             };
-            eprintln!(
-                "ioscope fairness: warning: {} uses the {effective} I/O scheduler, which ignores \
-                 {what}: expect no ordering by {by} (bfq honours them: --ioscheduler=bfq)",
-                dev.disk
+            warn(
+                warnings,
+                format!(
+                    "{} uses the {effective} I/O scheduler, which ignores {what}: expect no \
+                     ordering by {by} (bfq honours them: --ioscheduler=bfq)",
+                    dev.disk
+                ),
             );
         }
         Ok(())
@@ -186,22 +197,25 @@ pub fn run_jobs(set: &ioscope_options::JobSet, origin: &Path) -> Result<ResultFi
 }
 
 /// A fio job file given to `ioscope fairness`: its jobs, run as `ioscope FILE` would.
-pub fn run_job_file(path: &Path) -> Result<ResultFile> {
+pub fn run_job_file(path: &Path, warnings: &mut Vec<String>) -> Result<ResultFile> {
     let set = crate::fio::jobs::from_argv(&[path.display().to_string()])?;
     if set.jobs.len() < 2 {
-        eprintln!(
-            "ioscope fairness: warning: {} defines {} job(s); fairness compares several",
-            path.display(),
-            set.jobs.len()
+        warn(
+            warnings,
+            format!(
+                "{} defines {} job(s); fairness compares several",
+                path.display(),
+                set.jobs.len()
+            ),
         );
     }
-    warn_ignored_levels(&set);
+    warn_ignored_levels(&set, warnings);
     run_jobs(&set, path)
 }
 
 /// A job file whose jobs differ in best-effort level (prio) on a disk whose scheduler
 /// ignores levels measures nothing: say so before the run, once per disk.
-fn warn_ignored_levels(set: &ioscope_options::JobSet) {
+fn warn_ignored_levels(set: &ioscope_options::JobSet, warnings: &mut Vec<String>) {
     let levels: std::collections::BTreeSet<(u32, u32)> = set
         .jobs
         .iter()
@@ -223,15 +237,23 @@ fn warn_ignored_levels(set: &ioscope_options::JobSet) {
         };
         let effective = j.opts.ioscheduler.clone().unwrap_or(dev.active.clone());
         if IGNORE_LEVELS.contains(&effective.as_str()) && !warned.contains(&dev.disk) {
-            eprintln!(
-                "ioscope fairness: warning: {} uses the {effective} I/O scheduler, which ignores \
-                 best-effort priority levels: expect no ordering by prio (bfq honours them: \
-                 ioscheduler=bfq)",
-                dev.disk
+            warn(
+                warnings,
+                format!(
+                    "{} uses the {effective} I/O scheduler, which ignores best-effort priority \
+                     levels: expect no ordering by prio (bfq honours them: ioscheduler=bfq)",
+                    dev.disk
+                ),
             );
             warned.push(dev.disk);
         }
     }
+}
+
+/// A warning on stderr, kept for the HTML report too.
+fn warn(warnings: &mut Vec<String>, msg: String) {
+    eprintln!("ioscope fairness: warning: {msg}");
+    warnings.push(msg);
 }
 
 /// A job file, not a result: a `[section]` line and no line starting with '{' (fio and

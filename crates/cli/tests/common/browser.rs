@@ -159,7 +159,9 @@ impl Cdp {
             let mut rd = BufReader::new(reader);
             let mut buf = Vec::new();
             while rd.read_until(0, &mut buf).map(|n| n > 0).unwrap_or(false) {
-                buf.pop_if(|b| *b == 0);
+                if buf.last() == Some(&0) {
+                    buf.pop();
+                }
                 if let Ok(v) = serde_json::from_slice::<Value>(&buf) {
                     if tx.send(v).is_err() {
                         break;

@@ -172,7 +172,7 @@ pub fn readable(l: &Loaded, rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
                     us(f.clat_p99_ns),
                     us(f.clat_p999_ns),
                 ]),
-                None => c.extend(std::iter::repeat_n(String::new(), 6)),
+                None => c.extend(std::iter::repeat(String::new()).take(6)),
             }
             c.push(match r.rec.aggregation {
                 Aggregation::Single => String::new(),
