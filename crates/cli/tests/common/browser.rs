@@ -311,9 +311,14 @@ fn tooltip_of(i: usize) -> String {
     )
 }
 
+/// One Chromium at a time in this test process: a browser is a dozen processes, and
+/// several at once load the machine that the real-time tests beside them measure on.
+pub static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Open `page` at `width`×`height`, let it draw, hover each chart; when `shot` is
 /// given, save a full-page screenshot there.
 pub fn view(page: &Path, width: u32, height: u32, shot: Option<&Path>) -> PageView {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let profile = tempfile::tempdir().expect("profile dir");
     let mut b = Cdp::start(profile.path(), width, height);
     let targets = b.call("Target.getTargets", json!({}));

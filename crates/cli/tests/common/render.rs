@@ -49,6 +49,9 @@ const PROBE: &str = r#"<script>
 </script>"#;
 
 fn chromium(args: &[&str]) -> std::process::Output {
+    let _one = super::browser::ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let profile = tempfile::tempdir().expect("profile dir");
     let profile_arg = format!("--user-data-dir={}", profile.path().display());
     Command::new("chromium")
