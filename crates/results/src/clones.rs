@@ -83,7 +83,7 @@ fn sum_dirs(dirs: &[&Dir]) -> Dir {
         }
         (ios > 0).then(|| acc / ios as f64)
     };
-    let bins = merge_bins(dirs.iter().map(|d| d.clat_bins.as_slice()));
+    let bins = ioscope_analysis::shape::merge(dirs.iter().map(|d| d.clat_bins.as_slice()));
     let with_bins = dirs
         .iter()
         .all(|d| d.total_ios == 0 || !d.clat_bins.is_empty());
@@ -128,20 +128,6 @@ fn highest(dirs: &[&Dir], f: fn(&Dir) -> &Vec<(f64, u64)>) -> Vec<(f64, u64)> {
             (p, v)
         })
         .collect()
-}
-
-/// Histograms (bin value, count; ascending) added bin by bin.
-fn merge_bins<'a>(hists: impl Iterator<Item = &'a [(u64, u64)]>) -> Vec<(u64, u64)> {
-    let mut all: Vec<(u64, u64)> = hists.flat_map(|h| h.iter().copied()).collect();
-    all.sort_unstable_by_key(|b| b.0);
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(all.len());
-    for (v, n) in all {
-        match out.last_mut() {
-            Some(last) if last.0 == v => last.1 += n,
-            _ => out.push((v, n)),
-        }
-    }
-    out
 }
 
 /// The bin value at which the cumulative count first reaches `p` percent of the total.
