@@ -325,7 +325,7 @@ fn summary(files: &[PathBuf], p: &Args) -> Result<ExitCode> {
 
 /// A log's prio field: fio's 0/1 (real time), or the ioprio value (log_prio=1) as
 /// class/level.
-fn prio_text(p: u32) -> String {
+pub(crate) fn prio_text(p: u32) -> String {
     match p {
         0 | 1 => p.to_string(),
         v => {

@@ -73,7 +73,10 @@ fn logs_and_results_become_panels() {
     if available!(Prereq::CHROMIUM) {
         let html = d.path().join("p.html");
         let shown = browser::view(&html, 1400, 1000, None);
-        shown.assert_clean("plot --html", 7, 20);
+        // Lines, heatmaps (clat and hist per direction), percentiles, CDF, histogram.
+        let charts = browser::specs(&html).len();
+        assert!(charts >= 12, "{charts} charts");
+        shown.assert_clean("plot --html", charts, 20);
         // IOPS over time holds the rates: tick labels up to about 2000.
         let texts: Vec<&str> = shown
             .charts

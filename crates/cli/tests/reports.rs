@@ -137,15 +137,7 @@ fn forty_series_keep_every_label_inside_the_chart() {
     let html = d.path().join("out/report.html");
     let v = browser::view(&html, 1400, 1000, None);
     v.assert_clean("40 series", charts_in(&html), 20);
-    let spec: Vec<Value> = std::fs::read_to_string(&html)
-        .unwrap()
-        .split("<script type=\"application/json\" id=\"chart-")
-        .skip(1)
-        .map(|s| {
-            let json = &s[s.find('>').unwrap() + 1..s.find("</script>").unwrap()];
-            serde_json::from_str(&json.replace("<\\/", "</")).unwrap()
-        })
-        .collect();
+    let spec = browser::specs(&html);
     let widest = spec
         .iter()
         .map(|o| {
@@ -157,4 +149,198 @@ fn forty_series_keep_every_label_inside_the_chart() {
         .unwrap();
     // 40 lines; 80 on the chart of p99 and p99.9.
     assert_eq!(widest, 80, "one chart draws the 40 series' 80 lines");
+}
+
+/// The series of a chart option named `name`.
+fn series_named<'a>(o: &'a Value, name: &str) -> Vec<&'a Value> {
+    o["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"].as_str().is_some_and(|n| n.contains(name)))
+        .collect()
+}
+
+fn titled<'a>(specs: &'a [Value], title: &str) -> Vec<&'a Value> {
+    specs
+        .iter()
+        .filter(|o| o["title"]["text"].as_str().unwrap().starts_with(title))
+        .collect()
+}
+
+/// `plot` shows the tail: percentiles on a log axis, a histogram whose bars hold every
+/// I/O, latency-over-time heatmaps whose every window adds up to all of its I/Os, a line
+/// per priority from a log_prio log, and two jobs of one name told apart.
+#[test]
+fn plot_draws_the_tail_heatmaps_and_priorities() {
+    let d = tmpdir();
+    let f = d.path().join("data");
+    let fname = f.display().to_string();
+    let job = |log: bool| {
+        let mut a = vec![
+            "--name=p".to_string(),
+            "--ioengine=libaio".into(),
+            format!("--filename={fname}"),
+            "--size=8m".into(),
+            "--rw=randread".into(),
+            "--bs=4k".into(),
+            "--iodepth=2".into(),
+            "--rate_iops=500".into(),
+            "--runtime=2".into(),
+            "--time_based".into(),
+            "--cmdprio_percentage=30".into(),
+            "--cmdprio_class=1".into(),
+        ];
+        if log {
+            a.extend([
+                "--write_lat_log=p".to_string(),
+                "--write_hist_log=p".into(),
+                "--log_hist_msec=250".into(),
+                "--log_prio=1".into(),
+            ]);
+        }
+        a
+    };
+    let mut a = job(true);
+    a.extend(job(false));
+    a.extend(["--output-format=json+".into(), "--output=p.json".into()]);
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let r = run_in(d.path(), &a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run_in(
+        d.path(),
+        &[
+            "plot",
+            "p_clat.1.log",
+            "p_clat_hist.1.log",
+            "p.json",
+            "-o",
+            "p.svg",
+            "--html",
+            "p.html",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = d.path().join("p.html");
+    let specs = browser::specs(&html);
+
+    // A line per priority: cmdprio's rt/0 and the job's own (0).
+    let mean = titled(&specs, "Latency over time (mean per window)");
+    assert_eq!(mean.len(), 1);
+    let prios: Vec<&str> = mean[0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(
+        prios.contains(&"p_clat.1.log read clat prio rt/0")
+            && prios.contains(&"p_clat.1.log read clat prio 0"),
+        "{prios:?}"
+    );
+
+    // Heatmaps from the per-I/O log and the hist log: every window's shares add to 100%.
+    let heat = titled(&specs, "Latency over time: ");
+    assert_eq!(heat.len(), 2, "one from each log");
+    for h in heat {
+        let columns = h["xAxis"]["data"].as_array().unwrap().len();
+        assert!((2..=120).contains(&columns), "{columns} columns");
+        let mut sums = vec![0.0; columns];
+        for cell in h["series"][0]["data"].as_array().unwrap() {
+            sums[cell[0].as_u64().unwrap() as usize] += cell[2].as_f64().unwrap();
+        }
+        let full = sums.iter().filter(|s| (**s - 100.0).abs() < 1e-6).count();
+        assert!(full >= columns - 1, "shares per window: {sums:?}");
+    }
+
+    // Percentiles on a log axis from p50 on; the two jobs of one name apart.
+    let pct = titled(&specs, "Completion latency percentiles (log)");
+    assert_eq!(pct[0]["yAxis"]["type"], "log");
+    assert_eq!(pct[0]["ioscope"]["xNames"][0][1], "p50");
+    assert_eq!(series_named(pct[0], "p.json p read").len(), 1);
+    assert_eq!(series_named(pct[0], "p.json p#2 read").len(), 1);
+
+    // The histogram's bars hold every I/O of each job: 100% each.
+    let hist = titled(&specs, "Completion latency histogram");
+    for s in hist[0]["series"].as_array().unwrap() {
+        let total: f64 = s["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_f64)
+            .sum();
+        assert!((total - 100.0).abs() < 1e-6, "{}: {total}", s["name"]);
+    }
+    if available!(Prereq::CHROMIUM) {
+        let v = browser::view(&html, 1400, 1000, None);
+        v.assert_clean("plot", charts_in(&html), 10);
+    }
+}
+
+/// `compare --html` shows every repetition as a dot (three per side and metric, as a
+/// share of A's mean) and A's and B's latency distributions over each other.
+#[test]
+fn compare_shows_every_repetition_and_both_distributions() {
+    let d = tmpdir();
+    for (side, bs) in [("a", "4k"), ("b", "16k")] {
+        let dir = d.path().join(side);
+        std::fs::create_dir_all(&dir).unwrap();
+        for rep in 1..=3 {
+            let out = dir.join(format!("r{rep}.json"));
+            let r = run_in(
+                d.path(),
+                &[
+                    "--name=j",
+                    "--ioengine=null",
+                    "--size=8m",
+                    "--rw=randread",
+                    &format!("--bs={bs}"),
+                    "--output-format=json+",
+                    &format!("--output={}", out.display()),
+                ],
+            );
+            assert_eq!(r.code, 0, "{}", r.stderr);
+        }
+    }
+    let r = run_in(d.path(), &["compare", "a", "b", "--html", "c.html"]);
+    assert!(r.code == 0 || r.code == 2, "{}", r.stderr);
+    let html = d.path().join("c.html");
+    let specs = browser::specs(&html);
+    let reps = titled(&specs, "j read: every repetition");
+    assert_eq!(reps.len(), 1);
+    let metrics = reps[0]["ioscope"]["xNames"].as_array().unwrap().len();
+    assert!(metrics >= 4, "{metrics} metrics");
+    for side in ["A", "B"] {
+        let s = series_named(reps[0], side);
+        assert_eq!(s[0]["type"], "scatter");
+        assert_eq!(
+            s[0]["data"].as_array().unwrap().len(),
+            3 * metrics,
+            "{side}"
+        );
+    }
+    // A's dots sit around 100% of A's mean.
+    let a = &series_named(reps[0], "A")[0]["data"];
+    let mean: f64 = a
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p[1].as_f64().unwrap())
+        .sum::<f64>()
+        / (3 * metrics) as f64;
+    assert!((mean - 100.0).abs() < 1e-6, "{mean}");
+    let cdf = titled(&specs, "j read: completion latency, A and B");
+    assert_eq!(cdf.len(), 1);
+    for side in ["A", "B"] {
+        let pts = series_named(cdf[0], side)[0]["data"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let last = pts.last().unwrap()[1].as_f64().unwrap();
+        assert!((last - 100.0).abs() < 1e-9, "{side} ends at {last}%");
+    }
+    if available!(Prereq::CHROMIUM) {
+        let v = browser::view(&html, 1400, 1000, None);
+        v.assert_clean("compare", charts_in(&html), 10);
+    }
 }

@@ -17,6 +17,8 @@
     return {
       type: "custom", name: bar.name, silent: true, z: 10, tooltip: { show: false },
       data: bar.ioscopeWhiskers,
+      // Both ends count for the y axis's extent: no whisker runs off the chart.
+      encode: { x: 0, y: [1, 2] },
       renderItem: function (params, api) {
         var c = api.value(0);
         var lo = api.coord([c, api.value(1)]), hi = api.coord([c, api.value(2)]);
@@ -33,15 +35,29 @@
     };
   }
 
+  // The name of an x position when x holds categories (metrics, percentiles).
+  function xName(opt, v) {
+    var names = (opt.ioscope && opt.ioscope.xNames) || [];
+    for (var i = 0; i < names.length; i++) if (Math.abs(names[i][0] - v) < 0.45) return names[i][1];
+    return names.length ? "" : fmt(v);
+  }
+
   function complete(opt) {
     opt.tooltip = opt.tooltip || {};
     opt.tooltip.valueFormatter = fmt;
+    var named = opt.ioscope.xNames && opt.ioscope.xNames.length;
+    if (named) {
+      opt.xAxis.axisLabel.formatter = function (v) { return xName(opt, v); };
+      // Dots of several series at one category: one at a time.
+      opt.tooltip.trigger = "item";
+    }
     var lines = opt.series.filter(function (s) { return s.type === "line"; });
     // An axis tooltip of forty lines hides the chart: past a dozen, one point at a time.
     if (lines.length > 12) opt.tooltip.trigger = "item";
     if (opt.tooltip.trigger === "item" && opt.ioscope.kind === "lines") {
       opt.tooltip.formatter = function (p) {
-        return p.marker + p.seriesName + "<br>" + fmt(p.value[0]) + ": <b>" + fmt(p.value) + "</b>";
+        return p.marker + p.seriesName + "<br>" + xName(opt, p.value[0]) +
+          ": <b>" + fmt(p.value) + "</b>";
       };
     }
     if (opt.ioscope.kind === "heatmap") {
@@ -61,6 +77,7 @@
   // (p99.9 beside p50) that a linear one flattens.
   function switcher(chart, opt, axis, label, box) {
     if (!opt[axis] || opt[axis].type === "category") return;
+    if (axis === "xAxis" && opt.ioscope.xNames && opt.ioscope.xNames.length) return;
     var b = document.createElement("button");
     b.type = "button";
     var isLog = function () { return chart.getOption()[axis][0].type === "log"; };

@@ -1,10 +1,17 @@
-//! Heatmaps: a value per (x, y) cell, coloured on the viridis scale and written in the
-//! cell (the QD × numjobs map of a sweep).
+//! Heatmaps: a value per (x, y) cell, coloured on the viridis scale and, when the cells
+//! are few enough to hold text (the QD × numjobs map of a sweep), written in the cell;
+//! latency over time has hundreds of cells and is colour alone.
 
 use crate::lines::format_num;
 use crate::style;
 use crate::{Area, PlotError};
 use plotters::prelude::*;
+
+/// Rows or columns beyond this and the cells carry no text.
+const MAX_LABELLED: usize = 16;
+/// Axis labels at most; past these, every few cells get one.
+const MAX_X_LABELS: usize = 12;
+const MAX_Y_LABELS: usize = 24;
 
 pub struct Heatmap {
     pub title: String,
@@ -47,8 +54,8 @@ impl Heatmap {
         chart
             .configure_mesh()
             .disable_mesh()
-            .x_labels(nx)
-            .y_labels(ny)
+            .x_labels(nx.min(MAX_X_LABELS))
+            .y_labels(ny.min(MAX_Y_LABELS))
             .x_label_formatter(&|v| name(&self.xs, v))
             .y_label_formatter(&|v| name(&self.ys, v))
             .x_desc(&self.x_label)
@@ -83,9 +90,16 @@ impl Heatmap {
             let at = (SegmentValue::CenterOf(x), SegmentValue::CenterOf(y));
             EmptyElement::at(at) + Text::new(s, (-14, -7), font)
         };
-        chart
-            .draw_series(cells.map(text))
-            .map_err(PlotError::draw)?;
+        if self.labelled() {
+            chart
+                .draw_series(cells.map(text))
+                .map_err(PlotError::draw)?;
+        }
         Ok(())
+    }
+
+    /// Values written in the cells: only where a cell is wide enough for them.
+    pub(crate) fn labelled(&self) -> bool {
+        self.xs.len() <= MAX_LABELLED && self.ys.len() <= MAX_LABELLED
     }
 }

@@ -51,8 +51,13 @@ fn frame(text: &str, trigger: &str) -> Value {
 
 fn lines(l: &Lines) -> Value {
     let mut v = frame(&l.title, "axis");
-    v["ioscope"] = json!({"kind": "lines", "xLog": l.x_scale == XScale::Log2});
-    let (lo, hi) = x_extent(l);
+    let names: Vec<Value> = l.x_names.iter().map(|(x, n)| json!([x, n])).collect();
+    v["ioscope"] = json!({"kind": "lines", "xLog": l.x_scale == XScale::Log2, "xNames": names});
+    let (lo, hi) = match l.x_names.is_empty() {
+        true => x_extent(l),
+        // Categories: a margin at both ends keeps the first and last dots clear of the axes.
+        false => (json!(-0.4), json!(l.x_names.len() as f64 - 0.6)),
+    };
     v["xAxis"] = json!({
         "type": if l.x_scale == XScale::Log2 { "log" } else { "value" },
         "logBase": 2,
@@ -61,7 +66,27 @@ fn lines(l: &Lines) -> Value {
         // The ends' labels inside the grid: the first clear of the y axis's "0".
         "axisLabel": {"hideOverlap": true, "alignMinLabel": "left", "alignMaxLabel": "right"},
     });
-    v["yAxis"] = json!({"type": "value", "name": l.y_label, "nameLocation": "end", "nameTextStyle": {"align": "left"}, "axisLabel": {"hideOverlap": true}});
+    if !l.x_names.is_empty() {
+        // Ticks and labels at the categories only (ECharts counts ticks from the axis's min).
+        let at: Vec<f64> = l.x_names.iter().map(|n| n.0).collect();
+        v["xAxis"]["axisLabel"]["customValues"] = json!(at);
+        v["xAxis"]["axisTick"] = json!({"customValues": at});
+        v["xAxis"]["splitLine"] = json!({"show": false});
+        if l.x_names.len() > 6 {
+            v["xAxis"]["axisLabel"]["rotate"] = json!(30);
+            v["xAxis"]["nameGap"] = json!(58);
+            // Room under the x axis's name for the colour scale and its end values.
+            v["grid"]["bottom"] = json!(100);
+        }
+    }
+    if l.x_scale == XScale::Log2 {
+        // A tick per power of two (ECharts' default skips to every tenth).
+        v["xAxis"]["interval"] = json!(1);
+    }
+    v["yAxis"] = json!({"type": if l.y_log { "log" } else { "value" }, "logBase": 10, "name": l.y_label,
+        "nameLocation": "end", "nameTextStyle": {"align": "left"}, "axisLabel": {"hideOverlap": true}});
+    // A log axis has no place for 0 or below.
+    let keep = |y: f64| y.is_finite() && (!l.y_log || y > 0.0);
     let mut series: Vec<Value> = l
         .series
         .iter()
@@ -69,8 +94,8 @@ fn lines(l: &Lines) -> Value {
         .map(|(i, s)| {
             let colour = hex(s.color.unwrap_or_else(|| style::series(i)));
             json!({
-                "name": s.name, "type": "line",
-                "data": s.points.iter().map(|&(x, y)| [x, y]).collect::<Vec<_>>(),
+                "name": s.name, "type": if s.line { "line" } else { "scatter" },
+                "data": s.points.iter().filter(|p| keep(p.1)).map(|&(x, y)| [x, y]).collect::<Vec<_>>(),
                 "showSymbol": s.dots, "symbolSize": 6, "sampling": "lttb",
                 "color": colour,
                 "lineStyle": {"type": DASHES[(i / style::PALETTE.len()) % DASHES.len()]},
@@ -128,6 +153,13 @@ fn x_extent(l: &Lines) -> (Value, Value) {
     if lo > hi {
         return (Value::Null, Value::Null);
     }
+    if l.x_scale == XScale::Log2 {
+        // Whole powers of two at the ends: the labels between are 2, 4, 8 …, not 5,079.04.
+        return (
+            json!(lo.log2().floor().exp2()),
+            json!(hi.log2().ceil().exp2()),
+        );
+    }
     (json!(lo), json!(hi))
 }
 
@@ -137,7 +169,7 @@ fn bars(b: &Bars) -> Value {
     v["ioscope"] = json!({"kind": "bars"});
     v["xAxis"] = json!({
         "type": "category", "data": b.categories,
-        "axisLabel": {"interval": 0, "rotate": if n > 10 { 60 } else { 0 }, "hideOverlap": true},
+        "axisLabel": {"interval": 0, "rotate": match n { 0..=6 => 0, 7..=10 => 30, _ => 60 }, "hideOverlap": true},
     });
     v["yAxis"] = json!({"type": "value", "name": b.y_label, "nameTextStyle": {"align": "left"}, "axisLabel": {"hideOverlap": true}});
     let series: Vec<Value> = b
@@ -186,7 +218,8 @@ fn heatmap(h: &Heatmap) -> Value {
         (lo, hi) = (0.0, 1.0);
     }
     v["legend"] = json!({"show": false});
-    v["grid"]["bottom"] = json!(80);
+    // Room under the x axis's name for the colour scale and its end values.
+    v["grid"]["bottom"] = json!(100);
     v["xAxis"] = json!({"type": "category", "data": h.xs, "name": h.x_label, "nameLocation": "middle",
         "nameGap": 28, "splitArea": {"show": true}, "axisLabel": {"hideOverlap": true}});
     v["yAxis"] = json!({"type": "category", "data": h.ys, "name": h.y_label, "nameTextStyle": {"align": "left"},
@@ -197,7 +230,7 @@ fn heatmap(h: &Heatmap) -> Value {
     });
     v["series"] = json!([{
         "name": h.title, "type": "heatmap", "data": data,
-        "label": {"show": h.xs.len() <= 16 && h.ys.len() <= 16, "formatter": "{@[3]}", "fontSize": 11},
+        "label": {"show": h.labelled(), "formatter": "{@[3]}", "fontSize": 11},
         "labelLayout": {"hideOverlap": true},
         "emphasis": {"itemStyle": {"borderColor": "#000", "borderWidth": 1}},
     }]);
@@ -216,6 +249,8 @@ mod tests {
             x_label: "iodepth".into(),
             y_label: "IOPS".into(),
             x_scale: XScale::Log2,
+            y_log: false,
+            x_names: Vec::new(),
             series: (0..20)
                 .map(|i| LineSeries::new(format!("s{i}"), vec![(1.0, 1.0), (64.0, i as f64)]))
                 .collect(),
@@ -234,6 +269,29 @@ mod tests {
         assert_eq!(s.len(), 21);
         assert_eq!(s[9]["lineStyle"]["type"], "dashed");
         assert_eq!(s[20]["data"][0]["name"], "best");
+    }
+
+    #[test]
+    fn log_y_leaves_out_what_it_cannot_place_and_categories_get_their_ticks() {
+        let mut dots = LineSeries::new("A", vec![(0.0, 0.0), (1.0, 10.0)]);
+        dots.line = false;
+        let l = Lines {
+            title: "t".into(),
+            x_label: "metric".into(),
+            y_label: "us".into(),
+            x_scale: XScale::Linear,
+            y_log: true,
+            x_names: vec![(0.0, "p50".into()), (1.0, "p99".into())],
+            series: vec![dots],
+            labels: vec![],
+            bands: vec![],
+        };
+        let o = option(&Panel::Lines(l), "");
+        assert_eq!(o["yAxis"]["type"], "log");
+        assert_eq!(o["series"][0]["type"], "scatter");
+        assert_eq!(o["series"][0]["data"], json!([[1.0, 10.0]]));
+        assert_eq!(o["xAxis"]["axisLabel"]["customValues"], json!([0.0, 1.0]));
+        assert_eq!(o["ioscope"]["xNames"][1], json!([1.0, "p99"]));
     }
 
     #[test]

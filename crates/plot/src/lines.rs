@@ -19,6 +19,12 @@ pub struct Lines {
     pub x_label: String,
     pub y_label: String,
     pub x_scale: XScale,
+    /// y on a log10 axis: latencies whose tail spans decades (points at or below 0
+    /// are left out).
+    pub y_log: bool,
+    /// Names for x positions (categories laid out at 0, 1, 2 …: metrics, percentiles);
+    /// empty: x is a number.
+    pub x_names: Vec<(f64, String)>,
     pub series: Vec<LineSeries>,
     pub labels: Vec<PointLabel>,
     pub bands: Vec<Band>,
@@ -33,6 +39,8 @@ pub struct LineSeries {
     pub color: Option<Rgb>,
     /// Draw the points as dots too (few points: a sweep, not a time series).
     pub dots: bool,
+    /// Join the points; `false`: dots only (repetitions of a measurement).
+    pub line: bool,
 }
 
 impl LineSeries {
@@ -43,6 +51,7 @@ impl LineSeries {
             failed: Vec::new(),
             color: None,
             dots: false,
+            line: true,
         }
     }
 }
@@ -72,20 +81,58 @@ impl Lines {
         v.is_finite().then_some(v)
     }
 
+    /// y as drawn: log10 on a log axis (only above 0).
+    fn ty(&self, y: f64) -> Option<f64> {
+        let v = match self.y_log {
+            false => y,
+            true if y > 0.0 => y.log10(),
+            true => return None,
+        };
+        v.is_finite().then_some(v)
+    }
+
+    /// The label of an x tick.
+    fn x_text(&self, v: f64) -> String {
+        if !self.x_names.is_empty() {
+            let near = self.x_names.iter().find(|(x, _)| (x - v).abs() < 1e-6);
+            return near.map(|(_, n)| n.clone()).unwrap_or_default();
+        }
+        match self.x_scale {
+            // Only whole powers of two get a label.
+            XScale::Log2 if (v - v.round()).abs() < 1e-6 => format_num(2f64.powf(v.round())),
+            XScale::Log2 => String::new(),
+            XScale::Linear => format_num(v),
+        }
+    }
+
+    /// The label of a y tick: on a log axis the value, to two significant digits.
+    fn y_text(&self, v: f64) -> String {
+        match self.y_log {
+            false => format_num(v),
+            true => {
+                let y = 10f64.powf(v);
+                let mag = 10f64.powf(y.log10().floor() - 1.0);
+                format_num((y / mag).round() * mag)
+            }
+        }
+    }
+
     /// x and y ranges over points, bands and labels, padded.
     fn ranges(&self) -> Option<((f64, f64), (f64, f64))> {
         let mut xs: Vec<f64> = Vec::new();
-        let mut ys: Vec<f64> = vec![0.0];
+        let mut ys: Vec<f64> = if self.y_log { vec![] } else { vec![0.0] };
         for s in &self.series {
             for &(x, y) in &s.points {
-                xs.extend(self.tx(x));
-                ys.push(y);
+                if let (Some(x), Some(y)) = (self.tx(x), self.ty(y)) {
+                    xs.push(x);
+                    ys.push(y);
+                }
             }
             xs.extend(s.failed.iter().filter_map(|&x| self.tx(x)));
         }
         for b in &self.bands {
             xs.extend([b.x.0, b.x.1].iter().filter_map(|&x| self.tx(x)));
-            ys.extend([b.y.0, b.y.1]);
+            ys.extend([b.y.0, b.y.1].iter().filter_map(|&y| self.ty(y)));
         }
         let (x0, x1) = min_max(&xs)?;
         let (y0, y1) = min_max(&ys)?;
@@ -96,7 +143,8 @@ impl Lines {
             false => (x1 - x0).max(1.0) * 0.24,
         };
         let yp = if y1 > y0 { (y1 - y0) * 0.1 } else { 1.0 };
-        Some(((x0 - xp, x1 + right), (y0.min(0.0), y1 + yp)))
+        let bottom = if self.y_log { y0 - yp } else { y0.min(0.0) };
+        Some(((x0 - xp, x1 + right), (bottom, y1 + yp)))
     }
 
     pub(crate) fn draw(&self, whole: &Area) -> Result<(), PlotError> {
@@ -123,23 +171,18 @@ impl Lines {
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(PlotError::draw)?;
         let log2 = self.x_scale == XScale::Log2;
-        let xfmt = |v: &f64| match log2 {
-            // Only whole powers of two get a label.
-            true if (v - v.round()).abs() < 1e-6 => format_num(2f64.powf(v.round())),
-            true => String::new(),
-            false => format_num(*v),
+        let x_labels = match (self.x_names.len(), log2) {
+            (0, true) => ((x1 - x0).ceil() as usize + 1).max(2),
+            (0, false) => 10,
+            (n, _) => n,
         };
         chart
             .configure_mesh()
             .x_desc(&self.x_label)
             .y_desc(&self.y_label)
-            .x_labels(if log2 {
-                ((x1 - x0).ceil() as usize + 1).max(2)
-            } else {
-                10
-            })
-            .x_label_formatter(&xfmt)
-            .y_label_formatter(&|v| format_num(*v))
+            .x_labels(x_labels)
+            .x_label_formatter(&|v| self.x_text(*v))
+            .y_label_formatter(&|v| self.y_text(*v))
             .bold_line_style(style::GRID)
             .light_line_style(WHITE)
             .label_style((style::FONT, style::LABEL_SIZE))
@@ -151,21 +194,28 @@ impl Lines {
             let pts: Vec<(f64, f64)> = s
                 .points
                 .iter()
-                .filter_map(|&(x, y)| Some((self.tx(x)?, y)).filter(|_| y.is_finite()))
+                .filter_map(|&(x, y)| Some((self.tx(x)?, self.ty(y)?)))
                 .collect();
-            chart
-                .draw_series(plotters::series::LineSeries::new(
-                    pts.iter().copied(),
-                    colour.stroke_width(2),
-                ))
-                .map_err(PlotError::draw)?
-                .label(&s.name)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
-                });
-            if s.dots {
+            if s.line {
+                chart
+                    .draw_series(plotters::series::LineSeries::new(
+                        pts.iter().copied(),
+                        colour.stroke_width(2),
+                    ))
+                    .map_err(PlotError::draw)?
+                    .label(&s.name)
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2))
+                    });
+            }
+            if s.dots || !s.line {
                 let dots = pts.iter().map(|&p| Circle::new(p, 3, colour.filled()));
-                chart.draw_series(dots).map_err(PlotError::draw)?;
+                let drawn = chart.draw_series(dots).map_err(PlotError::draw)?;
+                if !s.line {
+                    drawn
+                        .label(&s.name)
+                        .legend(move |(x, y)| Circle::new((x + 8, y), 4, colour.filled()));
+                }
             }
             let failed = s.failed.iter().filter_map(|&x| self.tx(x));
             let marks = failed.map(|x| Cross::new((x, y0), 6, style::FAILED.stroke_width(2)));
@@ -173,7 +223,7 @@ impl Lines {
         }
         let offsets = label_offsets(&self.labels, y1 - y0);
         let labels = self.labels.iter().zip(offsets).filter_map(|(l, dy)| {
-            let p = (self.tx(l.x)?, l.y);
+            let p = (self.tx(l.x)?, self.ty(l.y)?);
             let text = Text::new(l.text.clone(), (7, dy), (style::FONT, style::LABEL_SIZE));
             Some(EmptyElement::at(p) + Circle::new((0, 0), 5, BLACK.stroke_width(2)) + text)
         });
@@ -237,10 +287,13 @@ impl Lines {
             let (Some(xa), Some(xb)) = (self.tx(b.x.0), self.tx(b.x.1)) else {
                 continue;
             };
+            let (Some(ya), Some(yb)) = (self.ty(b.y.0), self.ty(b.y.1)) else {
+                continue;
+            };
             let colour = b.color;
             chart
                 .draw_series(std::iter::once(Rectangle::new(
-                    [(xa, b.y.0), (xb, b.y.1)],
+                    [(xa, ya), (xb, yb)],
                     colour.mix(0.18).filled(),
                 )))
                 .map_err(PlotError::draw)?

@@ -146,6 +146,8 @@ pub struct Row {
     /// The interval is the within-run one from json+ bins (one run per side), not a
     /// bootstrap over repetitions.
     pub ci_from_bins: bool,
+    /// The value of every repetition, A's and B's (drawn as dots).
+    pub reps: (Vec<f64>, Vec<f64>),
 }
 
 /// The values of one metric over a side's repetitions (those that ran the job and
@@ -197,6 +199,7 @@ pub fn rows(a: &Side, b: &Side) -> Vec<Row> {
                     metric,
                     cmp,
                     ci_from_bins,
+                    reps: (va, vb),
                 });
             }
         }

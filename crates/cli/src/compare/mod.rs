@@ -79,7 +79,7 @@ const FLAGS: &[Flag<Args>] = &[
         },
     },
     Flag {
-        def: flag("svg", ReqVal, "FILE", "Also write the chart (change of B against A per metric, 95% whiskers) as SVG to FILE"),
+        def: flag("svg", ReqVal, "FILE", "Also write the charts (change of B against A per metric with 95% whiskers, every repetition, latency CDFs) as SVG to FILE"),
         verbs: &[],
         set: |a, v| {
             a.svg = Some(v.unwrap_or("").to_string());
@@ -251,7 +251,7 @@ pub fn present(
         );
     }
     if svg_out.is_some() || html_out.is_some() {
-        let fig = chart::figure(&rows);
+        let fig = chart::figure(&rows, sa, sb);
         let svg = fig.svg()?;
         if let Some((path, mut f)) = svg_out {
             f.write_all(svg.as_bytes()).with_context(|| path.clone())?;

@@ -85,6 +85,8 @@ fn lines(title: String, y: &str, series: Vec<LineSeries>) -> Lines {
         x_label: "time, s (window start)".into(),
         y_label: y.into(),
         x_scale: XScale::Linear,
+        y_log: false,
+        x_names: Vec::new(),
         series,
         labels: Vec::new(),
         bands: Vec::new(),

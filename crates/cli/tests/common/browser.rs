@@ -280,7 +280,7 @@ fn point_of(i: usize) -> String {
         r#"(() => {{
   const c = window.ioscopeCharts[{i}], d = c.getDom(); d.scrollIntoView();
   const o = c.getOption();
-  const s = o.series.findIndex(s => ['line', 'bar', 'heatmap'].includes(s.type) && s.data && s.data.some(v => v !== null));
+  const s = o.series.findIndex(s => ['line', 'scatter', 'bar', 'heatmap'].includes(s.type) && s.data && s.data.some(v => v !== null));
   const data = o.series[s].data;
   const some = data.map((v, j) => v === null ? -1 : j).filter(j => j >= 0);
   const k = some[Math.floor(some.length / 2)];
@@ -449,4 +449,17 @@ fn base64(s: &str) -> Vec<u8> {
         }
     }
     out
+}
+
+/// The ECharts options a report page embeds, in page order.
+pub fn specs(html: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(html)
+        .unwrap()
+        .split("<script type=\"application/json\" id=\"chart-")
+        .skip(1)
+        .map(|s| {
+            let json = &s[s.find('>').unwrap() + 1..s.find("</script>").unwrap()];
+            serde_json::from_str(&json.replace("<\\/", "</")).unwrap()
+        })
+        .collect()
 }

@@ -278,6 +278,10 @@ fn lines_panel(sweep: &str, axis: &str, metric: Metric, series: &[&Series], face
         }
         labels_out.extend(labels(s, metric, &short));
     }
+    // Latency grows by decades with depth: the tail stays in view on a log axis (unless
+    // a point is 0, which it cannot place: fio-tests trees carry 0 for "not measured").
+    let y_log = matches!(metric, Metric::ClatTail)
+        && lines.iter().flat_map(|l| &l.points).all(|p| p.1 > 0.0);
     let scope = if sweep.is_empty() {
         String::new()
     } else {
@@ -297,6 +301,8 @@ fn lines_panel(sweep: &str, axis: &str, metric: Metric, series: &[&Series], face
         },
         y_label: metric.unit().into(),
         x_scale: if log2 { XScale::Log2 } else { XScale::Linear },
+        y_log,
+        x_names: Vec::new(),
         series: lines,
         labels: labels_out,
         bands: Vec::new(),
@@ -533,6 +539,8 @@ pub fn steady_state(l: &Loaded) -> Option<Chart> {
             x_label: "round".into(),
             y_label: l.steady_metric.clone(),
             x_scale: XScale::Linear,
+            y_log: false,
+            x_names: Vec::new(),
             series,
             labels,
             bands,
