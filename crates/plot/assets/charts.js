@@ -60,6 +60,10 @@
           ": <b>" + fmt(p.value) + "</b>";
       };
     }
+    if (opt.ioscope.logColour && opt.visualMap) {
+      // The scale holds log10 of the values: its ends are shown as values.
+      opt.visualMap.formatter = function (v) { return fmt(Math.pow(10, v)); };
+    }
     if (opt.ioscope.kind === "heatmap") {
       opt.tooltip.formatter = function (p) {
         return opt.xAxis.name + " " + opt.xAxis.data[p.value[0]] + ", " + opt.yAxis.name + " " +

@@ -56,7 +56,7 @@ fn lines(l: &Lines) -> Value {
     let (lo, hi) = match l.x_names.is_empty() {
         true => x_extent(l),
         // Categories: a margin at both ends keeps the first and last dots clear of the axes.
-        false => (json!(-0.4), json!(l.x_names.len() as f64 - 0.6)),
+        false => (json!(-0.7), json!(l.x_names.len() as f64 - 0.3)),
     };
     v["xAxis"] = json!({
         "type": if l.x_scale == XScale::Log2 { "log" } else { "value" },
@@ -75,8 +75,7 @@ fn lines(l: &Lines) -> Value {
         if l.x_names.len() > 6 {
             v["xAxis"]["axisLabel"]["rotate"] = json!(30);
             v["xAxis"]["nameGap"] = json!(58);
-            // Room under the x axis's name for the colour scale and its end values.
-            v["grid"]["bottom"] = json!(100);
+            v["grid"]["bottom"] = json!(80);
         }
     }
     if l.x_scale == XScale::Log2 {
@@ -85,6 +84,10 @@ fn lines(l: &Lines) -> Value {
     }
     v["yAxis"] = json!({"type": if l.y_log { "log" } else { "value" }, "logBase": 10, "name": l.y_label,
         "nameLocation": "end", "nameTextStyle": {"align": "left"}, "axisLabel": {"hideOverlap": true}});
+    if !l.x_names.is_empty() {
+        // The y axis at the left edge, not through the first category (x = 0).
+        v["yAxis"]["axisLine"] = json!({"onZero": false});
+    }
     // A log axis has no place for 0 or below.
     let keep = |y: f64| y.is_finite() && (!l.y_log || y > 0.0);
     let mut series: Vec<Value> = l
@@ -202,7 +205,7 @@ fn bars(b: &Bars) -> Value {
 
 fn heatmap(h: &Heatmap) -> Value {
     let mut v = frame(&h.title, "item");
-    v["ioscope"] = json!({"kind": "heatmap"});
+    v["ioscope"] = json!({"kind": "heatmap", "logColour": h.log_colour});
     let mut data = Vec::new();
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for (yi, row) in h.values.iter().enumerate() {
@@ -217,6 +220,14 @@ fn heatmap(h: &Heatmap) -> Value {
     if lo > hi {
         (lo, hi) = (0.0, 1.0);
     }
+    // The colour looks at dimension 4: the value itself, or its log on a log scale.
+    for d in &mut data {
+        let c = h.colour_value(d[2].as_f64().unwrap_or(0.0), hi);
+        if let Some(a) = d.as_array_mut() {
+            a.push(json!(c));
+        }
+    }
+    let (clo, chi) = h.colour_range(lo, hi);
     v["legend"] = json!({"show": false});
     // Room under the x axis's name for the colour scale and its end values.
     v["grid"]["bottom"] = json!(100);
@@ -225,7 +236,7 @@ fn heatmap(h: &Heatmap) -> Value {
     v["yAxis"] = json!({"type": "category", "data": h.ys, "name": h.y_label, "nameTextStyle": {"align": "left"},
         "splitArea": {"show": true}, "axisLabel": {"hideOverlap": true}});
     v["visualMap"] = json!({
-        "min": lo, "max": hi, "calculable": true, "orient": "horizontal", "left": "center", "bottom": 0,
+        "min": clo, "max": chi, "dimension": 4, "calculable": true, "orient": "horizontal", "left": "center", "bottom": 0,
         "inRange": {"color": ["#440154", "#3b528b", "#21918c", "#5ec962", "#fde725"]},
     });
     v["series"] = json!([{
@@ -314,8 +325,9 @@ mod tests {
             xs: vec!["1".into(), "2".into()],
             ys: vec!["1".into()],
             values: vec![vec![Some(3.0), None]],
+            log_colour: false,
         };
         let o = option(&Panel::Heatmap(h), "");
-        assert_eq!(o["series"][0]["data"], json!([[0, 0, 3.0, "3"]]));
+        assert_eq!(o["series"][0]["data"], json!([[0, 0, 3.0, "3", 3.0]]));
     }
 }

@@ -1,4 +1,5 @@
-//! The fairness report as pictures: ideal against transferred bytes per job, and with
+//! The fairness report as pictures: ideal against transferred bytes per job, each
+//! job's latency (mean, p50, p99, p99.9 on a log axis: what a priority bought), and with
 //! bandwidth logs each job's share of every window and Jain's index over time.
 
 use super::output::Report;
@@ -43,6 +44,7 @@ pub fn figure(r: &Report) -> Figure {
             BarSeries::new("xferred", t.rows.iter().map(|x| mib(x.xferred)).collect()),
         ],
     })];
+    panels.extend(latency(r, &names).map(Panel::Lines));
     if let Some(tl) = r.timeline.filter(|tl| !tl.windows.is_empty()) {
         let secs = |ms: u64| ms as f64 / 1000.0;
         let shares = (0..t.rows.len())
@@ -79,6 +81,49 @@ pub fn figure(r: &Report) -> Figure {
     Figure::new(panels)
 }
 
+/// Per job, its latency figures as dots on a log axis; `None` without any.
+fn latency(r: &Report, names: &[String]) -> Option<Lines> {
+    type Pick = fn(&super::output::Latency) -> Option<f64>;
+    let figures: [(&str, Pick); 4] = [
+        ("mean", |l| l.mean_ns),
+        ("p50", |l| l.p50_ns.map(|v| v as f64)),
+        ("p99", |l| l.p99_ns.map(|v| v as f64)),
+        ("p99.9", |l| l.p99_9_ns.map(|v| v as f64)),
+    ];
+    let series: Vec<LineSeries> = figures
+        .iter()
+        .map(|(name, pick)| {
+            let pts = r
+                .latency
+                .iter()
+                .enumerate()
+                .filter_map(|(j, l)| Some((j as f64, pick(l)? / 1000.0)))
+                .collect();
+            LineSeries {
+                line: false,
+                ..LineSeries::new(*name, pts)
+            }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let kind = r.latency.first()?.kind;
+    (!series.is_empty()).then(|| Lines {
+        title: format!("Latency per job ({kind}, log axis)"),
+        x_label: "job".into(),
+        y_label: "us (log)".into(),
+        x_scale: XScale::Linear,
+        y_log: true,
+        x_names: names
+            .iter()
+            .enumerate()
+            .map(|(j, n)| (j as f64, n.clone()))
+            .collect(),
+        series,
+        labels: Vec::new(),
+        bands: Vec::new(),
+    })
+}
+
 fn lines(title: String, y: &str, series: Vec<LineSeries>) -> Lines {
     Lines {
         title,
@@ -105,24 +150,33 @@ pub fn html(r: &Report, origin: &str, fig: &Figure, warnings: &[String]) -> Stri
         p.warning(w);
     }
     p.heading("Shares");
+    let (size, unit) = unit(
+        r.table
+            .rows
+            .iter()
+            .map(|x| x.ideal.max(x.xferred))
+            .max()
+            .unwrap_or(0),
+    );
+    let (ideal, xferred) = (format!("ideal, {unit}"), format!("xferred, {unit}"));
     p.table(
-        &[
-            "job", "class", "prio", "weight", "ideal", "xferred", "%diff",
-        ],
-        &rows(r.table),
+        &["job", "class", "prio", "weight", &ideal, &xferred, "%diff"],
+        &rows(r.table, size),
     );
     let sub = format!("{} · model {}", origin, r.model.name());
     p.figure(
         fig,
         &sub,
-        "Per job: the bytes its weight entitles it to, and what it transferred",
+        "Per job: the bytes its weight entitles it to, what it transferred, and its latency",
     );
     p.heading("Report");
     p.pre(&r.text().join("\n"));
     p.render()
 }
 
-fn rows(t: &Table) -> Vec<Vec<String>> {
+/// The table's rows, bytes in units of `size` to one decimal.
+fn rows(t: &Table, size: f64) -> Vec<Vec<String>> {
+    let bytes = |v: u64| format!("{:.1}", v as f64 / size);
     t.rows
         .iter()
         .map(|r| {
@@ -131,8 +185,8 @@ fn rows(t: &Table) -> Vec<Vec<String>> {
                 r.prio.class.name().to_string(),
                 r.prio.level.to_string(),
                 r.weight.to_string(),
-                r.ideal.to_string(),
-                r.xferred.to_string(),
+                bytes(r.ideal),
+                bytes(r.xferred),
                 r.diff_pct.map_or("-".into(), |d| d.to_string()),
             ]
         })

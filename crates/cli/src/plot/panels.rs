@@ -67,6 +67,7 @@ impl Panels {
             xs: s.columns,
             ys: s.rows,
             values: s.shares,
+            log_colour: true,
         }));
     }
 

@@ -439,6 +439,7 @@ pub fn heatmaps(l: &Loaded, rows: &[Row]) -> Vec<Chart> {
                     xs: xs.clone(),
                     ys: ys.clone(),
                     values,
+                    log_colour: false,
                 })
             })
             .collect();
