@@ -151,13 +151,13 @@ fn forty_series_keep_every_label_inside_the_chart() {
     assert_eq!(widest, 80, "one chart draws the 40 series' 80 lines");
 }
 
-/// The series of a chart option named `name`.
+/// The series of a chart option named `name` exactly.
 fn series_named<'a>(o: &'a Value, name: &str) -> Vec<&'a Value> {
     o["series"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["name"].as_str().is_some_and(|n| n.contains(name)))
+        .filter(|s| s["name"] == name)
         .collect()
 }
 
@@ -259,6 +259,13 @@ fn plot_draws_the_tail_heatmaps_and_priorities() {
     assert_eq!(pct[0]["ioscope"]["xNames"][0][1], "p50");
     assert_eq!(series_named(pct[0], "p.json p read").len(), 1);
     assert_eq!(series_named(pct[0], "p.json p#2 read").len(), 1);
+    // And a line per priority of each (cmdprio's rt/0 beside the job's own).
+    for job in ["p", "p#2"] {
+        for prio in ["none/0", "rt/0"] {
+            let s = format!("p.json {job} read prio {prio}");
+            assert_eq!(series_named(pct[0], &s).len(), 1, "{s}");
+        }
+    }
 
     // The histogram's bars hold every I/O of each job: 100% each.
     let hist = titled(&specs, "Completion latency histogram");

@@ -21,13 +21,13 @@ pub struct Heatmap {
     pub ys: Vec<String>,
     /// `values[y][x]`; `None`: no point there (failed or not run), drawn grey.
     pub values: Vec<Vec<Option<f64>>>,
-    /// Colours on a log scale over [`LOG_DECADES`] decades below the largest value: the
+    /// Colours on a log scale over four decades below the largest value: the
     /// 0.1% of I/Os in the tail stand out beside the 90% at the median.
     pub log_colour: bool,
 }
 
 /// Decades a log colour scale spans; smaller values (and 0) take its lowest colour.
-pub const LOG_DECADES: f64 = 4.0;
+const LOG_DECADES: f64 = 4.0;
 
 impl Heatmap {
     /// The value the colour scale sees: log10 on a log scale, floored at its bottom.

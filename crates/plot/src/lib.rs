@@ -1,7 +1,8 @@
 //! ioscope's charts: one plotting crate for `compare`, `fairness`, `sweep`, `report` and
 //! `plot`. A [`Figure`] is a column of panels (bar charts, line charts, heatmaps) drawn
 //! as one SVG document with plotters' SVG backend; [`html::Page`] puts figures, tables
-//! and metadata into one self-contained HTML file (interactive through ECharts, inlined: nothing is fetched); [`interactive`] makes each panel an ECharts option.
+//! and metadata into one self-contained HTML file, interactive through ECharts inlined
+//! in it (nothing is fetched); [`interactive`] makes each panel an ECharts option.
 //!
 //! The chart types know nothing of I/O: callers hand over numbers and labels.
 

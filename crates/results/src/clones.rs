@@ -1,7 +1,7 @@
 //! Job clones (numjobs > 1 without group_reporting) summed into one job, as fio's
 //! group reporting sums them: a point of a report is the job, not its first clone.
 
-use crate::{Dir, Job, ResultFile};
+use crate::{Dir, Job, Prio, ResultFile};
 
 /// How the figures of a job of a merged document were made.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -107,7 +107,50 @@ fn sum_dirs(dirs: &[&Dir]) -> Dir {
         clat_mean_ns: weighted(|d| d.clat_mean_ns),
         lat_mean_ns: weighted(|d| d.lat_mean_ns),
         clat_bins: if with_bins { bins } else { Vec::new() },
+        prios: sum_prios(dirs),
     }
+}
+
+/// The clones' priorities, each summed over the clones that have it: percentiles from
+/// the merged bins where every one has bins, none otherwise (a clone's own would
+/// mislead).
+fn sum_prios(dirs: &[&Dir]) -> Vec<Prio> {
+    let mut keys: Vec<(u32, u32)> = dirs
+        .iter()
+        .flat_map(|d| d.prios.iter().map(|p| (p.class, p.level)))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.into_iter()
+        .map(|(class, level)| {
+            let mine: Vec<&Prio> = dirs
+                .iter()
+                .flat_map(|d| &d.prios)
+                .filter(|p| (p.class, p.level) == (class, level))
+                .collect();
+            let exact = mine.iter().all(|p| !p.bins.is_empty());
+            let bins = match exact {
+                true => ioscope_analysis::shape::merge(mine.iter().map(|p| p.bins.as_slice())),
+                false => Vec::new(),
+            };
+            let pct = match (mine.as_slice(), exact) {
+                ([one], _) => one.pct.clone(),
+                (_, true) => mine[0]
+                    .pct
+                    .iter()
+                    .map(|&(q, _)| (q, percentile(&bins, q)))
+                    .collect(),
+                (_, false) => Vec::new(),
+            };
+            Prio {
+                class,
+                level,
+                total_ios: mine.iter().map(|p| p.total_ios).sum(),
+                pct,
+                bins,
+            }
+        })
+        .collect()
 }
 
 /// Per percentile, the highest value among the clones that moved data.

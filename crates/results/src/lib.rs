@@ -94,6 +94,36 @@ pub struct Dir {
     /// json+ completion-latency histogram: (bin value in ns, I/Os), ascending; empty in
     /// plain JSON.
     pub clat_bins: Vec<(u64, u64)>,
+    /// Latency per I/O priority (fio's `prios`, written with cmdprio or log_prio);
+    /// empty when the result has none.
+    pub prios: Vec<Prio>,
+}
+
+/// The completion latency of one I/O priority in one direction (total latency where
+/// fio reports that instead, with lat_percentiles).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Prio {
+    /// ioprio class (0 none, 1 rt, 2 be, 3 idle) and level.
+    pub class: u32,
+    pub level: u32,
+    pub total_ios: u64,
+    /// (percentile, ns), ascending.
+    pub pct: Vec<(f64, u64)>,
+    /// json+ bins: (ns, I/Os), ascending.
+    pub bins: Vec<(u64, u64)>,
+}
+
+impl Prio {
+    /// `rt/0`, `be/4`, `none/0`.
+    pub fn name(&self) -> String {
+        let class = match self.class {
+            1 => "rt",
+            2 => "be",
+            3 => "idle",
+            _ => "none",
+        };
+        format!("{class}/{}", self.level)
+    }
 }
 
 /// Group figures of one direction (fio's `READ: bw=… (…), min-max (…), io=…, run=…`).

@@ -2,7 +2,7 @@
 //! ioscope (missing sections read as empty), strict about what the document must have
 //! (a `jobs` array of objects with a `jobname`).
 
-use crate::{Dir, Disk, Job, Meta, ResultFile, ResultsError, SweepTag, DIR_NAMES};
+use crate::{Dir, Disk, Job, Meta, Prio, ResultFile, ResultsError, SweepTag, DIR_NAMES};
 use serde_json::{Map, Value};
 use std::path::Path;
 
@@ -246,6 +246,26 @@ fn dir(v: &Value) -> Result<Dir, String> {
             .and_then(|c| c.get("mean"))
             .and_then(Value::as_f64),
         clat_bins: bins(o.get("clat_ns")).map_err(|why| format!("clat_ns: bins: {why}"))?,
+        prios: match o.get("prios").and_then(Value::as_array) {
+            Some(a) => a.iter().map(prio).collect::<Result<_, _>>()?,
+            None => Vec::new(),
+        },
+    })
+}
+
+/// One entry of a direction's `prios`.
+fn prio(v: &Value) -> Result<Prio, String> {
+    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0) as u32;
+    let lat = v.get("clat_ns").or_else(|| v.get("lat_ns"));
+    Ok(Prio {
+        class: n("prioclass"),
+        level: n("prio"),
+        total_ios: lat
+            .and_then(|l| l.get("N"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        pct: percentiles(lat),
+        bins: bins(lat).map_err(|why| format!("prios: bins: {why}"))?,
     })
 }
 
@@ -327,6 +347,12 @@ mod tests {
             .clat_pct
             .iter()
             .any(|&(p, ns)| p == 50.0 && ns == 72192));
+        // fio's per-priority latency: the job's own (none/0) and cmdprio's rt/0.
+        let prios = &j.dirs[0].prios;
+        assert_eq!(prios.len(), 2);
+        assert_eq!((prios[1].name(), prios[1].total_ios), ("rt/0".into(), 3965));
+        assert!(prios[0].pct.iter().any(|&(p, ns)| p == 50.0 && ns == 82432));
+        assert!(prios[1].pct.iter().any(|&(p, ns)| p == 50.0 && ns == 52992));
         assert_eq!(r.disks[0].name, "vda");
         // One job: min = max = its own bandwidth (bytes * 1000 / runtime).
         let g = &r.groups[0].dirs[0];

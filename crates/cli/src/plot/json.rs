@@ -1,5 +1,6 @@
-//! JSON results as panels: per job and direction, completion-latency percentiles on a
-//! log axis (p50 to the deepest reported), a latency histogram and CDF from json+ bins;
+//! JSON results as panels: per job and direction (and priority, with cmdprio),
+//! completion-latency percentiles on a log axis (p50 to the deepest reported), a latency
+//! histogram and CDFs from json+ bins;
 //! with several documents (interim reports), bandwidth and IOPS per interval.
 
 use super::buckets;
@@ -29,7 +30,11 @@ pub fn json(p: &mut Panels, path: &Path, name: &str) -> Result<()> {
                 &cdf_axes(),
                 LineSeries::new(series.clone(), cdf(&dir.clat_bins)),
             );
-            hists.push((series, dir.clat_bins.clone()));
+            hists.push((series.clone(), dir.clat_bins.clone()));
+            for prio in prios(dir).filter(|x| !x.bins.is_empty()) {
+                let s = format!("{series} prio {}", prio.name());
+                p.line(&cdf_axes(), LineSeries::new(s, cdf(&prio.bins)));
+            }
         }
     }
     if !hists.is_empty() {
@@ -76,13 +81,18 @@ pub fn cdf(bins: &[(u64, u64)]) -> Vec<(f64, f64)> {
 /// Completion-latency percentiles from p50 on, evenly spaced by rank so that p99.99
 /// stands as far from p99.9 as p99 from p90, on a log latency axis.
 fn percentiles(p: &mut Panels, doc: &ResultFile, jobs: &[String], name: &str) -> bool {
-    let tail = |d: &ioscope_results::Dir| -> Vec<(f64, u64)> {
-        d.clat_pct.iter().copied().filter(|x| x.0 >= 50.0).collect()
+    let tail = |pcts: &[(f64, u64)]| -> Vec<(f64, u64)> {
+        pcts.iter().copied().filter(|x| x.0 >= 50.0).collect()
     };
     let ranks: BTreeSet<u64> = doc
         .jobs
         .iter()
-        .flat_map(|j| j.dirs.iter().filter(|d| d.total_ios > 0).flat_map(tail))
+        .flat_map(|j| j.dirs.iter().filter(|d| d.total_ios > 0))
+        .flat_map(|d| {
+            tail(&d.clat_pct)
+                .into_iter()
+                .chain(prios(d).flat_map(|x| tail(&x.pct)))
+        })
         .map(|(pct, _)| (pct * 1e6).round() as u64)
         .collect();
     let names: Vec<(f64, String)> = ranks
@@ -102,20 +112,34 @@ fn percentiles(p: &mut Panels, doc: &ResultFile, jobs: &[String], name: &str) ->
     let mut drew = false;
     for (job, label) in doc.jobs.iter().zip(jobs) {
         for (d, dir) in job.dirs.iter().enumerate().filter(|(_, d)| d.total_ios > 0) {
-            let pts: Vec<(f64, f64)> = tail(dir)
-                .iter()
-                .filter_map(|&(pct, ns)| Some((at(pct)? as f64, ns as f64 / 1000.0)))
-                .collect();
-            if pts.is_empty() {
-                continue;
+            let series = format!("{name} {label} {}", DIR_NAMES[d]);
+            let each = std::iter::once((series.clone(), &dir.clat_pct))
+                .chain(prios(dir).map(|x| (format!("{series} prio {}", x.name()), &x.pct)));
+            for (s, pcts) in each {
+                let pts: Vec<(f64, f64)> = tail(pcts)
+                    .iter()
+                    .filter_map(|&(pct, ns)| Some((at(pct)? as f64, ns as f64 / 1000.0)))
+                    .collect();
+                if !pts.is_empty() {
+                    p.line(
+                        &axes,
+                        LineSeries {
+                            dots: true,
+                            ..LineSeries::new(s, pts)
+                        },
+                    );
+                    drew = true;
+                }
             }
-            let mut s = LineSeries::new(format!("{name} {label} {}", DIR_NAMES[d]), pts);
-            s.dots = true;
-            p.line(&axes, s);
-            drew = true;
         }
     }
     drew
+}
+
+/// A direction's priorities when it has several (cmdprio): each gets a line of its own.
+fn prios(d: &ioscope_results::Dir) -> impl Iterator<Item = &ioscope_results::Prio> {
+    let several = d.prios.len() > 1;
+    d.prios.iter().filter(move |_| several)
 }
 
 /// A latency histogram: the share of I/Os per power-of-two latency bucket, a bar per

@@ -197,9 +197,12 @@ impl<'a> State<'a> {
             self.wl.end_ramp(&self.ctx.opts);
             self.times.measure_start = now;
             self.times.usage_start = thread_usage();
-            // ramp_size: the runtime starts when the ramp's bytes are done.
+            // The runtime is measured from the ramp's end: when the ramp's bytes are done
+            // (ramp_size), or when a round first sees ramp_time over — late when an I/O
+            // outlasts it (a stalled device, a starved SQPOLL thread), and the runtime is
+            // still measured in full.
             let o = &self.ctx.opts;
-            if o.ramp_size > 0 && o.runtime > 0 {
+            if o.runtime > 0 {
                 self.times.deadline = now + self.clock.ticks(Duration::from_micros(o.runtime));
             }
         }

@@ -58,6 +58,22 @@ fn ramp_time_is_excluded_from_results() {
     assert_eq!(s.trace().len(), 30, "the ramp's 10 I/Os were still issued");
 }
 
+/// An I/O that outlasts the ramp (here the 10th takes 15 ms) delays the ramp's end to
+/// 24 ms; the runtime is still measured in full after it (20 ms, 20 I/Os), not cut to
+/// what is left of ramp + runtime from the start (6 ms).
+#[test]
+fn a_late_ramp_end_still_measures_the_full_runtime() {
+    let s = Script::new(|n, _| Outcome::ok(if n == 9 { 15 * MS } else { MS }));
+    let (r, _) = run_with(
+        "[j]\nioengine=psync\nrw=read\nsize=1m\nbs=4k\ntime_based\nruntime=20ms\nramp_time=10ms\n",
+        &s,
+    );
+    let j = only(&r);
+    assert_eq!(j.runtime_ms, 20);
+    assert_eq!(j.dirs[0].total_ios, 20, "I/Os after the ramp only");
+    assert_eq!(s.trace().len(), 30);
+}
+
 #[test]
 fn time_based_runtime_bounds_the_job() {
     let s = Script::fixed(MS);
