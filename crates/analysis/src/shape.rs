@@ -22,6 +22,19 @@ pub fn merge<'a>(hists: impl IntoIterator<Item = &'a [(u64, u64)]>) -> Vec<(u64,
     out
 }
 
+/// The cumulative distribution: per bin, its value and the % of I/Os at or below it.
+pub fn cdf(h: &[(u64, u64)]) -> Vec<(u64, f64)> {
+    let n = total(h);
+    let mut seen = 0;
+    h.iter()
+        .filter(|_| n > 0)
+        .map(|&(v, c)| {
+            seen += c;
+            (v, seen as f64 * 100.0 / n as f64)
+        })
+        .collect()
+}
+
 fn total(h: &[(u64, u64)]) -> u64 {
     h.iter().map(|&(_, n)| n).sum()
 }
@@ -210,6 +223,13 @@ mod tests {
     fn kolmogorov_tail() {
         assert!((kolmogorov_q(1.358) - 0.05).abs() < 0.001);
         assert!((kolmogorov_q(1.628) - 0.01).abs() < 0.001);
+    }
+
+    #[test]
+    fn cdf_counts_every_bin_up_to_100() {
+        let c = cdf(&[(0, 1), (10, 2), (20, 1)]);
+        assert_eq!(c, [(0, 25.0), (10, 75.0), (20, 100.0)]);
+        assert!(cdf(&[]).is_empty());
     }
 
     #[test]

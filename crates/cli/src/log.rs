@@ -306,7 +306,7 @@ fn summary(files: &[PathBuf], p: &Args) -> Result<ExitCode> {
             f.clone(),
             kind.to_string(),
             dirs[*d as usize].to_string(),
-            prio_text(*prio),
+            ioscope_iolog::read::prio_name(*prio),
             g.stat.n.to_string(),
             g.stat.min().to_string(),
             format!("{:.1}", g.stat.mean()),
@@ -321,23 +321,6 @@ fn summary(files: &[PathBuf], p: &Args) -> Result<ExitCode> {
         println!("{}", row.join("\t"));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// A log's prio field: fio's 0/1 (real time), or the ioprio value (log_prio=1) as
-/// class/level.
-pub(crate) fn prio_text(p: u32) -> String {
-    match p {
-        0 | 1 => p.to_string(),
-        v => {
-            let class = match v >> 13 {
-                1 => "rt",
-                2 => "be",
-                3 => "idle",
-                _ => "none",
-            };
-            format!("{class}/{}", v & 7)
-        }
-    }
 }
 
 fn pct_list(s: &str) -> Result<Vec<f64>> {

@@ -23,6 +23,23 @@ pub struct Entry {
     pub prio: u32,
 }
 
+/// A log's prio field as text: fio's 0/1 (real time or not), or the ioprio value
+/// (log_prio=1) as class/level.
+pub fn prio_name(p: u32) -> String {
+    match p {
+        0 | 1 => p.to_string(),
+        v => {
+            let class = match v >> 13 {
+                1 => "rt",
+                2 => "be",
+                3 => "idle",
+                _ => "none",
+            };
+            format!("{class}/{}", v & 7)
+        }
+    }
+}
+
 fn num(s: &str) -> Option<u64> {
     let s = s.trim();
     match s.strip_prefix("0x") {

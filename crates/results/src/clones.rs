@@ -2,6 +2,7 @@
 //! group reporting sums them: a point of a report is the job, not its first clone.
 
 use crate::{Dir, Job, Prio, ResultFile};
+use ioscope_analysis::shape::percentile;
 
 /// How the figures of a job of a merged document were made.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,7 +93,7 @@ fn sum_dirs(dirs: &[&Dir]) -> Dir {
         true => first
             .clat_pct
             .iter()
-            .map(|&(p, _)| (p, percentile(&bins, p)))
+            .map(|&(p, _)| (p, percentile(&bins, p).unwrap_or(0)))
             .collect(),
         false => highest(dirs, |d| &d.clat_pct),
     };
@@ -138,7 +139,7 @@ fn sum_prios(dirs: &[&Dir]) -> Vec<Prio> {
                 (_, true) => mine[0]
                     .pct
                     .iter()
-                    .map(|&(q, _)| (q, percentile(&bins, q)))
+                    .map(|&(q, _)| (q, percentile(&bins, q).unwrap_or(0)))
                     .collect(),
                 (_, false) => Vec::new(),
             };
@@ -174,19 +175,6 @@ fn highest(dirs: &[&Dir], f: fn(&Dir) -> &Vec<(f64, u64)>) -> Vec<(f64, u64)> {
 }
 
 /// The bin value at which the cumulative count first reaches `p` percent of the total.
-fn percentile(bins: &[(u64, u64)], p: f64) -> u64 {
-    let total: u64 = bins.iter().map(|b| b.1).sum();
-    let want = (p / 100.0 * total as f64).ceil().max(1.0) as u64;
-    let mut seen = 0;
-    for &(v, n) in bins {
-        seen += n;
-        if seen >= want {
-            return v;
-        }
-    }
-    bins.last().map_or(0, |b| b.0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,17 +20,22 @@ fn unit(max: u64) -> (f64, &'static str) {
     u
 }
 
+/// The unit of the table's bytes: its largest, ideal or transferred.
+fn table_unit(t: &Table) -> (f64, &'static str) {
+    unit(
+        t.rows
+            .iter()
+            .map(|x| x.ideal.max(x.xferred))
+            .max()
+            .unwrap_or(0),
+    )
+}
+
 /// Bars per job; a shares panel and a Jain panel when the report has a timeline.
 pub fn figure(r: &Report) -> Figure {
     let t = r.table;
     let names = timeline::labels(t);
-    let max = t
-        .rows
-        .iter()
-        .map(|x| x.ideal.max(x.xferred))
-        .max()
-        .unwrap_or(0);
-    let (size, unit) = unit(max);
+    let (size, unit) = table_unit(t);
     let mib = |v: u64| Some(v as f64 / size);
     let mut panels = vec![Panel::Bars(Bars {
         title: format!(
@@ -150,14 +155,7 @@ pub fn html(r: &Report, origin: &str, fig: &Figure, warnings: &[String]) -> Stri
         p.warning(w);
     }
     p.heading("Shares");
-    let (size, unit) = unit(
-        r.table
-            .rows
-            .iter()
-            .map(|x| x.ideal.max(x.xferred))
-            .max()
-            .unwrap_or(0),
-    );
+    let (size, unit) = table_unit(r.table);
     let (ideal, xferred) = (format!("ideal, {unit}"), format!("xferred, {unit}"));
     p.table(
         &["job", "class", "prio", "weight", &ideal, &xferred, "%diff"],

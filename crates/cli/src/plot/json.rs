@@ -65,16 +65,13 @@ fn cdf_axes() -> Axes<'static> {
     }
 }
 
-/// The CDF of json+ bins: (latency us, % of I/Os at or below).
+/// The CDF of json+ bins to draw: (latency us, % of I/Os at or below). I/Os of 0 ns (the
+/// null engine) count, though a log axis has no place to draw them.
 pub fn cdf(bins: &[(u64, u64)]) -> Vec<(f64, f64)> {
-    let total: u64 = bins.iter().map(|b| b.1).sum();
-    let mut cum = 0;
-    // I/Os of 0 ns (the null engine) count, though a log axis has no place to draw them.
-    bins.iter()
-        .filter_map(|&(ns, n)| {
-            cum += n;
-            (ns > 0 && total > 0).then(|| (ns as f64 / 1000.0, cum as f64 * 100.0 / total as f64))
-        })
+    ioscope_analysis::shape::cdf(bins)
+        .into_iter()
+        .filter(|p| p.0 > 0)
+        .map(|(ns, pct)| (ns as f64 / 1000.0, pct))
         .collect()
 }
 

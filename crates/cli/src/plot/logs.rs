@@ -5,6 +5,7 @@
 use super::buckets::Grid;
 use super::panels::{Axes, Panels};
 use anyhow::Result;
+use ioscope_analysis::shape;
 use ioscope_iolog::read as logs;
 use ioscope_iolog::LogKind;
 use ioscope_plot::LineSeries;
@@ -68,7 +69,7 @@ pub fn log(
                 label = format!("{label} {}", kind.name());
             }
             if prios.len() > 1 {
-                label = format!("{label} prio {}", crate::log::prio_text(prio));
+                label = format!("{label} prio {}", logs::prio_name(prio));
             }
             let axes = match kind {
                 LogKind::Bw => Axes::time("Bandwidth over time", "MiB/s"),
@@ -154,28 +155,30 @@ pub fn hist(p: &mut Panels, path: &Path, name: &str) -> Result<()> {
         )
     };
     for d in 0..3u8 {
-        let mine: Vec<&logs::HistRow> = rows.iter().filter(|r| r.ddir == d).collect();
+        // Per row: its time and its bins as (latency ns, I/Os).
+        let mine: Vec<(u64, Vec<(u64, u64)>)> = rows
+            .iter()
+            .filter(|r| r.ddir == d)
+            .map(|r| (r.t_ms, row_bins(&r.bins)))
+            .collect();
         if mine.is_empty() {
             continue;
         }
         for pct in HIST_PCTS {
             let points = mine
                 .iter()
-                .filter_map(|r| {
-                    Some((
-                        r.t_ms as f64 / 1000.0,
-                        bin_percentile(&r.bins, pct)? / 1000.0,
-                    ))
+                .filter_map(|(t, bins)| {
+                    let ns = shape::percentile(bins, pct)?;
+                    Some((*t as f64 / 1000.0, ns as f64 / 1000.0))
                 })
                 .collect();
             let label = format!("{name} {} p{pct}", DIR_NAMES[d as usize]);
             p.line(&axes, LineSeries::new(label, points));
         }
         let mut g = Grid::default();
-        for r in &mine {
-            let coarse = coarseness(&r.bins);
-            for (i, &n) in r.bins.iter().enumerate() {
-                g.add(r.t_ms / heat, ioscope_stats::hist::fio_value(i * coarse), n);
+        for (t, bins) in &mine {
+            for &(ns, n) in bins {
+                g.add(t / heat, ns, n);
             }
         }
         heatmap(
@@ -188,43 +191,44 @@ pub fn hist(p: &mut Panels, path: &Path, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// fio's bins per hist-log bin: 1856 bins, or fewer with log_hist_coarseness, each then
-/// covering 2^c fio bins.
-fn coarseness(bins: &[u64]) -> usize {
-    (ioscope_stats::hist::FIO_BUCKETS / bins.len().max(1)).max(1)
-}
-
-/// The latency (ns) at percentile `p` of one hist-log row, by rank.
-fn bin_percentile(bins: &[u64], p: f64) -> Option<f64> {
-    let total: u64 = bins.iter().sum();
-    if total == 0 {
-        return None;
-    }
-    let coarse = coarseness(bins);
-    let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
-    let mut cum = 0;
-    for (i, &n) in bins.iter().enumerate() {
-        cum += n;
-        if cum >= rank {
-            return Some(ioscope_stats::hist::fio_value(i * coarse) as f64);
-        }
-    }
-    None
+/// A hist-log row's bins as (latency ns, I/Os), the empty ones left out: fio's 1856
+/// bins, or fewer with log_hist_coarseness, each then covering 2^c fio bins (valued at
+/// the first).
+fn row_bins(bins: &[u64]) -> Vec<(u64, u64)> {
+    let coarse = (ioscope_stats::hist::FIO_BUCKETS / bins.len().max(1)).max(1);
+    bins.iter()
+        .enumerate()
+        .filter(|b| *b.1 > 0)
+        .map(|(i, &n)| (ioscope_stats::hist::fio_value(i * coarse), n))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::bin_percentile;
+    use super::row_bins;
+    use ioscope_analysis::shape::percentile;
 
     #[test]
     fn percentiles_of_a_row() {
         let mut bins = vec![0u64; 1856];
         bins[10] = 90;
         bins[100] = 10;
-        let v = |i: usize| ioscope_stats::hist::fio_value(i) as f64;
-        assert_eq!(bin_percentile(&bins, 50.0), Some(v(10)));
-        assert_eq!(bin_percentile(&bins, 90.0), Some(v(10)));
-        assert_eq!(bin_percentile(&bins, 99.0), Some(v(100)));
-        assert_eq!(bin_percentile(&[0; 4], 50.0), None);
+        let row = row_bins(&bins);
+        let v = ioscope_stats::hist::fio_value;
+        assert_eq!(row, [(v(10), 90), (v(100), 10)]);
+        assert_eq!(percentile(&row, 50.0), Some(v(10)));
+        assert_eq!(percentile(&row, 90.0), Some(v(10)));
+        assert_eq!(percentile(&row, 99.0), Some(v(100)));
+        assert_eq!(percentile(&row_bins(&[0; 4]), 50.0), None);
+        // log_hist_coarseness=2: each of 464 bins stands for 4 of fio's.
+        assert_eq!(
+            row_bins(&{
+                let mut b = vec![0; 464];
+                b[5] = 1;
+                b
+            })[0]
+                .0,
+            v(20)
+        );
     }
 }
