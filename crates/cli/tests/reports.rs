@@ -249,8 +249,13 @@ fn plot_draws_the_tail_heatmaps_and_priorities() {
         for cell in h["series"][0]["data"].as_array().unwrap() {
             sums[cell[0].as_u64().unwrap() as usize] += cell[2].as_f64().unwrap();
         }
+        // A window without I/O (a loaded machine can stall the job) has no cells at all.
         let full = sums.iter().filter(|s| (**s - 100.0).abs() < 1e-6).count();
-        assert!(full >= columns - 1, "shares per window: {sums:?}");
+        let empty = sums.iter().filter(|s| **s == 0.0).count();
+        assert!(
+            full + empty == columns && full >= 2,
+            "shares per window: {sums:?}"
+        );
     }
 
     // Percentiles on a log axis from p50 on; the two jobs of one name apart.
