@@ -1274,10 +1274,13 @@ fn log_unix_epoch_slat_stamps_are_unix_ms() {
 // Windowed bw/iops are per-second rates
 // ---------------------------------------------------------------------------------------
 
-/// With `rate_iops=2000` every windowed iops row must be about 2000 I/O/s and every bw
-/// row about 8000 KiB/s, including the last (partial) window. fio 3.33 writes rows at
-/// 100 … 500 ms and no partial one; its own values wander on a loaded machine (its
-/// pacing sleeps), so only ioscope's are held to the rate.
+/// With `rate_iops=2000` the windowed iops rows are per-second rates, not per-window
+/// counts: each row times its window's length adds up to the I/Os done (1024 I/Os,
+/// 4096 KiB), including the last (partial) window, and the typical (median) row is
+/// about 2000 I/O/s or 8000 KiB/s. A single row is not held to the rate: on a loaded
+/// machine a stalled window is followed by one that catches up (a row of 3980 was
+/// seen), as fio's pacing does. fio 3.33 writes rows at 100 … 500 ms and no partial
+/// one; its own values wander (its pacing sleeps), so only ioscope's are checked.
 #[test]
 fn windowed_bw_iops_rows_are_rates() {
     let pair = Pair::new();
@@ -1300,20 +1303,31 @@ fn windowed_bw_iops_rows_are_rates() {
     pair.ioscope(&args);
     dirs.push(("ioscope", &pair.ioscope_dir));
     for (who, dir) in dirs {
-        for (kind, want) in [("iops", 2000u64), ("bw", 8000)] {
+        for (kind, want, total) in [("iops", 2000u64, 1024u64), ("bw", 8000, 4096)] {
             let rows = parse_rows(&dir.join(format!("L_{kind}.1.log")), false, false);
             assert!(rows.len() >= 4, "{who}: {kind}: {rows:?}");
-            for r in rows.iter().filter(|_| who == "ioscope") {
-                assert!(
-                    r.value.abs_diff(want) <= want / 4,
-                    "{who}: {kind} row `{}, {}, {}, {}, {}` is not a rate near {want}",
-                    r.t,
-                    r.value,
-                    r.ddir,
-                    r.bs,
-                    r.prio
-                );
+            if who != "ioscope" {
+                continue;
             }
+            let shown: Vec<(u64, u64)> = rows.iter().map(|r| (r.t, r.value)).collect();
+            let mut prev = 0;
+            let mut done = 0;
+            for r in &rows {
+                done += r.value * (r.t - prev);
+                prev = r.t;
+            }
+            let done = done / 1000;
+            assert!(
+                done.abs_diff(total) <= total / 10,
+                "{who}: {kind} rows × their windows make {done}, not {total}: (ms, value) {shown:?}"
+            );
+            let mut values: Vec<u64> = rows.iter().map(|r| r.value).collect();
+            values.sort_unstable();
+            let median = values[values.len() / 2];
+            assert!(
+                median.abs_diff(want) <= want / 4,
+                "{who}: {kind} median row {median} is not a rate near {want}: (ms, value) {shown:?}"
+            );
         }
     }
 }
