@@ -614,6 +614,58 @@ fn charts_render_in_chromium() {
     assert!(r.stderr.contains("/nonexistent/dir/f.svg"), "{}", r.stderr);
 }
 
+/// The shares panel draws each job's ideal share as a dashed line: under CFQ the
+/// three jobs' ideals differ (one line each, adding to 100%); under the equal model one
+/// line holds all three.
+#[test]
+fn the_shares_chart_shows_each_ideal_share() {
+    let d = tmpdir();
+    let f = latency_doc(d.path());
+    let gap = d.path().join("gap");
+    write_bw_logs(&gap, 3, 4, Some((2, 1000, 3000)));
+    for (model, lines) in [("cfq", 3), ("equal", 1)] {
+        let html = d.path().join(format!("{model}.html"));
+        let r = fairness(&[
+            &format!("--model={model}"),
+            "--bw-log",
+            &gap.display().to_string(),
+            "--html",
+            &html.display().to_string(),
+            &f,
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let specs = browser::specs(&html);
+        let shares = specs
+            .iter()
+            .find(|o| {
+                o["title"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("Share of each window"))
+            })
+            .expect("shares panel");
+        let ideal: Vec<&serde_json::Value> = shares["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["name"].as_str().is_some_and(|n| n.starts_with("ideal ")))
+            .collect();
+        assert_eq!(ideal.len(), lines, "{model}: {ideal:?}");
+        let mut sum = 0.0;
+        for s in &ideal {
+            assert_eq!(s["lineStyle"]["type"], "dashed", "{s}");
+            let pts = s["data"].as_array().unwrap();
+            let y = pts[0][1].as_f64().unwrap();
+            assert_eq!(pts.last().unwrap()[1].as_f64().unwrap(), y, "{s}");
+            sum += y;
+        }
+        let want = if lines == 1 { 100.0 / 3.0 } else { 100.0 };
+        assert!(
+            (sum - want).abs() < 0.2,
+            "{model}: ideal shares add to {sum}"
+        );
+    }
+}
+
 /// --model=io.weight takes each job's cgroup_weight (100 when unset).
 #[test]
 fn io_weight_model_uses_the_jobs_cgroup_weights() {

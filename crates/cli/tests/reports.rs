@@ -87,6 +87,77 @@ fn report_sums_job_clones_like_group_reporting() {
     assert!(html.contains("sum of 2 clones"), "the note is on the page");
 }
 
+/// Results with two priorities (cmdprio's rt/0 beside the job's own) get a row per
+/// priority at each point (its I/Os' rate and latency, no bytes: fio counts only I/Os)
+/// and a facet per priority in the charts.
+#[test]
+fn report_has_rows_and_facets_per_priority() {
+    let d = tmpdir();
+    let res = d.path().join("res");
+    std::fs::create_dir_all(&res).unwrap();
+    let data = d.path().join("data");
+    for qd in [1, 4] {
+        let out = res.join(format!("randread-qd{qd}-nj1.json"));
+        let r = run_in(
+            d.path(),
+            &[
+                "--name=j",
+                "--ioengine=libaio",
+                &format!("--filename={}", data.display()),
+                "--size=4m",
+                "--rw=randread",
+                "--bs=4k",
+                &format!("--iodepth={qd}"),
+                "--cmdprio_percentage=30",
+                "--cmdprio_class=1",
+                "--output-format=json+",
+                &format!("--output={}", out.display()),
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = run_in(d.path(), &["report", "res", "-o", "out"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let table = json_file(&d.path().join("out/results.json"));
+    let rows = table["rows"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        6,
+        "a row per point and one per priority: {rows:#?}"
+    );
+    for qd in ["1", "4"] {
+        let at = |prio: &str| {
+            rows.iter()
+                .find(|r| r["iodepth"] == qd && r["prio"] == prio)
+                .unwrap_or_else(|| panic!("no row qd{qd} prio '{prio}': {rows:#?}"))
+        };
+        let (all, rt, none) = (at(""), at("rt/0"), at("none/0"));
+        let iops = |r: &Value| r["iops"].as_f64().unwrap();
+        // The priorities' rates add up to the direction's.
+        assert!(
+            (iops(rt) + iops(none) - iops(all)).abs() <= iops(all) * 0.01,
+            "qd{qd}: {} + {} vs {}",
+            iops(rt),
+            iops(none),
+            iops(all)
+        );
+        assert!(iops(rt) > 0.0 && rt["clat_p99_ns"].as_f64().unwrap() > 0.0);
+        assert_eq!(rt["bw_kib_s"], "", "no bytes per priority");
+    }
+    let specs = browser::specs(&d.path().join("out/report.html"));
+    let titles: Vec<&str> = specs
+        .iter()
+        .filter_map(|o| o["title"]["text"].as_str())
+        .collect();
+    for prio in ["rt/0", "none/0"] {
+        let facet = format!("prio {prio}");
+        assert!(
+            titles.iter().any(|t| t.contains(&facet)),
+            "a facet for {prio}: {titles:?}"
+        );
+    }
+}
+
 /// A report of 2 profiles × 7 depths × 2 job counts in Chromium at 1400×1000: small
 /// multiples, every chart clean.
 #[test]
@@ -355,4 +426,68 @@ fn compare_shows_every_repetition_and_both_distributions() {
         let v = browser::view(&html, 1400, 1000, None);
         v.assert_clean("compare", charts_in(&html), 10);
     }
+}
+
+/// Jobs with two priorities (cmdprio's rt/0 beside the job's own): compare adds rows
+/// per priority (mean and percentiles of that priority's I/Os), in the table, the JSON
+/// and the charts, each with its own A/B latency distributions.
+#[test]
+fn compare_has_rows_per_priority() {
+    let d = tmpdir();
+    let data = d.path().join("data");
+    for side in ["a", "b"] {
+        let dir = d.path().join(side);
+        std::fs::create_dir_all(&dir).unwrap();
+        for rep in 1..=2 {
+            let out = dir.join(format!("r{rep}.json"));
+            let r = run_in(
+                d.path(),
+                &[
+                    "--name=j",
+                    "--ioengine=libaio",
+                    &format!("--filename={}", data.display()),
+                    "--size=4m",
+                    "--rw=randread",
+                    "--bs=4k",
+                    "--iodepth=2",
+                    "--cmdprio_percentage=30",
+                    "--cmdprio_class=1",
+                    "--output-format=json+",
+                    &format!("--output={}", out.display()),
+                ],
+            );
+            assert_eq!(r.code, 0, "{}", r.stderr);
+        }
+    }
+    let (r, v) = run_json(d.path(), &["compare", "a", "b", "--json"]);
+    assert!(r.code == 0 || r.code == 2, "{}", r.stderr);
+    let rows = v.as_array().unwrap();
+    for prio in ["rt/0", "none/0"] {
+        let metrics: Vec<&str> = rows
+            .iter()
+            .filter(|x| x["prio"] == prio)
+            .filter_map(|x| x["metric"].as_str())
+            .collect();
+        assert_eq!(
+            metrics,
+            ["clat_mean", "clat_p50", "clat_p99", "clat_p99.9"],
+            "{prio}"
+        );
+    }
+    // The job's own rows have no priority.
+    assert!(rows
+        .iter()
+        .any(|x| x["metric"] == "iops" && x["prio"].is_null()));
+    let r = run_in(d.path(), &["compare", "a", "b", "--html", "c.html"]);
+    assert!(r.code == 0 || r.code == 2, "{}", r.stderr);
+    let specs = browser::specs(&d.path().join("c.html"));
+    for prio in ["rt/0", "none/0"] {
+        let title = format!("j prio {prio} read: completion latency, A and B");
+        assert_eq!(titled(&specs, &title).len(), 1, "{title}");
+    }
+    let text = std::fs::read_to_string(d.path().join("c.html")).unwrap();
+    assert!(
+        text.contains("<td>j prio rt/0</td>"),
+        "table row per priority"
+    );
 }

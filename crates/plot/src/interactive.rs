@@ -101,7 +101,7 @@ fn lines(l: &Lines) -> Value {
                 "data": s.points.iter().filter(|p| keep(p.1)).map(|&(x, y)| [x, y]).collect::<Vec<_>>(),
                 "showSymbol": s.dots, "symbolSize": 6, "sampling": "lttb",
                 "color": colour,
-                "lineStyle": {"type": DASHES[(i / style::PALETTE.len()) % DASHES.len()]},
+                "lineStyle": {"type": if s.dashed { "dashed" } else { DASHES[(i / style::PALETTE.len()) % DASHES.len()] }},
             })
         })
         .collect();
@@ -286,6 +286,8 @@ mod tests {
     fn log_y_leaves_out_what_it_cannot_place_and_categories_get_their_ticks() {
         let mut dots = LineSeries::new("A", vec![(0.0, 0.0), (1.0, 10.0)]);
         dots.line = false;
+        let mut ideal = LineSeries::new("ideal", vec![(0.0, 5.0), (1.0, 5.0)]);
+        ideal.dashed = true;
         let l = Lines {
             title: "t".into(),
             x_label: "metric".into(),
@@ -293,12 +295,13 @@ mod tests {
             x_scale: XScale::Linear,
             y_log: true,
             x_names: vec![(0.0, "p50".into()), (1.0, "p99".into())],
-            series: vec![dots],
+            series: vec![dots, ideal],
             labels: vec![],
             bands: vec![],
         };
         let o = option(&Panel::Lines(l), "");
         assert_eq!(o["yAxis"]["type"], "log");
+        assert_eq!(o["series"][1]["lineStyle"]["type"], "dashed");
         assert_eq!(o["series"][0]["type"], "scatter");
         assert_eq!(o["series"][0]["data"], json!([[1.0, 10.0]]));
         assert_eq!(o["xAxis"]["axisLabel"]["customValues"], json!([0.0, 1.0]));

@@ -41,6 +41,8 @@ pub struct LineSeries {
     pub dots: bool,
     /// Join the points; `false`: dots only (repetitions of a measurement).
     pub line: bool,
+    /// A dashed line: a reference (an ideal share), not a measurement.
+    pub dashed: bool,
 }
 
 impl LineSeries {
@@ -52,6 +54,7 @@ impl LineSeries {
             color: None,
             dots: false,
             line: true,
+            dashed: false,
         }
     }
 }
@@ -197,11 +200,20 @@ impl Lines {
                 .filter_map(|&(x, y)| Some((self.tx(x)?, self.ty(y)?)))
                 .collect();
             if s.line {
-                chart
-                    .draw_series(plotters::series::LineSeries::new(
+                let drawn = if s.dashed {
+                    chart.draw_series(plotters::series::DashedLineSeries::new(
+                        pts.iter().copied(),
+                        8,
+                        5,
+                        colour.stroke_width(2),
+                    ))
+                } else {
+                    chart.draw_series(plotters::series::LineSeries::new(
                         pts.iter().copied(),
                         colour.stroke_width(2),
                     ))
+                };
+                drawn
                     .map_err(PlotError::draw)?
                     .label(&s.name)
                     .legend(move |(x, y)| {

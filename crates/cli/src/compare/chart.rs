@@ -31,7 +31,7 @@ fn colour(v: Verdict) -> Rgb {
 pub fn figure(rows: &[Row], a: &Side, b: &Side) -> Figure {
     let mut groups: Vec<(String, &'static str, Vec<&Row>)> = Vec::new();
     for r in rows {
-        let label = r.job.label();
+        let label = r.label();
         match groups
             .iter_mut()
             .find(|(j, d, _)| *j == label && *d == r.dir)
@@ -53,7 +53,7 @@ pub fn figure(rows: &[Row], a: &Side, b: &Side) -> Figure {
         }));
         panels.push(Panel::Lines(repetitions(&job, dir, &rows)));
         let d = DIR_NAMES.iter().position(|n| *n == dir).unwrap_or(0);
-        if let Some(l) = overlay(&job, dir, a, b, &rows[0].job, d) {
+        if let Some(l) = overlay(&job, dir, a, b, rows[0], d) {
             panels.push(Panel::Lines(l));
         }
     }
@@ -103,15 +103,15 @@ fn repetitions(job: &str, dir: &str, rows: &[&Row]) -> Lines {
 
 /// A's and B's completion-latency CDFs over each other (json+ bins summed over the
 /// repetitions), on a log latency axis where the tail shows.
-fn overlay(
-    job: &str,
-    dir: &str,
-    a: &Side,
-    b: &Side,
-    key: &inputs::JobKey,
-    d: usize,
-) -> Option<Lines> {
-    let (ha, hb) = (inputs::bins(a, key, d), inputs::bins(b, key, d));
+fn overlay(job: &str, dir: &str, a: &Side, b: &Side, row: &Row, d: usize) -> Option<Lines> {
+    let key = &row.job;
+    let (ha, hb) = match &row.prio {
+        Some(p) => (
+            inputs::prio_bins(a, key, d, p),
+            inputs::prio_bins(b, key, d, p),
+        ),
+        None => (inputs::bins(a, key, d), inputs::bins(b, key, d)),
+    };
     if ha.iter().all(|x| x.1 == 0) || hb.iter().all(|x| x.1 == 0) {
         return None;
     }

@@ -3,9 +3,10 @@
 //! metric with the values of every repetition.
 
 use anyhow::{bail, Result};
+use ioscope_analysis::shape;
 use ioscope_analysis::{compare, Comparison, Goal};
 use ioscope_results::gather::{gather, Options};
-use ioscope_results::{ResultFile, Skipped, DIR_NAMES, METRICS};
+use ioscope_results::{Prio, ResultFile, Skipped, DIR_NAMES, METRICS};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
@@ -141,6 +142,9 @@ pub fn keys(side: &Side) -> &[JobKey] {
 pub struct Row {
     pub job: JobKey,
     pub dir: &'static str,
+    /// The I/O priority (`rt/0`) whose I/Os the row measures (fio's `prios`); `None`:
+    /// every I/O of the job.
+    pub prio: Option<String>,
     pub metric: &'static str,
     pub cmp: Comparison,
     /// The interval is the within-run one from json+ bins (one run per side), not a
@@ -148,6 +152,72 @@ pub struct Row {
     pub ci_from_bins: bool,
     /// The value of every repetition, A's and B's (drawn as dots).
     pub reps: (Vec<f64>, Vec<f64>),
+}
+
+impl Row {
+    /// The job as shown, with the priority when the row is one priority's.
+    pub fn label(&self) -> String {
+        match &self.prio {
+            Some(p) => format!("{} prio {p}", self.job.label()),
+            None => self.job.label(),
+        }
+    }
+}
+
+/// The latency metrics compared per priority: what a priority bought.
+pub const PRIO_METRICS: [&str; 4] = ["clat_mean", "clat_p50", "clat_p99", "clat_p99.9"];
+
+/// One of [`PRIO_METRICS`] for one priority's I/Os: the mean from its json+ bins, a
+/// percentile as fio reported it (or from the bins when fio's list lacks it).
+fn prio_value(p: &Prio, metric: &str) -> Option<f64> {
+    if metric == "clat_mean" {
+        return shape::mean_var(&p.bins).map(|(mean, _)| mean);
+    }
+    let q: f64 = metric.strip_prefix("clat_p")?.parse().ok()?;
+    let reported = p.pct.iter().find(|(x, _)| (x - q).abs() < 1e-9);
+    let v = reported
+        .map(|&(_, ns)| ns)
+        .or_else(|| shape::percentile(&p.bins, q))?;
+    Some(v as f64)
+}
+
+/// The values of a per-priority metric over a side's repetitions.
+fn prio_values(side: &Side, key: &JobKey, d: usize, prio: &str, metric: &str) -> Vec<f64> {
+    side.jobs(key)
+        .filter_map(|(_, j)| {
+            let p = j.dirs[d].prios.iter().find(|p| p.name() == prio)?;
+            (p.total_ios > 0).then(|| prio_value(p, metric)).flatten()
+        })
+        .collect()
+}
+
+/// The priorities of a job and direction on a side, in order of first appearance.
+fn prio_names(side: &Side, key: &JobKey, d: usize) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (_, j) in side.jobs(key) {
+        for p in &j.dirs[d].prios {
+            if !names.contains(&p.name()) {
+                names.push(p.name());
+            }
+        }
+    }
+    names
+}
+
+/// The json+ bins of one priority of a job and direction, summed over a side's
+/// repetitions (empty when a repetition has none).
+pub fn prio_bins(side: &Side, key: &JobKey, d: usize, prio: &str) -> Vec<(u64, u64)> {
+    let hists: Vec<&[(u64, u64)]> = side
+        .jobs(key)
+        .map(|(_, j)| {
+            let p = j.dirs[d].prios.iter().find(|p| p.name() == prio);
+            p.map_or(&[][..], |p| p.bins.as_slice())
+        })
+        .collect();
+    if hists.iter().any(|h| h.is_empty()) {
+        return Vec::new();
+    }
+    shape::merge(hists)
 }
 
 /// The values of one metric over a side's repetitions (those that ran the job and
@@ -171,7 +241,7 @@ pub fn bins(side: &Side, key: &JobKey, d: usize) -> Vec<(u64, u64)> {
     if hists.iter().any(|h| h.is_empty()) {
         return Vec::new();
     }
-    ioscope_analysis::shape::merge(hists)
+    shape::merge(hists)
 }
 
 /// Rows for every job in both sides, direction with data on both sides, and metric
@@ -196,12 +266,43 @@ pub fn rows(a: &Side, b: &Side) -> Vec<Row> {
                 out.push(Row {
                     job: key.clone(),
                     dir,
+                    prio: None,
                     metric,
                     cmp,
                     ci_from_bins,
                     reps: (va, vb),
                 });
             }
+            out.extend(prio_rows(a, b, key, d, dir));
+        }
+    }
+    out
+}
+
+/// Rows per priority where a job and direction has more than one on either side (one
+/// priority's rows would repeat the job's) and both sides have it.
+fn prio_rows(a: &Side, b: &Side, key: &JobKey, d: usize, dir: &'static str) -> Vec<Row> {
+    let (na, nb) = (prio_names(a, key, d), prio_names(b, key, d));
+    if na.len() < 2 && nb.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for prio in na.iter().filter(|p| nb.contains(p)) {
+        for metric in PRIO_METRICS {
+            let va = prio_values(a, key, d, prio, metric);
+            let vb = prio_values(b, key, d, prio, metric);
+            if va.is_empty() || vb.is_empty() {
+                continue;
+            }
+            out.push(Row {
+                job: key.clone(),
+                dir,
+                prio: Some(prio.clone()),
+                metric,
+                cmp: compare(&va, &vb, Goal::of(metric)),
+                ci_from_bins: false,
+                reps: (va, vb),
+            });
         }
     }
     out

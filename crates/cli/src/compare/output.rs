@@ -14,7 +14,7 @@ pub fn cells(r: &Row) -> [String; 9] {
     let c = &r.cmp;
     let pct = |v: f64| format!("{v:+.1}");
     [
-        r.job.label(),
+        r.label(),
         r.dir.to_string(),
         r.metric.to_string(),
         value(r.metric, c.a),
@@ -131,6 +131,7 @@ pub fn json(rows: &[Row], shapes: &[Shape]) -> Value {
                     "job": r.job.label(),
                     "groupid": r.job.groupid,
                     "direction": r.dir,
+                    "prio": r.prio,
                     "metric": r.metric,
                     "a": finite(c.a),
                     "b": finite(c.b),

@@ -6,7 +6,10 @@ use super::output::Report;
 use super::timeline;
 use ioscope_analysis::Table;
 use ioscope_plot::html::Page;
-use ioscope_plot::{BarSeries, Bars, Figure, LineSeries, Lines, Panel, XScale};
+use ioscope_plot::{rgb, BarSeries, Bars, Figure, LineSeries, Lines, Panel, Rgb, XScale, PALETTE};
+
+/// The ideal share shared by several jobs: no one job's colour.
+const SHARED: Rgb = rgb(110, 110, 110);
 
 /// The binary unit that keeps the largest of `max` bytes between 1 and 1024.
 fn unit(max: u64) -> (f64, &'static str) {
@@ -61,6 +64,11 @@ pub fn figure(r: &Report) -> Figure {
                     .collect();
                 LineSeries::new(names[j].clone(), pts)
             })
+            .chain(ideal_shares(
+                t,
+                &names,
+                tl.windows.iter().map(|w| secs(w.t_ms)),
+            ))
             .collect();
         panels.push(Panel::Lines(lines(
             format!(
@@ -84,6 +92,48 @@ pub fn figure(r: &Report) -> Figure {
         )));
     }
     Figure::new(panels)
+}
+
+/// Dashed lines at each job's ideal share of a window (its weight over the total) from
+/// the first window to the last: one line per distinct share, in the job's colour when
+/// it is one job's alone, in grey when several jobs share it.
+fn ideal_shares(t: &Table, names: &[String], times: impl Iterator<Item = f64>) -> Vec<LineSeries> {
+    let times: Vec<f64> = times.collect();
+    let (Some(&first), Some(&last)) = (times.first(), times.last()) else {
+        return Vec::new();
+    };
+    if t.total_weight == 0 {
+        return Vec::new();
+    }
+    // Shares in hundredths of a percent, so equal weights give one line.
+    let mut shares: Vec<(u64, Vec<usize>)> = Vec::new();
+    for (j, r) in t.rows.iter().enumerate().filter(|(_, r)| r.weight > 0) {
+        let key = (r.weight as f64 * 10_000.0 / t.total_weight as f64).round() as u64;
+        match shares.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, jobs)) => jobs.push(j),
+            None => shares.push((key, vec![j])),
+        }
+    }
+    shares
+        .into_iter()
+        .map(|(key, jobs)| {
+            let pct = key as f64 / 100.0;
+            let who = match jobs.len() {
+                1 => names[jobs[0]].clone(),
+                n => format!("{n} jobs"),
+            };
+            let mut s = LineSeries::new(
+                format!("ideal {who}: {pct:.1}%"),
+                vec![(first, pct), (last, pct)],
+            );
+            s.dashed = true;
+            s.color = Some(match jobs[..] {
+                [j] => PALETTE[j % PALETTE.len()],
+                _ => SHARED,
+            });
+            s
+        })
+        .collect()
 }
 
 /// Per job, its latency figures as dots on a log axis; `None` without any.

@@ -149,14 +149,20 @@ fn series(rows: &[Row], sweep: &str, axis: &str) -> Vec<Series> {
             continue;
         }
         let Some(f) = &r.figures else { continue };
-        let facet = format!("{} {}", r.rec.profile, r.direction)
-            .trim()
-            .to_string();
+        let prio = r.prio.as_ref().map(|p| format!("prio {p}"));
+        let facet = format!(
+            "{} {} {}",
+            r.rec.profile,
+            r.direction,
+            prio.unwrap_or_default()
+        )
+        .trim()
+        .to_string();
         let name = others.join(" ");
         let name = if name.is_empty() { facet.clone() } else { name };
         let point = SeriesPoint {
             x,
-            bw: Some(f.bw_kib_s),
+            bw: f.bw_kib_s,
             iops: Some(f.iops),
             lat: f.clat_mean_ns,
             failed: false,
@@ -469,9 +475,17 @@ fn panel_key(r: &Row) -> String {
         .filter(|(k, _)| k != "iodepth" && k != "numjobs")
         .map(|(k, v)| format!("{k}={v}"))
         .collect();
-    format!("{} {} {}", r.rec.profile, r.direction, others.join(" "))
-        .trim()
-        .to_string()
+    let prio = r.prio.as_ref().map(|p| format!("prio {p}"));
+    format!(
+        "{} {} {} {}",
+        r.rec.profile,
+        r.direction,
+        prio.unwrap_or_default(),
+        others.join(" ")
+    )
+    .split_whitespace()
+    .collect::<Vec<_>>()
+    .join(" ")
 }
 
 /// The convergence of the steady-state rounds: the value per round, the last window

@@ -2,8 +2,8 @@
 //! that failed, was pruned or did not run), written as CSV, JSON and fio-tests' SSV.
 
 use crate::campaign::{Loaded, Record, Status};
-use ioscope_results::Aggregation;
-use ioscope_results::DIR_NAMES;
+use ioscope_analysis::shape;
+use ioscope_results::{Aggregation, Dir, Prio, DIR_NAMES};
 use serde_json::{json, Value};
 
 /// An axis value as a number: plain numbers, sizes (4k, 1m), percentages.
@@ -20,13 +20,15 @@ pub fn axis_number(v: &str) -> Option<f64> {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Figures {
     pub iops: f64,
-    pub bw_kib_s: f64,
+    /// `None` for one priority's I/Os: fio counts their I/Os, not their bytes.
+    pub bw_kib_s: Option<f64>,
     pub clat_mean_ns: Option<f64>,
     pub clat_p50_ns: Option<f64>,
     pub clat_p99_ns: Option<f64>,
     pub clat_p999_ns: Option<f64>,
     pub lat_mean_ns: Option<f64>,
-    pub io_kib: u64,
+    /// `None` for one priority's I/Os, as bandwidth.
+    pub io_kib: Option<u64>,
     pub runtime_ms: u64,
 }
 
@@ -34,6 +36,9 @@ pub struct Row<'a> {
     pub rec: &'a Record,
     /// `read`, `write`, `trim`, or empty for a point without results.
     pub direction: &'static str,
+    /// The I/O priority (`rt/0`) of a row of one priority's I/Os (fio's `prios`, when a
+    /// direction has several); `None`: every I/O of the direction.
+    pub prio: Option<String>,
     pub figures: Option<Figures>,
 }
 
@@ -65,6 +70,7 @@ pub fn rows(l: &Loaded) -> Vec<Row<'_>> {
             out.push(Row {
                 rec,
                 direction: "",
+                prio: None,
                 figures: None,
             });
         }
@@ -74,21 +80,58 @@ pub fn rows(l: &Loaded) -> Vec<Row<'_>> {
             out.push(Row {
                 rec,
                 direction: DIR_NAMES[d],
+                prio: None,
                 figures: Some(Figures {
                     iops: x.iops,
-                    bw_kib_s: x.bw_bytes as f64 / 1024.0,
+                    bw_kib_s: Some(x.bw_bytes as f64 / 1024.0),
                     clat_mean_ns: x.clat_mean_ns,
                     clat_p50_ns: x.metric("clat_p50"),
                     clat_p99_ns: x.metric("clat_p99"),
                     clat_p999_ns: x.metric("clat_p99.9"),
                     lat_mean_ns: x.lat_mean_ns,
-                    io_kib: x.io_bytes / 1024,
+                    io_kib: Some(x.io_bytes / 1024),
                     runtime_ms: x.runtime_ms,
                 }),
             });
+            if x.prios.len() > 1 {
+                out.extend(x.prios.iter().map(|p| Row {
+                    rec,
+                    direction: DIR_NAMES[d],
+                    prio: Some(p.name()),
+                    figures: Some(prio_figures(x, p)),
+                }));
+            }
         }
     }
     out
+}
+
+/// The figures of one priority's I/Os in a direction: its rate, its latency from fio's
+/// percentiles (or its json+ bins), no bandwidth or bytes (fio reports only I/Os).
+fn prio_figures(x: &Dir, p: &Prio) -> Figures {
+    let pct = |q: f64| {
+        let reported = p.pct.iter().find(|(x, _)| (x - q).abs() < 1e-9);
+        let ns = reported
+            .map(|&(_, ns)| ns)
+            .or_else(|| shape::percentile(&p.bins, q));
+        ns.map(|v| v as f64)
+    };
+    let secs = x.runtime_ms as f64 / 1000.0;
+    Figures {
+        iops: if secs > 0.0 {
+            p.total_ios as f64 / secs
+        } else {
+            0.0
+        },
+        bw_kib_s: None,
+        clat_mean_ns: shape::mean_var(&p.bins).map(|(mean, _)| mean),
+        clat_p50_ns: pct(50.0),
+        clat_p99_ns: pct(99.0),
+        clat_p999_ns: pct(99.9),
+        lat_mean_ns: None,
+        io_kib: None,
+        runtime_ms: x.runtime_ms,
+    }
 }
 
 fn num(v: Option<f64>) -> String {
@@ -103,13 +146,13 @@ impl Figures {
     fn cells(&self) -> [String; 9] {
         [
             num(Some(self.iops)),
-            num(Some(self.bw_kib_s)),
+            num(self.bw_kib_s),
             num(self.clat_mean_ns),
             num(self.clat_p50_ns),
             num(self.clat_p99_ns),
             num(self.clat_p999_ns),
             num(self.lat_mean_ns),
-            self.io_kib.to_string(),
+            self.io_kib.map_or(String::new(), |k| k.to_string()),
             self.runtime_ms.to_string(),
         ]
     }
@@ -118,7 +161,7 @@ impl Figures {
 pub fn header(l: &Loaded) -> Vec<String> {
     let mut h = vec!["sweep".to_string(), "profile".into()];
     h.extend(l.axes.iter().cloned());
-    h.extend(["direction", "status"].map(String::from));
+    h.extend(["direction", "prio", "status"].map(String::from));
     h.extend(FIGURE_COLUMNS.map(String::from));
     h.extend(["point", "file", "aggregation", "note"].map(String::from));
     h
@@ -137,6 +180,7 @@ pub fn readable(l: &Loaded, rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
     h.extend(
         [
             "direction",
+            "prio",
             "status",
             "IOPS",
             "MiB/s",
@@ -162,11 +206,13 @@ pub fn readable(l: &Loaded, rows: &[Row]) -> (Vec<String>, Vec<Vec<String>>) {
                 c.push(v.map(|(_, v)| v.clone()).unwrap_or_default());
             }
             c.push(r.direction.to_string());
+            c.push(r.prio.clone().unwrap_or_default());
             c.push(r.rec.status.name().to_string());
             match &r.figures {
                 Some(f) => c.extend([
                     format!("{:.0}", f.iops),
-                    format!("{:.1}", f.bw_kib_s / 1024.0),
+                    f.bw_kib_s
+                        .map_or(String::new(), |k| format!("{:.1}", k / 1024.0)),
                     us(f.clat_mean_ns),
                     us(f.clat_p50_ns),
                     us(f.clat_p99_ns),
@@ -198,6 +244,7 @@ pub fn cells(l: &Loaded, r: &Row) -> Vec<String> {
         );
     }
     c.push(r.direction.to_string());
+    c.push(r.prio.clone().unwrap_or_default());
     c.push(r.rec.status.name().to_string());
     match &r.figures {
         Some(f) => c.extend(f.cells()),
