@@ -7,6 +7,7 @@
 //! fio/       the fio face: its flags, jobs, reporting, a run on this host
 //! cluster/   the fio face and the workflows on every rank of an MPI job
 //! quick peak fairness/ compare/ sweep/ report/ plot log   the subcommands
+//! server/    --server: fio 3.42's clients drive runs here over fio's wire format
 //! args doc/  parsing a subcommand's words; help, docs/cli.md, completions, the man page
 //! version    what --version says of the build
 //! command    what a command is (its table entry, typed arguments, flags)
@@ -29,6 +30,7 @@ mod plot;
 mod quick;
 mod recording;
 mod report;
+mod server;
 mod sweep;
 mod term;
 mod version;

@@ -51,7 +51,7 @@ const COVERED: &[(&str, &str)] = &[
     // not_yet_flags_are_refused_also_by_parse_only
     ("fio", "cpuclock-test"),
     ("fio", "crctest"), // verify.rs crctest_times_the_checksums_fio_lists
-    ("fio", "server"),
+    ("fio", "server"),  // server.rs (every test)
     ("fio", "client"),
     ("fio", "daemonize"),
     ("fio", "remote-config"),
@@ -829,7 +829,6 @@ fn not_yet_flags_are_refused_also_by_parse_only() {
     let d = tmpdir();
     let flags = [
         "--cpuclock-test",
-        "--server",
         "--client=host",
         "--daemonize=pid",
         "--remote-config=j.fio",

@@ -38,6 +38,7 @@ mod robustness;
 mod runs;
 mod safety;
 mod seeds;
+mod server;
 mod sweep;
 mod verify;
 mod zones;

@@ -8,7 +8,7 @@
 //! requested ones; [`job_header_line`] formats the per-job one. [`render_cluster`]
 //! reports a run on many hosts (MPI ranks) the way fio's client mode does.
 
-mod calc;
+pub mod calc;
 pub mod cluster;
 pub mod json;
 pub mod normal;

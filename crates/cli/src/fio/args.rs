@@ -94,6 +94,8 @@ pub struct FioArgs {
     pub history: HistoryArgs,
     pub allow_destructive: bool,
     pub inflate_log: Option<PathBuf>,
+    /// --server[=ARGS]: serve fio clients.
+    pub server: Option<Option<String>>,
     pub merge_blktrace_only: bool,
     /// --crctest[=TYPES].
     pub crctest: Option<Option<String>>,
@@ -134,6 +136,7 @@ impl Default for FioArgs {
             history: HistoryArgs::default(),
             allow_destructive: false,
             inflate_log: None,
+            server: None,
             merge_blktrace_only: false,
             crctest: None,
             aux_path: None,
@@ -505,9 +508,12 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: not_yet("server", OptVal, "ARGS", "Run as a fio backend server", "fio's client/server mode is not implemented"),
+        def: flag("server", OptVal, "ARGS", "Run as a fio backend server that fio 3.42 clients (fio --client=HOST job.fio) send jobs to; ARGS: [ip:|ip6:]HOST[,PORT] (default 127.0.0.1,8765: only this host's clients; ip:0.0.0.0 serves the network)"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.server = Some(v.map(str::to_string));
+            Ok(())
+        },
     },
     Flag {
         def: not_yet("client", ReqVal, "HOST", "Send jobs to a fio backend server", "fio's client/server mode is not implemented"),

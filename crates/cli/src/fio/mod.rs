@@ -26,6 +26,8 @@ pub enum Front {
     Done(ExitCode),
     /// A run: on this host ([`run_here`]) or on every MPI rank.
     Run(Box<Invocation>),
+    /// `--server[=ADDR]`: serve fio clients (`crate::server`).
+    Serve(Option<String>),
 }
 
 /// Parse the fio face's command line alone (flags and job options), nothing run.
@@ -49,6 +51,14 @@ pub fn front(cx: &Context, args: &[OsString]) -> Result<Front> {
         bail!("warnings are fatal (--warnings-fatal)");
     }
     let inv = Invocation { cli: c, args: a };
+    if let Some(addr) = &inv.args.server {
+        // As fio: the jobs come from the clients.
+        let i = &inv;
+        if !i.cli.job_files.is_empty() || !i.cli.jobs.is_empty() || i.args.parse_only {
+            bail!("--server takes no jobs (nor --parse-only): fio clients send them (fio --client=HOST job.fio)");
+        }
+        return Ok(Front::Serve(addr.clone()));
+    }
     if let Some(code) = answer(cx, &inv, args.is_empty())? {
         return Ok(Front::Done(code));
     }

@@ -1,0 +1,320 @@
+//! `ioscope --server`: fio 3.42's own client drives it over fio's wire format, as it
+//! drives fio's servers — compared side by side with fio servers on the same jobs —
+//! and a server refuses a foreign protocol, stops the jobs of a client that quits or
+//! goes away, and serves the next.
+
+use crate::common::*;
+use ioscope_wire::frame;
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A server process, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    /// ioscope on a port of the kernel's choosing, read from its first line.
+    fn ioscope(dir: &Path) -> Server {
+        let mut child = Command::new(bin())
+            .arg("--server=ip:127.0.0.1,0")
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ioscope --server");
+        let mut line = String::new();
+        let out = child.stdout.take().expect("stdout");
+        BufReader::new(out)
+            .read_line(&mut line)
+            .expect("first line");
+        let port = line
+            .trim()
+            .rsplit(',')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        assert!(
+            line.starts_with("ioscope: fio server listening on 127.0.0.1,"),
+            "{line}"
+        );
+        Server { child, port }
+    }
+
+    /// fio 3.42's server on a free port, once it accepts connections.
+    fn fio(dir: &Path) -> Server {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new(fio342_path())
+            .arg(format!("--server=ip:127.0.0.1,{port}"))
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn fio --server");
+        let start = Instant::now();
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "fio --server never listened"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Server { child, port }
+    }
+
+    fn client(&self) -> String {
+        format!("--client=127.0.0.1,{}", self.port)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const JOBS: &str = "[global]\nioengine=null\nsize=8m\nbs=4k\n\n[seqread]\nrw=read\n\n[randwrite]\nrw=randwrite\nbs=16k\n";
+
+/// fio's client against two servers with `--output-format=json` after each
+/// `--client` (sent to the server, as fio's client does): its JSON document.
+fn client_json(dir: &Path, servers: &[&Server]) -> Value {
+    std::fs::write(dir.join("j.fio"), JOBS).unwrap();
+    let mut args: Vec<String> = Vec::new();
+    for s in servers {
+        args.extend([s.client(), "--output-format=json".into(), "j.fio".into()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run_tool(&fio342_path(), dir, &args, &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
+}
+
+/// A client_stats entry: job name, (read bytes, write bytes, read I/Os, write I/Os),
+/// its keys.
+type Entry = (String, (u64, u64, u64, u64), Vec<String>);
+
+/// Every client_stats entry, sorted.
+fn per_host(doc: &Value) -> Vec<Entry> {
+    let u = |v: &Value| v.as_u64().unwrap_or(0);
+    let mut out: Vec<_> = doc["client_stats"]
+        .as_array()
+        .expect("client_stats")
+        .iter()
+        .map(|c| {
+            let mut keys: Vec<String> = c.as_object().unwrap().keys().cloned().collect();
+            keys.sort();
+            let figures = (
+                u(&c["read"]["io_bytes"]),
+                u(&c["write"]["io_bytes"]),
+                u(&c["read"]["total_ios"]),
+                u(&c["write"]["total_ios"]),
+            );
+            (
+                c["jobname"].as_str().unwrap_or("").to_string(),
+                figures,
+                keys,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Two ioscope servers driven by fio 3.42's client give what two fio 3.42 servers
+/// give: per host each job's bytes and I/Os, "All clients", the same JSON keys, the
+/// job and global options.
+#[test]
+fn a_fio_client_drives_ioscope_servers_as_it_drives_fios() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let ours = [Server::ioscope(d.path()), Server::ioscope(d.path())];
+    let theirs = [Server::fio(d.path()), Server::fio(d.path())];
+    let i = client_json(d.path(), &[&ours[0], &ours[1]]);
+    let f = client_json(d.path(), &[&theirs[0], &theirs[1]]);
+    let (pi, pf) = (per_host(&i), per_host(&f));
+    assert_eq!(pi, pf, "ioscope servers (left) and fio servers (right)");
+    // Each server ran both jobs: 8 MiB read in 4k, 8 MiB written in 16k.
+    let seq = pi.iter().filter(|(n, ..)| n == "seqread");
+    assert_eq!(
+        seq.map(|x| x.1).collect::<Vec<_>>(),
+        [(8 << 20, 0, 2048, 0); 2]
+    );
+    let rw = pi.iter().filter(|(n, ..)| n == "randwrite");
+    assert_eq!(
+        rw.map(|x| x.1).collect::<Vec<_>>(),
+        [(0, 8 << 20, 0, 512); 2]
+    );
+    assert!(pi.iter().any(|(n, ..)| n == "All clients"), "{pi:?}");
+    // The same options, each host's entry naming the host (ports differ).
+    let globals = |doc: &Value| -> Vec<Value> {
+        let mut v = doc["global options"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        v.iter_mut().for_each(|o| {
+            o.as_object_mut().map(|m| m.remove("port"));
+        });
+        v
+    };
+    assert_eq!(globals(&i), globals(&f));
+    assert_eq!(globals(&i).len(), 2, "{}", i["global options"]);
+    let opts = |doc: &Value| doc["client_stats"][0]["job options"].clone();
+    assert_eq!(opts(&i), opts(&f));
+}
+
+/// The normal report: the client prints the server's lines under its name, then the
+/// jobs' results computed from what the server sent.
+#[test]
+fn the_normal_report_comes_out_of_fios_client() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let s = Server::ioscope(d.path());
+    std::fs::write(d.path().join("j.fio"), JOBS).unwrap();
+    let r = run_tool(&fio342_path(), d.path(), &[&s.client(), "j.fio"], &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let host = ioscope_options_hostname();
+    for want in [
+        format!("hostname={host}, be=0, 64-bit, os=Linux, arch=x86-64, fio=fio-3.42"),
+        format!("<{host}> seqread: (g=0): rw=read, bs=(R) 4096B-4096B"),
+        format!("<{host}> Starting 2 processes"),
+        "seqread: (groupid=0, jobs=1): err= 0".into(),
+        "issued rwts: total=2048,0,0,0 short=0,0,0,0 dropped=0,0,0,0".into(),
+        "issued rwts: total=0,512,0,0 short=0,0,0,0 dropped=0,0,0,0".into(),
+        "io=8192KiB (8389kB)".into(),
+    ] {
+        assert!(r.stdout.contains(&want), "{want:?} not in:\n{}", r.stdout);
+    }
+}
+
+/// The host name the server's PROBE reply carries (uname's node name).
+fn ioscope_options_hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// A job the server cannot run fails the client (exit 1) with ioscope's reason on
+/// its output; the server serves the next client.
+#[test]
+fn a_bad_job_fails_the_client_with_the_reason() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let s = Server::ioscope(d.path());
+    std::fs::write(
+        d.path().join("bad.fio"),
+        "[x]\nioengine=null\nsize=1m\nbogus_option=3\n",
+    )
+    .unwrap();
+    let r = run_tool(&fio342_path(), d.path(), &[&s.client(), "bad.fio"], &[]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains(":4: option 'bogus_option': unknown option"),
+        "{}",
+        r.stdout
+    );
+    std::fs::write(d.path().join("j.fio"), JOBS).unwrap();
+    let r = run_tool(&fio342_path(), d.path(), &[&s.client(), "j.fio"], &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+}
+
+/// A frame of fio 3.33's protocol (version 97) gets one error line in 3.42's and a
+/// closed connection, as fio's server answers it; the server serves on.
+#[test]
+fn a_foreign_protocol_version_is_refused() {
+    let d = tmpdir();
+    let s = Server::ioscope(d.path());
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut h = [0u8; frame::HEADER];
+    h[0..2].copy_from_slice(&97u16.to_le_bytes());
+    h[2..4].copy_from_slice(&10u16.to_le_bytes()); // PROBE
+    let crc = frame::crc16(&h[..20]);
+    h[20..22].copy_from_slice(&crc.to_le_bytes());
+    c.write_all(&h).unwrap();
+    let m = frame::receive(&mut c).unwrap().expect("an answer");
+    assert_eq!(m.op, 5, "TEXT");
+    let text = String::from_utf8_lossy(&m.payload[24..]).into_owned();
+    assert_eq!(text, "fio: bad server cmd version 97\n");
+    assert!(
+        frame::receive(&mut c).unwrap().is_none(),
+        "then the connection closes"
+    );
+    // The next client is served.
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    frame::send(&mut c, 10, 0x1234, &[0u8; 136]).unwrap();
+    let m = frame::receive(&mut c).unwrap().expect("a PROBE reply");
+    assert_eq!((m.op, m.tag, m.payload.len()), (10, 0x1234, 112));
+}
+
+/// A job that would run a minute at 500 I/O per second, stopped by the client: on
+/// Ctrl-C fio's client sends QUIT and prints the results of what ran (the server
+/// stops the job and still reports it); when the client is killed, the server stops
+/// the job itself and serves the next client. Neither waits for the minute: the
+/// bound is half of it.
+#[test]
+fn a_client_that_quits_or_vanishes_stops_its_jobs() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let s = Server::ioscope(d.path());
+    let long = "[long]\nioengine=null\nsize=1g\nrw=read\ntime_based\nruntime=60\nrate_iops=500\n";
+    std::fs::write(d.path().join("long.fio"), long).unwrap();
+    for signal in [libc::SIGINT, libc::SIGKILL] {
+        let start = Instant::now();
+        let c = Command::new(fio342_path())
+            .args([&s.client(), "--output-format=json", "long.fio"])
+            .current_dir(d.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2500));
+        // SAFETY: kill has no memory preconditions; the pid is our child's.
+        unsafe { libc::kill(c.id() as i32, signal) };
+        let out = c.wait_with_output().unwrap();
+        if signal == libc::SIGINT {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            let job = &v["client_stats"][0];
+            let ms = job["read"]["runtime"].as_u64().unwrap();
+            assert!(ms > 0 && ms < 30_000, "ran {ms} ms after the client's QUIT");
+            assert!(job["read"]["total_ios"].as_u64().unwrap() > 0);
+        }
+        // The server is free again: a short job is served at once.
+        std::fs::write(d.path().join("j.fio"), JOBS).unwrap();
+        let r = run_tool(&fio342_path(), d.path(), &[&s.client(), "j.fio"], &[]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let took = start.elapsed();
+        assert!(
+            took < Duration::from_secs(30),
+            "after {signal}: the next client was served {took:?} after the first began"
+        );
+    }
+}
+
+/// `--server` takes its jobs from clients: with a job (or --parse-only) it refuses,
+/// naming why, rather than listening and ignoring them.
+#[test]
+fn server_with_jobs_is_refused() {
+    let d = tmpdir();
+    for extra in [&["--name=x", "--size=1m"][..], &["--parse-only"]] {
+        let r = run_in(
+            d.path(),
+            &[&["--server=ip:127.0.0.1,0"][..], extra].concat(),
+        );
+        assert_eq!(r.code, 1, "{extra:?}: {}", r.stdout);
+        assert!(r.stderr.contains("--server takes no jobs"), "{}", r.stderr);
+        assert!(!r.stdout.contains("listening"), "{}", r.stdout);
+    }
+}
