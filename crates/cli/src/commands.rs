@@ -357,6 +357,7 @@ fn fio_face(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     match fio::front(cx, args)? {
         Front::Done(code) => Ok(code),
         Front::Serve(addr) => crate::server::main(cx, addr.as_deref()),
+        Front::Client(argv) => crate::client::main(&argv),
         Front::Run(inv) => match cluster::launched()? {
             Some(l) => cluster::main(&inv, l),
             None => fio::run_here(*inv, genesis),

@@ -8,6 +8,7 @@
 //! cluster/   the fio face and the workflows on every rank of an MPI job
 //! quick peak fairness/ compare/ sweep/ report/ plot log   the subcommands
 //! server/    --server: fio 3.42's clients drive runs here over fio's wire format
+//! client/    --client: drive fio 3.42 (or ioscope) servers and report their results
 //! args doc/  parsing a subcommand's words; help, docs/cli.md, completions, the man page
 //! version    what --version says of the build
 //! command    what a command is (its table entry, typed arguments, flags)
@@ -15,6 +16,7 @@
 //! ```
 
 mod args;
+mod client;
 mod cluster;
 pub mod command;
 mod commands;

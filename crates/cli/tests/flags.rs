@@ -52,7 +52,7 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "cpuclock-test"),
     ("fio", "crctest"), // verify.rs crctest_times_the_checksums_fio_lists
     ("fio", "server"),  // server.rs (every test)
-    ("fio", "client"),
+    ("fio", "client"),  // server.rs (an ioscope client with fio and ioscope servers)
     ("fio", "daemonize"),
     ("fio", "remote-config"),
     ("fio", "idle-prof"),
@@ -829,7 +829,6 @@ fn not_yet_flags_are_refused_also_by_parse_only() {
     let d = tmpdir();
     let flags = [
         "--cpuclock-test",
-        "--client=host",
         "--daemonize=pid",
         "--remote-config=j.fio",
         "--idle-prof=system",

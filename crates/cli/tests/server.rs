@@ -193,6 +193,45 @@ fn the_normal_report_comes_out_of_fios_client() {
     ] {
         assert!(r.stdout.contains(&want), "{want:?} not in:\n{}", r.stdout);
     }
+    // The client names the version itself; the server sends no line of it.
+    assert!(
+        !r.stdout.contains(&format!("<{host}> fio-3.42")),
+        "{}",
+        r.stdout
+    );
+}
+
+/// `--status-interval` given after `--client` reaches the server, which sends interim
+/// reports while the job runs (3 s at 1000 I/O per second: at least two before the
+/// final one), as fio's server does; `--remote-config` names a job file on the
+/// server's side.
+#[test]
+fn interim_reports_and_remote_job_files() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let s = Server::ioscope(d.path());
+    let job = "[paced]\nioengine=null\nsize=1g\nrw=read\ntime_based\nruntime=3\nrate_iops=1000\n";
+    std::fs::write(d.path().join("paced.fio"), job).unwrap();
+    let r = run_tool(
+        &fio342_path(),
+        d.path(),
+        &[&s.client(), "--status-interval=1", "paced.fio"],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let reports = r.stdout.matches("paced: (groupid=0, jobs=1)").count();
+    assert!(reports >= 3, "{reports} reports:\n{}", r.stdout);
+    // The same job file, named on the server's side.
+    let path = d.path().join("paced.fio");
+    let r = run_tool(
+        &fio342_path(),
+        d.path(),
+        &[&s.client(), "--remote-config", &path.display().to_string()],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("issued rwts: total="), "{}", r.stdout);
+    assert_eq!(r.stdout.matches("paced: (groupid=0, jobs=1)").count(), 1);
 }
 
 /// The host name the server's PROBE reply carries (uname's node name).
@@ -317,4 +356,96 @@ fn server_with_jobs_is_refused() {
         assert!(r.stderr.contains("--server takes no jobs"), "{}", r.stderr);
         assert!(!r.stdout.contains("listening"), "{}", r.stdout);
     }
+}
+
+/// ioscope's client against two fio 3.42 servers and against two ioscope servers: per
+/// host each job's bytes and I/Os as fio's client reports them from the same servers,
+/// and "All clients" summing the hosts.
+#[test]
+fn an_ioscope_client_drives_fio_and_ioscope_servers() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    std::fs::write(d.path().join("j.fio"), JOBS).unwrap();
+    let fios = [Server::fio(d.path()), Server::fio(d.path())];
+    let ours = [Server::ioscope(d.path()), Server::ioscope(d.path())];
+    let want = per_host(&client_json(d.path(), &[&fios[0], &fios[1]]));
+    let figures = |v: &[Entry]| -> Vec<(String, (u64, u64, u64, u64))> {
+        v.iter().map(|(n, f, _)| (n.clone(), *f)).collect()
+    };
+    for servers in [&fios, &ours] {
+        let mut args: Vec<String> = Vec::new();
+        for s in servers.iter() {
+            args.extend([s.client(), "--output-format=json".into(), "j.fio".into()]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = run_in(d.path(), &args);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let v: Value =
+            serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+        let got = per_host(&v);
+        // fio's client prints "All clients" once per server's last report (its quirk);
+        // ours once, over both.
+        let mut once = figures(&want);
+        once.dedup_by(|a, b| a.0 == "All clients" && b.0 == "All clients");
+        let all = got.iter().find(|(n, ..)| n == "All clients").map(|x| x.1);
+        assert_eq!(all, Some((16 << 20, 16 << 20, 4096, 1024)), "{got:?}");
+        let hosts: Vec<_> = figures(&got)
+            .into_iter()
+            .filter(|(n, _)| n != "All clients")
+            .collect();
+        let theirs: Vec<_> = once
+            .into_iter()
+            .filter(|(n, _)| n != "All clients")
+            .collect();
+        assert_eq!(hosts, theirs);
+    }
+    // The normal report: each server's lines under its name, then the aggregate.
+    let r = run_in(
+        d.path(),
+        &[&ours[0].client(), "j.fio", &ours[1].client(), "j.fio"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("All clients"), "{}", r.stdout);
+    assert_eq!(
+        r.stdout.matches("Starting 2 processes").count(),
+        2,
+        "{}",
+        r.stdout
+    );
+}
+
+/// A server that cannot be reached is that host's error: the others' results are
+/// reported and the run fails.
+#[test]
+fn an_unreachable_server_fails_only_its_host() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    std::fs::write(d.path().join("j.fio"), JOBS).unwrap();
+    let s = Server::ioscope(d.path());
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let r = run_in(
+        d.path(),
+        &[
+            &s.client(),
+            "j.fio",
+            &format!("--client=127.0.0.1,{closed}"),
+            "j.fio",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("issued rwts: total=2048,0,0,0"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("cannot connect"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
 }

@@ -12,6 +12,18 @@ pub struct SampleStat {
 }
 
 impl SampleStat {
+    /// Statistics known by their figures (another program's report): `stddev` over
+    /// n−1, as [`SampleStat::stddev`] gives it back.
+    pub fn from_figures(n: u64, min: f64, max: f64, mean: f64, stddev: f64) -> SampleStat {
+        SampleStat {
+            n,
+            min,
+            max,
+            mean,
+            m2: stddev * stddev * n.saturating_sub(1) as f64,
+        }
+    }
+
     pub fn add(&mut self, v: f64) {
         if self.n == 0 {
             self.min = v;

@@ -6,12 +6,14 @@
 //! - [`msg`]: the commands (opcodes) and the small payloads: the handshake, text,
 //!   start/stop, job files, ETA, job options, disk utilisation.
 //! - [`stats`]: a job's statistics (fio's TS payload, 184 072 bytes plus tails) and a
-//!   group's (GS), written from ioscope's [`ioscope_stats::JobResult`].
+//!   group's (GS), written from ioscope's [`ioscope_stats::JobResult`]; [`read`] reads
+//!   them (and the other server messages) back.
 //!
 //! Every integer is little-endian; doubles travel as IEEE-754 binary64 in 16-byte slots.
 
 pub mod frame;
 pub mod msg;
+pub mod read;
 pub mod stats;
 
 /// The protocol version fio 3.42 sends in every frame (fio 3.33 sends 97); a peer

@@ -274,6 +274,38 @@ pub fn load_file(p: &[u8]) -> Result<String, WireError> {
     Ok(String::from_utf8_lossy(s).into_owned())
 }
 
+/// A client's PROBE (136 bytes): its capabilities (0: it inflates nothing, so logs
+/// come uncompressed) and the server's address as connected.
+pub fn probe_request(server: &str) -> Vec<u8> {
+    let mut b = vec![0u8; 136];
+    put_str(&mut b, 8, 64, server);
+    b
+}
+
+/// A client's JOBLINE: argc, the client type (1), each argument as length and text
+/// with its NUL; argv[0] is `fio`.
+pub fn job_line_request(args: &[String]) -> Vec<u8> {
+    let mut b = Vec::new();
+    b.extend_from_slice(&(args.len() as u16 + 1).to_le_bytes());
+    b.extend_from_slice(&1u16.to_le_bytes());
+    for a in std::iter::once("fio").chain(args.iter().map(String::as_str)) {
+        b.extend_from_slice(&(a.len() as u16 + 1).to_le_bytes());
+        b.extend_from_slice(a.as_bytes());
+        b.push(0);
+    }
+    b
+}
+
+/// A client's JOB: the job file's text with its NUL.
+pub fn job_request(text: &str) -> Vec<u8> {
+    let mut b = Vec::with_capacity(text.len() + 9);
+    b.extend_from_slice(&(text.len() as u32 + 1).to_le_bytes());
+    b.extend_from_slice(&1u32.to_le_bytes());
+    b.extend_from_slice(text.as_bytes());
+    b.push(0);
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,6 +324,10 @@ mod tests {
         j.extend_from_slice(b"[x]\nsize=1m\0garbage");
         assert_eq!(job_text(&j).unwrap(), "[x]\nsize=1m");
         assert!(job_line(&p[..9]).is_err());
+        // What our client sends reads back the same.
+        let args = vec!["--output-format=json+".to_string()];
+        assert_eq!(job_line(&job_line_request(&args)).unwrap(), args);
+        assert_eq!(job_text(&job_request("[x]\n")).unwrap(), "[x]\n");
     }
 
     #[test]

@@ -96,6 +96,8 @@ pub struct FioArgs {
     pub inflate_log: Option<PathBuf>,
     /// --server[=ARGS]: serve fio clients.
     pub server: Option<Option<String>>,
+    /// --client=HOST, each: drive fio servers.
+    pub client: Vec<String>,
     pub merge_blktrace_only: bool,
     /// --crctest[=TYPES].
     pub crctest: Option<Option<String>>,
@@ -137,6 +139,7 @@ impl Default for FioArgs {
             allow_destructive: false,
             inflate_log: None,
             server: None,
+            client: Vec::new(),
             merge_blktrace_only: false,
             crctest: None,
             aux_path: None,
@@ -516,9 +519,12 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: not_yet("client", ReqVal, "HOST", "Send jobs to a fio backend server", "fio's client/server mode is not implemented"),
+        def: flag("client", ReqVal, "HOST", "Send the job files that follow to a fio 3.42 (or ioscope --server) server and report its results, per host and over all of them; HOST: [ip:|ip6:]HOST[,PORT] or a file listing hosts; repeat for more servers"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.client.extend(v.map(str::to_string));
+            Ok(())
+        },
     },
     Flag {
         def: not_yet("daemonize", ReqVal, "PIDFILE", "Run the fio server in the background", "fio's client/server mode is not implemented"),

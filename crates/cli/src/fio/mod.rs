@@ -28,6 +28,9 @@ pub enum Front {
     Run(Box<Invocation>),
     /// `--server[=ADDR]`: serve fio clients (`crate::server`).
     Serve(Option<String>),
+    /// `--client=HOST …`: drive servers (`crate::client`), with the whole command
+    /// line (each server's flags and job files follow its `--client`).
+    Client(Vec<OsString>),
 }
 
 /// Parse the fio face's command line alone (flags and job options), nothing run.
@@ -58,6 +61,12 @@ pub fn front(cx: &Context, args: &[OsString]) -> Result<Front> {
             bail!("--server takes no jobs (nor --parse-only): fio clients send them (fio --client=HOST job.fio)");
         }
         return Ok(Front::Serve(addr.clone()));
+    }
+    if !inv.args.client.is_empty() {
+        if inv.args.parse_only {
+            bail!("--client with --parse-only: the servers read the job files; check one with ioscope --parse-only job.fio");
+        }
+        return Ok(Front::Client(args.to_vec()));
     }
     if let Some(code) = answer(cx, &inv, args.is_empty())? {
         return Ok(Front::Done(code));

@@ -40,8 +40,11 @@ pub fn run(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>, req: &Request) ->
     };
     let normal = normal_output(&req.args);
     if normal {
-        // One TEXT a line: the client prefixes each with the server's name.
-        for line in fio::report::headers(&plan, true).lines() {
+        // One TEXT a line: the client prefixes each with the server's name. The
+        // client prints the version itself.
+        let headers = fio::report::headers(&plan, true);
+        let lines = headers.lines().filter(|l| *l != crate::version::FIO_COMPAT);
+        for line in lines {
             text(w, msg::INFO, &format!("{line}\n"))?;
         }
     }
@@ -80,7 +83,9 @@ fn refuse(w: &mut TcpStream, e: &anyhow::Error) -> Result<()> {
 fn prepare(cx: &Context, argv: &[OsString]) -> Result<fio::args::Invocation> {
     match fio::front(cx, argv)? {
         Front::Run(inv) => Ok(*inv),
-        Front::Done(_) | Front::Serve(_) => bail!("the client's arguments ask for no run"),
+        Front::Done(_) | Front::Serve(_) | Front::Client(_) => {
+            bail!("the client's arguments ask for no run")
+        }
     }
 }
 

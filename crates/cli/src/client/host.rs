@@ -1,0 +1,183 @@
+//! One server: connect, the handshake, the job files and flags, RUN; then its messages
+//! until QUIT — text printed under its name, options, statistics, disks, the run's
+//! status — gathered as that host's run.
+
+use super::target::Target;
+use anyhow::{bail, Context as _, Result};
+use ioscope_stats::hosts::HostRun;
+use ioscope_stats::RunResult;
+use ioscope_wire::frame;
+use ioscope_wire::msg::{self, op};
+use ioscope_wire::read;
+use std::io::Write;
+use std::net::TcpStream;
+
+/// What one server gave.
+pub struct Outcome {
+    pub run: HostRun,
+    /// The server's STOP status (0: every job ran without error).
+    pub status: u32,
+}
+
+impl Outcome {
+    pub fn failed(why: &str) -> Outcome {
+        Outcome {
+            run: HostRun {
+                error: Some(why.to_string()),
+                ..HostRun::default()
+            },
+            status: 1,
+        }
+    }
+}
+
+/// Run `texts` on the server; its failure is its host's error, not the others'.
+pub fn run(t: &Target, texts: &[String], normal: bool) -> Outcome {
+    match session(t, texts, normal) {
+        Ok(o) => o,
+        Err(e) => {
+            let mut o = Outcome::failed(&format!("{e:#}"));
+            o.run.host = t.name.clone();
+            o
+        }
+    }
+}
+
+fn session(t: &Target, texts: &[String], normal: bool) -> Result<Outcome> {
+    let mut s = TcpStream::connect(&t.addr)
+        .with_context(|| format!("client {}: cannot connect to {}", t.name, t.addr))?;
+    let _ = s.set_nodelay(true);
+    let host = t.addr.rsplit_once(':').map_or(t.addr.as_str(), |h| h.0);
+    frame::send(&mut s, op::PROBE, 1, &msg::probe_request(host))?;
+    if !t.args.is_empty() {
+        frame::send(&mut s, op::JOBLINE, 0, &msg::job_line_request(&t.args))?;
+    }
+    for text in texts {
+        frame::send(&mut s, op::JOB, 0, &msg::job_request(text))?;
+    }
+    frame::send(&mut s, op::RUN, 0, &[])?;
+    let mut g = Gathered::new(&t.name, normal);
+    loop {
+        let m = match frame::receive(&mut s) {
+            Ok(Some(m)) => m,
+            Ok(None) if g.stopped => break,
+            Ok(None) => bail!(
+                "client {}: the server closed the connection before the run ended",
+                t.name
+            ),
+            Err(e) => return Err(e).with_context(|| format!("client {}", t.name)),
+        };
+        if !g.take(m)? {
+            break;
+        }
+    }
+    Ok(g.outcome())
+}
+
+/// A server's messages as they arrive.
+struct Gathered {
+    name: String,
+    normal: bool,
+    /// The server's own host name (its PROBE reply): the prefix of its text.
+    host: String,
+    run: RunResult,
+    options: Vec<(bool, u32, String, String)>,
+    status: u32,
+    stopped: bool,
+}
+
+impl Gathered {
+    fn new(name: &str, normal: bool) -> Gathered {
+        Gathered {
+            name: name.to_string(),
+            normal,
+            host: name.to_string(),
+            run: RunResult::default(),
+            options: Vec::new(),
+            status: 0,
+            stopped: false,
+        }
+    }
+
+    /// Take one message; `false` once the server is done (QUIT).
+    fn take(&mut self, m: frame::Message) -> Result<bool> {
+        let p = &m.payload;
+        match m.op {
+            op::PROBE => {
+                let (host, version) = read::probe_reply(p)?;
+                if self.normal {
+                    println!("hostname={host}, be=0, 64-bit, os=Linux, arch=x86-64, fio={version}");
+                }
+                self.host = host;
+            }
+            op::TEXT => self.text(p),
+            op::JOB_OPT => self.options.push(read::job_opt(p)),
+            op::TS => {
+                // Statistics after a group's: the earlier ones were an interim report.
+                if !self.run.groups.is_empty() {
+                    self.run.jobs.clear();
+                    self.run.groups.clear();
+                }
+                self.run.jobs.push(read::ts(p)?);
+            }
+            op::GS => self.run.groups.push(read::gs(p)?),
+            op::DISK_UTIL => self.run.disks.push(read::disk_util(p)),
+            op::STOP => {
+                self.status = read::stop(p);
+                self.stopped = true;
+            }
+            op::QUIT => return Ok(false),
+            op::START | op::SERVER_START | op::ETA | op::ADD_JOB => {}
+            other => bail!(
+                "client {}: the server sent {}, which ioscope --client does not take yet",
+                self.name,
+                op::name(other)
+            ),
+        }
+        Ok(true)
+    }
+
+    /// The server's text under its name: on stdout with the normal report, errors on
+    /// stderr otherwise (machine output stays clean).
+    fn text(&self, p: &[u8]) {
+        let (level, text) = read::text(p);
+        let lines: String = text
+            .lines()
+            .map(|l| format!("<{}> {l}\n", self.host))
+            .collect();
+        if self.normal {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(lines.as_bytes());
+            let _ = out.flush();
+        } else if level >= msg::ERROR {
+            eprint!("{lines}");
+        }
+    }
+
+    fn outcome(mut self) -> Outcome {
+        for (global, job, name, value) in std::mem::take(&mut self.options) {
+            match (global, self.run.jobs.get_mut(job as usize)) {
+                (true, _) => self.run.global_options.push((name, value)),
+                (false, Some(j)) => j.info.options.push((name, value)),
+                (false, None) => {}
+            }
+        }
+        self.run.meta.hostname = self.host.clone();
+        self.run.meta.report_version = Some("fio-3.42".into());
+        self.run.timestamp_ms = self
+            .run
+            .jobs
+            .iter()
+            .map(|j| j.start_unix_ms)
+            .min()
+            .unwrap_or(0);
+        Outcome {
+            run: HostRun {
+                host: self.name.clone(),
+                result: Some(self.run),
+                ..HostRun::default()
+            },
+            status: self.status,
+        }
+    }
+}

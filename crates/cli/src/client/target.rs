@@ -1,0 +1,155 @@
+//! The client's command line as fio reads it: local flags, then each `--client=HOST`
+//! (or a file of hosts) with the flags and job files that follow it.
+
+use anyhow::{bail, Context as _, Result};
+use std::ffi::OsString;
+
+/// fio's port.
+const DEFAULT_PORT: u16 = 8765;
+
+/// One server and what it is sent.
+pub struct Target {
+    /// As given (`host` or `host,port`), for messages.
+    pub name: String,
+    pub addr: String,
+    /// Flags after its `--client`, sent as they are (JOBLINE).
+    pub args: Vec<String>,
+    pub job_files: Vec<String>,
+}
+
+/// The local flags and each server with its flags and job files, as fio reads them.
+pub fn targets(argv: &[OsString]) -> Result<(Vec<String>, Vec<Target>)> {
+    let mut local = Vec::new();
+    let mut out: Vec<Target> = Vec::new();
+    // Where the targets of the latest --client begin.
+    let mut latest: Option<usize> = None;
+    for a in argv {
+        let a = a
+            .to_str()
+            .with_context(|| format!("--client: argument {a:?} is not UTF-8"))?;
+        if let Some(v) = a
+            .strip_prefix("--client=")
+            .or_else(|| a.strip_prefix("-client="))
+        {
+            latest = Some(out.len());
+            for h in hosts_of(v)? {
+                out.push(Target {
+                    addr: address(&h)?,
+                    name: h,
+                    args: Vec::new(),
+                    job_files: Vec::new(),
+                });
+            }
+            continue;
+        }
+        let Some(first) = latest else {
+            local.push(a.to_string());
+            continue;
+        };
+        for t in &mut out[first..] {
+            match a.starts_with('-') {
+                true => t.args.push(a.to_string()),
+                false => t.job_files.push(a.to_string()),
+            }
+        }
+    }
+    if let Some(t) = out.iter().find(|t| t.job_files.is_empty()) {
+        bail!(
+            "--client={}: no job file for this server (job options on the command line are not sent to servers, as with fio; put them in a job file)",
+            t.name
+        );
+    }
+    if let Some(a) = local
+        .iter()
+        .find(|a| a.starts_with("--name") || a.starts_with("-name"))
+    {
+        bail!("--client: job options on the command line ({a}) are not sent to servers, as with fio; put them in a job file");
+    }
+    Ok((local, out))
+}
+
+/// `--client=VALUE`: a host, or a file listing hosts (one per line).
+fn hosts_of(v: &str) -> Result<Vec<String>> {
+    let p = std::path::Path::new(v);
+    if !v.contains(',') && p.is_file() {
+        let text =
+            std::fs::read_to_string(p).with_context(|| format!("--client={v}: host list"))?;
+        let hosts: Vec<String> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from)
+            .collect();
+        if hosts.is_empty() {
+            bail!("--client={v}: the host list names no host");
+        }
+        return Ok(hosts);
+    }
+    Ok(vec![v.to_string()])
+}
+
+/// fio's `[ip:|ip6:]HOST[,PORT]` as a socket address to connect to.
+fn address(h: &str) -> Result<String> {
+    if h.starts_with("sock:") {
+        bail!("--client={h}: unix-domain sockets (sock:) are not supported; give HOST[,PORT]");
+    }
+    let rest = h
+        .strip_prefix("ip6:")
+        .or_else(|| h.strip_prefix("ip:"))
+        .unwrap_or(h);
+    let (host, port) = match rest.rsplit_once(',') {
+        Some((host, p)) => (
+            host,
+            p.parse::<u16>()
+                .with_context(|| format!("--client={h}: port '{p}' is not a number 0-65535"))?,
+        ),
+        None => (rest, DEFAULT_PORT),
+    };
+    if host.is_empty() {
+        bail!("--client={h}: no host");
+    }
+    Ok(if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    #[test]
+    fn each_server_gets_what_follows_its_client_flag() {
+        let (local, t) = targets(&os(&[
+            "--output-format=json",
+            "--client=a",
+            "--status-interval=1",
+            "a.fio",
+            "--client=b,9000",
+            "b.fio",
+        ]))
+        .unwrap();
+        assert_eq!(local, ["--output-format=json"]);
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            (t[0].addr.as_str(), &t[0].args[..], &t[0].job_files[..]),
+            (
+                "a:8765",
+                &["--status-interval=1".to_string()][..],
+                &["a.fio".to_string()][..]
+            )
+        );
+        assert_eq!(
+            (t[1].addr.as_str(), &t[1].job_files[..]),
+            ("b:9000", &["b.fio".to_string()][..])
+        );
+        assert!(targets(&os(&["--client=a"])).is_err());
+        assert!(address("sock:/x").is_err());
+        assert_eq!(address("ip6:::1,1").unwrap(), "[::1]:1");
+    }
+}
