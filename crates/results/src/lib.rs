@@ -124,6 +124,15 @@ impl Prio {
         };
         format!("{class}/{}", self.level)
     }
+
+    /// The `q`-th percentile of its I/Os' latency, ns: as fio reported it, else from
+    /// its json+ bins.
+    pub fn percentile(&self, q: f64) -> Option<u64> {
+        let reported = self.pct.iter().find(|(x, _)| (x - q).abs() < 1e-9);
+        reported
+            .map(|&(_, ns)| ns)
+            .or_else(|| ioscope_analysis::shape::percentile(&self.bins, q))
+    }
 }
 
 /// Group figures of one direction (fio's `READ: bw=… (…), min-max (…), io=…, run=…`).

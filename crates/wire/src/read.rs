@@ -235,12 +235,13 @@ fn info(p: &[u8], j: &mut JobResult) {
 
 /// A direction's per-priority entries, from the tail the fixed part points to.
 fn prios(p: &[u8], d: usize) -> Vec<PrioStat> {
-    let at = u64_at(p, 183_848 + 8 * d) as usize;
-    let n = u32_at(p, 183_872 + 4 * d) as usize;
     let entry = HIST_LEN + 56 + 8;
+    let at = usize::try_from(u64_at(p, 183_848 + 8 * d)).unwrap_or(usize::MAX);
+    // No more entries than the payload holds, whatever the count says.
+    let fits = p.len().saturating_sub(at) / entry;
+    let n = (u32_at(p, 183_872 + 4 * d) as usize).min(fits);
     (0..n)
         .map(|k| at + k * entry)
-        .filter(|&o| o + entry <= p.len())
         .map(|o| PrioStat {
             ioprio: u32_at(p, o + HIST_LEN + 56) as u16,
             stat: lat_stat(p, o + HIST_LEN),

@@ -11,7 +11,7 @@
 mod host;
 mod target;
 
-use anyhow::{Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use ioscope_report::OutputFormat;
 use ioscope_stats::hosts::{merge_hosts, HostRun};
 use std::ffi::OsString;
@@ -22,7 +22,18 @@ use target::targets;
 /// Run the job files on every server; print the report.
 pub fn main(argv: &[OsString]) -> Result<ExitCode> {
     let (local, targets) = targets(argv)?;
-    let formats = output_formats(local.iter().chain(targets.iter().flat_map(|t| &t.args)))?;
+    // Flags before --client would be the client's own: none but the report's format
+    // is taken yet, and none is ignored.
+    if let Some(a) = local.iter().find(|a| !a.starts_with("--output-format=")) {
+        bail!("--client: {a} before --client is not supported by ioscope --client yet (after --client it is sent to the server)");
+    }
+    let args = || local.iter().chain(targets.iter().flat_map(|t| &t.args));
+    let formats = output_formats(args())?;
+    let terse_version = args()
+        .filter_map(|a| a.strip_prefix("--terse-version="))
+        .next_back()
+        .map_or(Ok(3), str::parse)
+        .context("--terse-version")?;
     let normal = formats.contains(&OutputFormat::Normal);
     let mut jobs = Vec::new();
     for t in &targets {
@@ -58,7 +69,7 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
         })
         .collect();
     let cluster = merge_hosts(hosts);
-    let report = ioscope_report::render_cluster(&cluster, &formats, 3);
+    let report = ioscope_report::render_cluster(&cluster, &formats, terse_version);
     let mut out = std::io::stdout().lock();
     out.write_all(report.as_bytes())?;
     out.flush()?;

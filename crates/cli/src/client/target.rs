@@ -2,10 +2,8 @@
 //! (or a file of hosts) with the flags and job files that follow it.
 
 use anyhow::{bail, Context as _, Result};
+use ioscope_wire::addr::socket_addr;
 use std::ffi::OsString;
-
-/// fio's port.
-const DEFAULT_PORT: u16 = 8765;
 
 /// One server and what it is sent.
 pub struct Target {
@@ -90,29 +88,7 @@ fn hosts_of(v: &str) -> Result<Vec<String>> {
 
 /// fio's `[ip:|ip6:]HOST[,PORT]` as a socket address to connect to.
 fn address(h: &str) -> Result<String> {
-    if h.starts_with("sock:") {
-        bail!("--client={h}: unix-domain sockets (sock:) are not supported; give HOST[,PORT]");
-    }
-    let rest = h
-        .strip_prefix("ip6:")
-        .or_else(|| h.strip_prefix("ip:"))
-        .unwrap_or(h);
-    let (host, port) = match rest.rsplit_once(',') {
-        Some((host, p)) => (
-            host,
-            p.parse::<u16>()
-                .with_context(|| format!("--client={h}: port '{p}' is not a number 0-65535"))?,
-        ),
-        None => (rest, DEFAULT_PORT),
-    };
-    if host.is_empty() {
-        bail!("--client={h}: no host");
-    }
-    Ok(if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    })
+    socket_addr(h, None).map_err(|e| anyhow::anyhow!("--client={e}"))
 }
 
 #[cfg(test)]

@@ -174,11 +174,7 @@ fn prio_value(p: &Prio, metric: &str) -> Option<f64> {
         return shape::mean_var(&p.bins).map(|(mean, _)| mean);
     }
     let q: f64 = metric.strip_prefix("clat_p")?.parse().ok()?;
-    let reported = p.pct.iter().find(|(x, _)| (x - q).abs() < 1e-9);
-    let v = reported
-        .map(|&(_, ns)| ns)
-        .or_else(|| shape::percentile(&p.bins, q))?;
-    Some(v as f64)
+    p.percentile(q).map(|v| v as f64)
 }
 
 /// The values of a per-priority metric over a side's repetitions.

@@ -13,13 +13,11 @@ mod link;
 mod session;
 
 use crate::command::Context;
-use anyhow::{bail, Context as _, Result};
+use anyhow::{anyhow, Context as _, Result};
+use ioscope_wire::addr::socket_addr;
 use std::io::Write;
 use std::net::TcpListener;
 use std::process::ExitCode;
-
-/// fio's port.
-const DEFAULT_PORT: u16 = 8765;
 
 /// Listen and serve clients until killed.
 pub fn main(cx: &Context, arg: Option<&str>) -> Result<ExitCode> {
@@ -49,53 +47,8 @@ pub fn main(cx: &Context, arg: Option<&str>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// fio's `[ip:|ip6:]HOST[,PORT]` (`,PORT` alone: the default host) as a socket address.
+/// fio's `[ip:|ip6:]HOST[,PORT]` (`,PORT` alone or no address: the loopback).
 fn listen_addr(arg: Option<&str>) -> Result<String> {
-    let arg = arg.unwrap_or("");
-    if arg.starts_with("sock:") {
-        bail!("--server={arg}: unix-domain sockets (sock:) are not supported; give ip:HOST,PORT");
-    }
-    let (v6, rest) = match (arg.strip_prefix("ip6:"), arg.strip_prefix("ip:")) {
-        (Some(r), _) => (true, r),
-        (_, Some(r)) => (false, r),
-        _ => (arg.contains(':') && !arg.contains('.'), arg),
-    };
-    let (host, port) = match rest.rsplit_once(',') {
-        Some((h, p)) => {
-            let port: u16 = p
-                .parse()
-                .with_context(|| format!("--server={arg}: port '{p}' is not a number 0-65535"))?;
-            (h, port)
-        }
-        None => (rest, DEFAULT_PORT),
-    };
-    let host = match (host, v6) {
-        ("", false) | ("localhost", false) => "127.0.0.1",
-        ("", true) | ("localhost", true) => "::1",
-        (h, _) => h,
-    };
-    Ok(if v6 || host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::listen_addr;
-
-    #[test]
-    fn addresses_as_fio_writes_them() {
-        assert_eq!(listen_addr(None).unwrap(), "127.0.0.1:8765");
-        assert_eq!(
-            listen_addr(Some("ip:0.0.0.0,9000")).unwrap(),
-            "0.0.0.0:9000"
-        );
-        assert_eq!(listen_addr(Some(",9000")).unwrap(), "127.0.0.1:9000");
-        assert_eq!(listen_addr(Some("ip6:::1,9000")).unwrap(), "[::1]:9000");
-        assert_eq!(listen_addr(Some("10.0.0.1")).unwrap(), "10.0.0.1:8765");
-        assert!(listen_addr(Some("sock:/tmp/s")).is_err());
-        assert!(listen_addr(Some("ip:h,99999")).is_err());
-    }
+    let loopback = Some(("127.0.0.1", "::1"));
+    socket_addr(arg.unwrap_or(""), loopback).map_err(|e| anyhow!("--server={e}"))
 }

@@ -109,13 +109,7 @@ pub fn rows(l: &Loaded) -> Vec<Row<'_>> {
 /// The figures of one priority's I/Os in a direction: its rate, its latency from fio's
 /// percentiles (or its json+ bins), no bandwidth or bytes (fio reports only I/Os).
 fn prio_figures(x: &Dir, p: &Prio) -> Figures {
-    let pct = |q: f64| {
-        let reported = p.pct.iter().find(|(x, _)| (x - q).abs() < 1e-9);
-        let ns = reported
-            .map(|&(_, ns)| ns)
-            .or_else(|| shape::percentile(&p.bins, q));
-        ns.map(|v| v as f64)
-    };
+    let pct = |q: f64| p.percentile(q).map(|v| v as f64);
     let secs = x.runtime_ms as f64 / 1000.0;
     Figures {
         iops: if secs > 0.0 {
