@@ -356,7 +356,7 @@ fn fio_face(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     let genesis = Instant::now();
     match fio::front(cx, args)? {
         Front::Done(code) => Ok(code),
-        Front::Serve(addr) => crate::server::main(cx, addr.as_deref()),
+        Front::Serve(how) => crate::server::main(cx, &how),
         Front::Client(argv) => crate::client::main(&argv),
         Front::Run(inv) => match cluster::launched()? {
             Some(l) => cluster::main(&inv, l),

@@ -50,11 +50,11 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "merge-blktrace-only"),
     // not_yet_flags_are_refused_also_by_parse_only
     ("fio", "cpuclock-test"),
-    ("fio", "crctest"), // verify.rs crctest_times_the_checksums_fio_lists
-    ("fio", "server"),  // server.rs (every test)
-    ("fio", "client"),  // server.rs (an ioscope client with fio and ioscope servers)
-    ("fio", "daemonize"),
-    ("fio", "remote-config"),
+    ("fio", "crctest"),       // verify.rs crctest_times_the_checksums_fio_lists
+    ("fio", "server"),        // server.rs (every test)
+    ("fio", "client"),        // server.rs (an ioscope client with fio and ioscope servers)
+    ("fio", "daemonize"),     // server.rs fios_client_server_harness_passes
+    ("fio", "remote-config"), // server.rs interim_reports_and_remote_job_files
     ("fio", "idle-prof"),
     ("fio", "trigger-file"),
     ("fio", "trigger-timeout"),
@@ -829,8 +829,6 @@ fn not_yet_flags_are_refused_also_by_parse_only() {
     let d = tmpdir();
     let flags = [
         "--cpuclock-test",
-        "--daemonize=pid",
-        "--remote-config=j.fio",
         "--idle-prof=system",
         "--trigger-file=f",
         "--trigger-timeout=10",

@@ -4,6 +4,7 @@
 //! machine without it or Open MPI skips these tests visibly (and fails them under
 //! CI=true).
 
+use crate::common::netns::NetHosts;
 use crate::common::*;
 
 use serde_json::Value;
@@ -394,110 +395,50 @@ fn sigusr1_on_mpirun_stops_gracefully_with_the_whole_report() {
     assert_eq!(v["ioscope"]["signal"], "SIGUSR1", "{stderr}");
 }
 
-/// Three "hosts" on one machine: network namespaces on a private bridge, each with its
-/// own host name, reached by mpirun through `ip netns exec` instead of ssh.
-struct NetHosts {
-    names: Vec<String>,
-    bridge: String,
-    subnet: String,
-    dir: tempfile::TempDir,
-}
-
-fn ip(args: &[&str]) -> Result<(), String> {
-    let o = Command::new("ip")
-        .args(args)
-        .output()
-        .map_err(|e| format!("ip: {e}"))?;
-    if o.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "ip {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&o.stderr).trim()
-        ))
-    }
-}
-
-impl NetHosts {
-    fn new(n: usize) -> Result<NetHosts, String> {
-        let id = std::process::id() % 200 + 20;
-        let h = NetHosts {
-            names: (0..n).map(|i| format!("iosh{id}n{i}")).collect(),
-            bridge: format!("iosbr{id}"),
-            subnet: format!("10.{id}.77"),
-            dir: tmpdir(),
-        };
-        ip(&["link", "add", &h.bridge, "type", "bridge"])?;
-        ip(&[
-            "addr",
-            "add",
-            &format!("{}.1/24", h.subnet),
-            "dev",
-            &h.bridge,
-        ])?;
-        ip(&["link", "set", &h.bridge, "up"])?;
-        for (i, name) in h.names.iter().enumerate() {
-            let veth = format!("v{name}");
-            ip(&["netns", "add", name])?;
-            ip(&[
-                "link", "add", &veth, "type", "veth", "peer", "name", "eth0", "netns", name,
-            ])?;
-            ip(&["link", "set", &veth, "master", &h.bridge, "up"])?;
-            let addr = format!("{}.{}/24", h.subnet, 11 + i);
-            ip(&["-n", name, "addr", "add", &addr, "dev", "eth0"])?;
-            ip(&["-n", name, "link", "set", "eth0", "up"])?;
-            ip(&["-n", name, "link", "set", "lo", "up"])?;
-        }
-        // mpirun runs AGENT HOST <orted command line for a shell>. Each host gets its
-        // own host name and mount namespace; every host but the first mounts a private
-        // tmpfs over the directory named in `private-dir` (when that file exists), so
-        // that files written there are on that host only.
-        let dir = h.dir.path().display().to_string();
-        let agent = h.dir.path().join("netns-agent");
-        let host = h.dir.path().join("netns-host");
-        std::fs::write(
-            &agent,
-            format!(
-                "#!/bin/sh\nhost=$1; shift\nexec ip netns exec \"$host\" unshare --uts --mount {dir}/netns-host \"$host\" \"$@\"\n"
-            ),
-        )
+/// Three "hosts" on one machine (`common::netns`), reached by mpirun through `ip netns
+/// exec` instead of ssh: `netns-agent` and `hosts` in the hosts' scratch directory.
+///
+/// mpirun runs AGENT HOST <orted command line for a shell>. Each host gets its own
+/// host name and mount namespace; every host but the first mounts a private tmpfs
+/// over the directory named in `private-dir` (when that file exists), so that files
+/// written there are on that host only.
+fn mpi_hosts(n: usize) -> Result<NetHosts, String> {
+    let h = NetHosts::new(n)?;
+    let dir = h.dir.path().display().to_string();
+    let agent = h.dir.path().join("netns-agent");
+    let host = h.dir.path().join("netns-host");
+    std::fs::write(
+        &agent,
+        format!(
+            "#!/bin/sh\nhost=$1; shift\nexec ip netns exec \"$host\" unshare --uts --mount {dir}/netns-host \"$host\" \"$@\"\n"
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    std::fs::write(
+        &host,
+        format!(
+            "#!/bin/sh\nhostname \"$1\"\nprivate=$(cat {dir}/private-dir 2>/dev/null)\n\
+             if [ \"$1\" != {first} ] && [ -n \"$private\" ]; then\n\
+             mount -t tmpfs ioscope-test \"$private\" || exit 1\nfi\nshift\nexec /bin/sh -c \"$*\"\n",
+            first = h.names[0]
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    Command::new("chmod")
+        .arg("+x")
+        .arg(&agent)
+        .arg(&host)
+        .status()
         .map_err(|e| e.to_string())?;
-        std::fs::write(
-            &host,
-            format!(
-                "#!/bin/sh\nhostname \"$1\"\nprivate=$(cat {dir}/private-dir 2>/dev/null)\n\
-                 if [ \"$1\" != {first} ] && [ -n \"$private\" ]; then\n\
-                 mount -t tmpfs ioscope-test \"$private\" || exit 1\nfi\nshift\nexec /bin/sh -c \"$*\"\n",
-                first = h.names[0]
-            ),
-        )
-        .map_err(|e| e.to_string())?;
-        Command::new("chmod")
-            .arg("+x")
-            .arg(&agent)
-            .arg(&host)
-            .status()
-            .map_err(|e| e.to_string())?;
-        let hostfile: String = h.names.iter().map(|n| format!("{n} slots=1\n")).collect();
-        std::fs::write(h.dir.path().join("hosts"), hostfile).map_err(|e| e.to_string())?;
-        Ok(h)
-    }
-}
-
-impl Drop for NetHosts {
-    fn drop(&mut self) {
-        for n in &self.names {
-            let _ = ip(&["netns", "del", n]);
-        }
-        let _ = ip(&["link", "del", &self.bridge]);
-    }
+    let hostfile: String = h.names.iter().map(|n| format!("{n} slots=1\n")).collect();
+    std::fs::write(h.dir.path().join("hosts"), hostfile).map_err(|e| e.to_string())?;
+    Ok(h)
 }
 
 #[test]
 fn three_network_namespace_hosts_in_one_report() {
     require!(Prereq::Mpi, Prereq::NetNs);
-    let hosts = match NetHosts::new(3) {
+    let hosts = match mpi_hosts(3) {
         Ok(h) => h,
         Err(e) => skip!("network namespaces on a bridge: {e}"),
     };

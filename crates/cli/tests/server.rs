@@ -3,6 +3,7 @@
 //! and a server refuses a foreign protocol, stops the jobs of a client that quits or
 //! goes away, and serves the next.
 
+use crate::common::netns::NetHosts;
 use crate::common::*;
 use ioscope_wire::frame;
 use serde_json::Value;
@@ -15,14 +16,28 @@ use std::time::{Duration, Instant};
 /// A server process, killed when dropped.
 struct Server {
     child: Child,
+    ip: String,
     port: u16,
 }
 
 impl Server {
     /// ioscope on a port of the kernel's choosing, read from its first line.
     fn ioscope(dir: &Path) -> Server {
-        let mut child = Command::new(bin())
-            .arg("--server=ip:127.0.0.1,0")
+        let mut c = Command::new(bin());
+        c.arg("--server=ip:127.0.0.1,0");
+        Server::ioscope_by(c, dir, "127.0.0.1")
+    }
+
+    /// ioscope on host `i` of `hosts`, on fio's port.
+    fn ioscope_on(hosts: &NetHosts, i: usize, dir: &Path) -> Server {
+        let mut c = hosts.command(i, &bin());
+        c.arg(format!("--server=ip:{}", hosts.addr(i)));
+        Server::ioscope_by(c, dir, &hosts.addr(i))
+    }
+
+    /// `c` (an `ioscope --server`), once its first line says it listens on `ip`.
+    fn ioscope_by(mut c: Command, dir: &Path, ip: &str) -> Server {
+        let mut child = c
             .current_dir(dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -40,10 +55,14 @@ impl Server {
             .and_then(|p| p.parse().ok())
             .unwrap_or_else(|| panic!("no port in {line:?}"));
         assert!(
-            line.starts_with("ioscope: fio server listening on 127.0.0.1,"),
+            line.starts_with(&format!("ioscope: fio server listening on {ip},")),
             "{line}"
         );
-        Server { child, port }
+        Server {
+            child,
+            ip: ip.to_string(),
+            port,
+        }
     }
 
     /// fio 3.42's server on a free port, once it accepts connections.
@@ -52,26 +71,42 @@ impl Server {
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let child = Command::new(fio342_path())
-            .arg(format!("--server=ip:127.0.0.1,{port}"))
+        let mut c = Command::new(fio342_path());
+        c.arg(format!("--server=ip:127.0.0.1,{port}"));
+        Server::fio_by(c, dir, "127.0.0.1", port)
+    }
+
+    /// fio 3.42's server on host `i` of `hosts`, on the port after fio's.
+    fn fio_on(hosts: &NetHosts, i: usize, dir: &Path) -> Server {
+        let mut c = hosts.command(i, &fio342_path());
+        c.arg(format!("--server=ip:{},8766", hosts.addr(i)));
+        Server::fio_by(c, dir, &hosts.addr(i), 8766)
+    }
+
+    fn fio_by(mut c: Command, dir: &Path, ip: &str, port: u16) -> Server {
+        let child = c
             .current_dir(dir)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("spawn fio --server");
         let start = Instant::now();
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        while TcpStream::connect((ip, port)).is_err() {
             assert!(
                 start.elapsed() < Duration::from_secs(30),
-                "fio --server never listened"
+                "fio --server never listened on {ip},{port}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        Server { child, port }
+        Server {
+            child,
+            ip: ip.to_string(),
+            port,
+        }
     }
 
     fn client(&self) -> String {
-        format!("--client=127.0.0.1,{}", self.port)
+        format!("--client={},{}", self.ip, self.port)
     }
 }
 
@@ -87,14 +122,19 @@ const JOBS: &str = "[global]\nioengine=null\nsize=8m\nbs=4k\n\n[seqread]\nrw=rea
 /// fio's client against two servers with `--output-format=json` after each
 /// `--client` (sent to the server, as fio's client does): its JSON document.
 fn client_json(dir: &Path, servers: &[&Server]) -> Value {
+    client_json_by(&fio342_path(), dir, servers)
+}
+
+/// [`client_json`] with `client` (fio or ioscope) as the client.
+fn client_json_by(client: &Path, dir: &Path, servers: &[&Server]) -> Value {
     std::fs::write(dir.join("j.fio"), JOBS).unwrap();
     let mut args: Vec<String> = Vec::new();
     for s in servers {
         args.extend([s.client(), "--output-format=json".into(), "j.fio".into()]);
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let r = run_tool(&fio342_path(), dir, &args, &[]);
-    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let r = run_tool(client, dir, &args, &[]);
+    assert_eq!(r.code, 0, "{}: {}{}", client.display(), r.stdout, r.stderr);
     serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
 }
 
@@ -234,6 +274,33 @@ fn interim_reports_and_remote_job_files() {
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("issued rwts: total="), "{}", r.stdout);
     assert_eq!(r.stdout.matches("paced: (groupid=0, jobs=1)").count(), 1);
+    // ioscope's client sends it too, to a fio server and to its own, in both of
+    // fio's spellings.
+    std::fs::write(d.path().join("j.fio"), JOBS).unwrap();
+    let path = d.path().join("j.fio").display().to_string();
+    let f = Server::fio(d.path());
+    for (server, form) in [(&f, 0), (&s, 1)] {
+        let by_eq = format!("--remote-config={path}");
+        let args: Vec<&str> = match form {
+            0 => vec![&by_eq],
+            _ => vec!["--remote-config", &path],
+        };
+        let client = server.client();
+        let args = [&[&*client, "--output-format=json"][..], &args].concat();
+        let r = run_in(d.path(), &args);
+        assert_eq!(r.code, 0, "{args:?}: {}{}", r.stdout, r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let got: Vec<_> = per_host(&v).into_iter().map(|e| (e.0, e.1)).collect();
+        assert_eq!(
+            got,
+            [
+                ("All clients".to_string(), (8 << 20, 8 << 20, 2048, 512)),
+                ("randwrite".to_string(), (0, 8 << 20, 0, 512)),
+                ("seqread".to_string(), (8 << 20, 0, 2048, 0)),
+            ],
+            "{args:?}"
+        );
+    }
 }
 
 /// The host name the server's PROBE reply carries (uname's node name).
@@ -469,4 +536,156 @@ fn client_flags_before_client_are_refused() {
         "{}",
         r.stderr
     );
+}
+
+/// fio 3.42's own client/server test, `t/client_server.py` (four servers on ports
+/// 8765–8768 started with `--daemonize`, eleven runs checking each server's jobs, the
+/// global options per server and the percentiles of "All clients"), passes with
+/// ioscope as the binary, and with ioscope on one side and fio 3.42 on the other.
+#[test]
+fn fios_client_server_harness_passes() {
+    require!(Prereq::Fio342, Prereq::Fio342Harness);
+    let d = tmpdir();
+    let wrapper = |name: &str, server: &Path, client: &Path| {
+        let p = d.path().join(name);
+        let text = format!(
+            "#!/bin/sh\ncase \"$*\" in *--server*) exec {} \"$@\";; *) exec {} \"$@\";; esac\n",
+            server.display(),
+            client.display()
+        );
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        p
+    };
+    let fio = fio342_path();
+    let runs = [
+        ("ioscope", bin(), ""),
+        (
+            "fio's client, ioscope's servers",
+            wrapper("fio-client", &bin(), &fio),
+            "5 11",
+        ),
+        (
+            "ioscope's client, fio's servers",
+            wrapper("ioscope-client", &fio, &bin()),
+            "5 11",
+        ),
+    ];
+    for (i, (what, exe, only)) in runs.iter().enumerate() {
+        let art = d.path().join(format!("art{i}"));
+        let mut c = Command::new("python3");
+        c.arg(fio342_t().join("client_server.py"))
+            .arg("-f")
+            .arg(exe)
+            .arg("-a")
+            .arg(&art)
+            .current_dir(d.path());
+        if !only.is_empty() {
+            c.arg("-o").args(only.split(' '));
+        }
+        let out = c.output().expect("python3 t/client_server.py");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let want = if only.is_empty() {
+            "11 test(s) passed, 0 failed, 0 skipped"
+        } else {
+            "2 test(s) passed, 0 failed, 9 skipped"
+        };
+        assert!(
+            out.status.success() && text.contains(want),
+            "{what}: {}\n{text}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Test 5: four servers ran three jobs each; "All clients" adds them up.
+        let doc = std::fs::read_to_string(art.join("0005/client_server005.output")).unwrap();
+        let v: Value = serde_json::from_str(&doc[doc.find('{').unwrap()..]).unwrap();
+        let stats = v["client_stats"].as_array().unwrap();
+        let (all, hosts): (Vec<&Value>, Vec<&Value>) =
+            stats.iter().partition(|e| e["jobname"] == "All clients");
+        assert_eq!((hosts.len(), all.len()), (12, 1), "{what}");
+        let ios = |e: &Value| e["read"]["total_ios"].as_u64().unwrap();
+        assert_eq!(
+            ios(all[0]),
+            hosts.iter().map(|e| ios(e)).sum::<u64>(),
+            "{what}"
+        );
+        let ports: std::collections::BTreeSet<u64> =
+            hosts.iter().map(|e| e["port"].as_u64().unwrap()).collect();
+        assert_eq!(
+            ports.into_iter().collect::<Vec<_>>(),
+            [8765, 8766, 8767, 8768]
+        );
+    }
+}
+
+/// Two hosts (network namespaces, each with its own address and host name), each
+/// running an ioscope server and a fio 3.42 server; the client on this machine. Every
+/// pairing — fio's client with ioscope's servers, ioscope's client with fio's, and
+/// ioscope's with ioscope's — reports what fio's client reports from fio's servers:
+/// per host each job's bytes and I/Os under the address it was reached at, the same
+/// JSON keys, and "All clients" adding up both hosts.
+#[test]
+fn clients_and_servers_on_two_network_hosts() {
+    require!(Prereq::Fio342, Prereq::NetNs);
+    let hosts = match NetHosts::new(2) {
+        Ok(h) => h,
+        Err(e) => skip!("network namespaces on a bridge: {e}"),
+    };
+    let d = tmpdir();
+    let ours = [0, 1].map(|i| Server::ioscope_on(&hosts, i, d.path()));
+    let fios = [0, 1].map(|i| Server::fio_on(&hosts, i, d.path()));
+    let (fio, ioscope) = (fio342_path(), bin());
+    let base = client_json(d.path(), &[&fios[0], &fios[1]]);
+    let split = |v: &Value| -> (Vec<Entry>, Vec<Entry>) {
+        per_host(v).into_iter().partition(|e| e.0 != "All clients")
+    };
+    let (want_hosts, want_all) = split(&base);
+    let addrs = |v: &Value| -> Vec<String> {
+        let mut a: Vec<String> = v["client_stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["jobname"] != "All clients")
+            .map(|e| e["hostname"].as_str().unwrap_or("").to_string())
+            .collect();
+        a.sort();
+        a.dedup();
+        a
+    };
+    assert_eq!(addrs(&base), [hosts.addr(0), hosts.addr(1)]);
+    for (what, client, servers) in [
+        ("fio's client, ioscope's servers", &fio, &ours),
+        ("ioscope's client, fio's servers", &ioscope, &fios),
+        ("ioscope's client, ioscope's servers", &ioscope, &ours),
+    ] {
+        let v = client_json_by(client, d.path(), &[&servers[0], &servers[1]]);
+        let (got_hosts, got_all) = split(&v);
+        assert_eq!(got_hosts, want_hosts, "{what} (left), fio's (right)");
+        assert_eq!(addrs(&v), addrs(&base), "{what}");
+        // "All clients": both hosts' 16 MiB read and written, with fio's keys.
+        assert_eq!(
+            got_all[0].1,
+            (16 << 20, 16 << 20, 4096, 1024),
+            "{what}: {got_all:?}"
+        );
+        assert_eq!(got_all[0].2, want_all[0].2, "{what}: All clients keys");
+    }
+    // The normal report names each host by the name it gave itself.
+    let r = run_in(
+        d.path(),
+        &[&ours[0].client(), "j.fio", &ours[1].client(), "j.fio"],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    for n in &hosts.names {
+        assert!(
+            r.stdout.contains(&format!("hostname={n}, ")),
+            "{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains(&format!("<{n}> Starting 2 processes")),
+            "{}",
+            r.stdout
+        );
+    }
 }

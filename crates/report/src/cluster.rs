@@ -18,7 +18,7 @@ use ioscope_stats::hosts::{ClusterResult, HostRun, Ran, ALL_CLIENTS};
 use serde_json::{Map, Value};
 
 /// Whether the aggregate is reported: more than one entry over all hosts.
-fn with_aggregate(c: &ClusterResult) -> bool {
+pub(crate) fn with_aggregate(c: &ClusterResult) -> bool {
     let entries: usize = c
         .hosts
         .iter()
@@ -153,7 +153,7 @@ pub fn cluster_json_value(c: &ClusterResult, plus: bool) -> Value {
 }
 
 /// A rank in `ioscope.hosts`: where it ran, when its jobs started, what went wrong.
-fn host_value(h: &HostRun) -> Value {
+pub(crate) fn host_value(h: &HostRun) -> Value {
     let mut o = Map::new();
     o.insert("rank".into(), h.rank.into());
     o.insert("hostname".into(), h.host.clone().into());

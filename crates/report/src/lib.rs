@@ -9,6 +9,7 @@
 //! reports a run on many hosts (MPI ranks) the way fio's client mode does.
 
 pub mod calc;
+pub mod clients;
 pub mod cluster;
 pub mod json;
 pub mod normal;
@@ -19,6 +20,7 @@ pub mod terse;
 #[cfg(test)]
 mod testdata;
 
+pub use clients::{render_clients, Endpoint};
 pub use cluster::{ran_json_value, render_cluster, render_ran};
 pub use json::write_json;
 pub use normal::{job_header_line, write_normal};

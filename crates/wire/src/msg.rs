@@ -296,6 +296,16 @@ pub fn job_line_request(args: &[String]) -> Vec<u8> {
     b
 }
 
+/// A client's LOAD_FILE (`--remote-config`): a job file on the server's side, by path.
+pub fn load_file_request(path: &str) -> Vec<u8> {
+    let mut b = Vec::with_capacity(path.len() + 5);
+    b.extend_from_slice(&(path.len() as u16).to_le_bytes());
+    b.extend_from_slice(&1u16.to_le_bytes());
+    b.extend_from_slice(path.as_bytes());
+    b.push(0);
+    b
+}
+
 /// A client's JOB: the job file's text with its NUL.
 pub fn job_request(text: &str) -> Vec<u8> {
     let mut b = Vec::with_capacity(text.len() + 9);
@@ -318,6 +328,10 @@ mod tests {
         p.extend_from_slice(&[22, 0]);
         p.extend_from_slice(b"--output-format=json+\0");
         assert_eq!(job_line(&p).unwrap(), ["--output-format=json+"]);
+        assert_eq!(
+            load_file(&load_file_request("/srv/j.fio")).unwrap(),
+            "/srv/j.fio"
+        );
         let mut j = Vec::new();
         j.extend_from_slice(&(8192u32 + 10).to_le_bytes());
         j.extend_from_slice(&1u32.to_le_bytes());

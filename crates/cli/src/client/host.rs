@@ -12,6 +12,9 @@ use ioscope_wire::read;
 use std::io::Write;
 use std::net::TcpStream;
 
+/// Where the report and the servers' text go: stdout or `--output`.
+pub type Sink = std::sync::Mutex<Box<dyn Write + Send>>;
+
 /// What one server gave.
 pub struct Outcome {
     pub run: HostRun,
@@ -32,7 +35,8 @@ impl Outcome {
 }
 
 /// Run `texts` on the server; its failure is its host's error, not the others'.
-pub fn run(t: &Target, texts: &[String], normal: bool) -> Outcome {
+/// `normal`: where the server's text goes as it comes (with the normal report only).
+pub fn run(t: &Target, texts: &[String], normal: Option<&Sink>) -> Outcome {
     match session(t, texts, normal) {
         Ok(o) => o,
         Err(e) => {
@@ -43,7 +47,7 @@ pub fn run(t: &Target, texts: &[String], normal: bool) -> Outcome {
     }
 }
 
-fn session(t: &Target, texts: &[String], normal: bool) -> Result<Outcome> {
+fn session(t: &Target, texts: &[String], normal: Option<&Sink>) -> Result<Outcome> {
     let mut s = TcpStream::connect(&t.addr)
         .with_context(|| format!("client {}: cannot connect to {}", t.name, t.addr))?;
     let _ = s.set_nodelay(true);
@@ -54,6 +58,9 @@ fn session(t: &Target, texts: &[String], normal: bool) -> Result<Outcome> {
     }
     for text in texts {
         frame::send(&mut s, op::JOB, 0, &msg::job_request(text))?;
+    }
+    for path in &t.remote_files {
+        frame::send(&mut s, op::LOAD_FILE, 0, &msg::load_file_request(path))?;
     }
     frame::send(&mut s, op::RUN, 0, &[])?;
     let mut g = Gathered::new(&t.name, normal);
@@ -75,9 +82,9 @@ fn session(t: &Target, texts: &[String], normal: bool) -> Result<Outcome> {
 }
 
 /// A server's messages as they arrive.
-struct Gathered {
+struct Gathered<'a> {
     name: String,
-    normal: bool,
+    normal: Option<&'a Sink>,
     /// The server's own host name (its PROBE reply): the prefix of its text.
     host: String,
     run: RunResult,
@@ -86,8 +93,8 @@ struct Gathered {
     stopped: bool,
 }
 
-impl Gathered {
-    fn new(name: &str, normal: bool) -> Gathered {
+impl<'a> Gathered<'a> {
+    fn new(name: &str, normal: Option<&'a Sink>) -> Gathered<'a> {
         Gathered {
             name: name.to_string(),
             normal,
@@ -105,9 +112,9 @@ impl Gathered {
         match m.op {
             op::PROBE => {
                 let (host, version) = read::probe_reply(p)?;
-                if self.normal {
-                    println!("hostname={host}, be=0, 64-bit, os=Linux, arch=x86-64, fio={version}");
-                }
+                self.say(&format!(
+                    "hostname={host}, be=0, 64-bit, os=Linux, arch=x86-64, fio={version}\n"
+                ));
                 self.host = host;
             }
             op::TEXT => self.text(p),
@@ -137,20 +144,29 @@ impl Gathered {
         Ok(true)
     }
 
-    /// The server's text under its name: on stdout with the normal report, errors on
-    /// stderr otherwise (machine output stays clean).
+    /// The server's text under its name: with the normal report, where it goes;
+    /// errors on stderr otherwise (machine output stays clean). A blank line is
+    /// fio's separator before a server's statistics, which the report writes itself.
     fn text(&self, p: &[u8]) {
         let (level, text) = read::text(p);
         let lines: String = text
             .lines()
+            .filter(|l| !l.trim().is_empty())
             .map(|l| format!("<{}> {l}\n", self.host))
             .collect();
-        if self.normal {
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(lines.as_bytes());
-            let _ = out.flush();
+        if self.normal.is_some() {
+            self.say(&lines);
         } else if level >= msg::ERROR {
             eprint!("{lines}");
+        }
+    }
+
+    /// Write to the normal report's output as it comes (nothing without it).
+    fn say(&self, text: &str) {
+        let Some(sink) = self.normal else { return };
+        if let Ok(mut out) = sink.lock() {
+            let _ = out.write_all(text.as_bytes());
+            let _ = out.flush();
         }
     }
 

@@ -11,29 +11,42 @@
 mod host;
 mod target;
 
-use anyhow::{bail, Context as _, Result};
-use ioscope_report::OutputFormat;
+use anyhow::{anyhow, bail, Context as _, Result};
+use ioscope_report::{Endpoint, OutputFormat};
 use ioscope_stats::hosts::{merge_hosts, HostRun};
 use std::ffi::OsString;
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Mutex;
+use host::Sink;
 use target::targets;
+
+/// The client's own flags: those before the first `--client`.
+const LOCAL_FLAGS: [&str; 3] = ["--output-format=", "--output=", "--terse-version="];
 
 /// Run the job files on every server; print the report.
 pub fn main(argv: &[OsString]) -> Result<ExitCode> {
     let (local, targets) = targets(argv)?;
-    // Flags before --client would be the client's own: none but the report's format
-    // is taken yet, and none is ignored.
-    if let Some(a) = local.iter().find(|a| !a.starts_with("--output-format=")) {
+    // None of the client's own flags is ignored: those not taken yet are refused.
+    if let Some(a) = local
+        .iter()
+        .find(|a| !LOCAL_FLAGS.iter().any(|f| a.starts_with(f)))
+    {
         bail!("--client: {a} before --client is not supported by ioscope --client yet (after --client it is sent to the server)");
     }
     let args = || local.iter().chain(targets.iter().flat_map(|t| &t.args));
     let formats = output_formats(args())?;
-    let terse_version = args()
-        .filter_map(|a| a.strip_prefix("--terse-version="))
-        .next_back()
+    let terse_version = last_value(args(), "--terse-version=")
         .map_or(Ok(3), str::parse)
         .context("--terse-version")?;
+    let sink: Sink = Mutex::new(match last_value(local.iter(), "--output=") {
+        Some(p) => Box::new(
+            ioscope_fs::open_output(Path::new(p), false)
+                .with_context(|| format!("--output={p}"))?,
+        ),
+        None => Box::new(std::io::stdout()),
+    });
     let normal = formats.contains(&OutputFormat::Normal);
     let mut jobs = Vec::new();
     for t in &targets {
@@ -49,7 +62,7 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
         let handles: Vec<_> = targets
             .iter()
             .zip(&jobs)
-            .map(|(t, texts)| s.spawn(move || host::run(t, texts, normal)))
+            .map(|(t, texts)| s.spawn(|| host::run(t, texts, normal.then_some(&sink))))
             .collect();
         handles
             .into_iter()
@@ -69,8 +82,9 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
         })
         .collect();
     let cluster = merge_hosts(hosts);
-    let report = ioscope_report::render_cluster(&cluster, &formats, terse_version);
-    let mut out = std::io::stdout().lock();
+    let at: Vec<Endpoint> = targets.iter().map(|t| t.at.clone()).collect();
+    let report = ioscope_report::render_clients(&cluster, &at, &formats, terse_version);
+    let mut out = sink.lock().map_err(|_| anyhow!("--client: output lost"))?;
     out.write_all(report.as_bytes())?;
     out.flush()?;
     Ok(if failed {
@@ -80,11 +94,13 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
     })
 }
 
+/// The value of the last `PREFIXvalue` among `args`.
+fn last_value<'a>(args: impl Iterator<Item = &'a String>, prefix: &str) -> Option<&'a str> {
+    args.filter_map(|a| a.strip_prefix(prefix)).last()
+}
+
 /// The last `--output-format` given (locally or for a server); normal when none.
 fn output_formats<'a>(args: impl Iterator<Item = &'a String>) -> Result<Vec<OutputFormat>> {
-    let v = args
-        .filter_map(|a| a.strip_prefix("--output-format="))
-        .last()
-        .unwrap_or("normal");
+    let v = last_value(args, "--output-format=").unwrap_or("normal");
     ioscope_report::parse_formats(v).map_err(|e| anyhow::anyhow!("--output-format: {e}"))
 }

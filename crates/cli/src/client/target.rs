@@ -2,7 +2,8 @@
 //! (or a file of hosts) with the flags and job files that follow it.
 
 use anyhow::{bail, Context as _, Result};
-use ioscope_wire::addr::socket_addr;
+use ioscope_report::Endpoint;
+use ioscope_wire::addr::{socket_addr, DEFAULT_PORT};
 use std::ffi::OsString;
 
 /// One server and what it is sent.
@@ -10,9 +11,13 @@ pub struct Target {
     /// As given (`host` or `host,port`), for messages.
     pub name: String,
     pub addr: String,
+    /// The host and port as the report names them (fio's `hostname`, `port`).
+    pub at: Endpoint,
     /// Flags after its `--client`, sent as they are (JOBLINE).
     pub args: Vec<String>,
     pub job_files: Vec<String>,
+    /// `--remote-config=PATH`: job files on the server's side, loaded there.
+    pub remote_files: Vec<String>,
 }
 
 /// The local flags and each server with its flags and job files, as fio reads them.
@@ -21,7 +26,8 @@ pub fn targets(argv: &[OsString]) -> Result<(Vec<String>, Vec<Target>)> {
     let mut out: Vec<Target> = Vec::new();
     // Where the targets of the latest --client begin.
     let mut latest: Option<usize> = None;
-    for a in argv {
+    let mut argv = argv.iter();
+    while let Some(a) = argv.next() {
         let a = a
             .to_str()
             .with_context(|| format!("--client: argument {a:?} is not UTF-8"))?;
@@ -33,9 +39,11 @@ pub fn targets(argv: &[OsString]) -> Result<(Vec<String>, Vec<Target>)> {
             for h in hosts_of(v)? {
                 out.push(Target {
                     addr: address(&h)?,
+                    at: endpoint(&h),
                     name: h,
                     args: Vec::new(),
                     job_files: Vec::new(),
+                    remote_files: Vec::new(),
                 });
             }
             continue;
@@ -44,14 +52,28 @@ pub fn targets(argv: &[OsString]) -> Result<(Vec<String>, Vec<Target>)> {
             local.push(a.to_string());
             continue;
         };
+        let remote = match a {
+            // fio's own way: the path as the next argument.
+            "--remote-config" | "-remote-config" => {
+                let p = argv.next().and_then(|p| p.to_str());
+                Some(p.context("--remote-config: no file named")?)
+            }
+            _ => a
+                .strip_prefix("--remote-config=")
+                .or_else(|| a.strip_prefix("-remote-config=")),
+        };
         for t in &mut out[first..] {
-            match a.starts_with('-') {
-                true => t.args.push(a.to_string()),
-                false => t.job_files.push(a.to_string()),
+            match (remote, a.starts_with('-')) {
+                (Some(p), _) => t.remote_files.push(p.to_string()),
+                (None, true) => t.args.push(a.to_string()),
+                (None, false) => t.job_files.push(a.to_string()),
             }
         }
     }
-    if let Some(t) = out.iter().find(|t| t.job_files.is_empty()) {
+    if let Some(t) = out
+        .iter()
+        .find(|t| t.job_files.is_empty() && t.remote_files.is_empty())
+    {
         bail!(
             "--client={}: no job file for this server (job options on the command line are not sent to servers, as with fio; put them in a job file)",
             t.name
@@ -86,9 +108,27 @@ fn hosts_of(v: &str) -> Result<Vec<String>> {
     Ok(vec![v.to_string()])
 }
 
-/// fio's `[ip:|ip6:]HOST[,PORT]` as a socket address to connect to.
+/// fio's `[ip:|ip6:]HOST[,PORT]` as a socket address to connect to; no host (`,PORT`)
+/// is this one, as fio's client connects to 0.0.0.0 then.
 fn address(h: &str) -> Result<String> {
-    socket_addr(h, None).map_err(|e| anyhow::anyhow!("--client={e}"))
+    socket_addr(h, Some(("127.0.0.1", "::1"))).map_err(|e| anyhow::anyhow!("--client={e}"))
+}
+
+/// The host as written (without `ip:`/`ip6:`) and the port: what fio's report calls
+/// the server. `h` was checked by [`address`].
+fn endpoint(h: &str) -> Endpoint {
+    let rest = h
+        .strip_prefix("ip6:")
+        .or_else(|| h.strip_prefix("ip:"))
+        .unwrap_or(h);
+    let (host, port) = match rest.rsplit_once(',') {
+        Some((host, p)) => (host, p.parse().unwrap_or(DEFAULT_PORT)),
+        None => (rest, DEFAULT_PORT),
+    };
+    Endpoint {
+        host: host.to_string(),
+        port,
+    }
 }
 
 #[cfg(test)]
@@ -108,6 +148,7 @@ mod tests {
             "a.fio",
             "--client=b,9000",
             "b.fio",
+            "--remote-config=/srv/c.fio",
         ]))
         .unwrap();
         assert_eq!(local, ["--output-format=json"]);
@@ -124,8 +165,16 @@ mod tests {
             (t[1].addr.as_str(), &t[1].job_files[..]),
             ("b:9000", &["b.fio".to_string()][..])
         );
+        assert_eq!(t[1].remote_files, ["/srv/c.fio"]);
+        assert!(t[1].args.is_empty());
         assert!(targets(&os(&["--client=a"])).is_err());
         assert!(address("sock:/x").is_err());
+        assert_eq!(address(",9").unwrap(), "127.0.0.1:9");
+        assert_eq!(
+            (endpoint(",8766").host.as_str(), endpoint(",8766").port),
+            ("", 8766)
+        );
+        assert_eq!(endpoint("ip:h").host, "h");
         assert_eq!(address("ip6:::1,1").unwrap(), "[::1]:1");
     }
 }

@@ -98,6 +98,10 @@ pub struct FioArgs {
     pub server: Option<Option<String>>,
     /// --client=HOST, each: drive fio servers.
     pub client: Vec<String>,
+    /// --daemonize=PIDFILE: the server detaches and writes its pid here.
+    pub daemonize: Option<String>,
+    /// --remote-config=FILE, each: job files the servers load (with --client only).
+    pub remote_config: Vec<String>,
     pub merge_blktrace_only: bool,
     /// --crctest[=TYPES].
     pub crctest: Option<Option<String>>,
@@ -140,6 +144,8 @@ impl Default for FioArgs {
             inflate_log: None,
             server: None,
             client: Vec::new(),
+            daemonize: None,
+            remote_config: Vec::new(),
             merge_blktrace_only: false,
             crctest: None,
             aux_path: None,
@@ -527,14 +533,20 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: not_yet("daemonize", ReqVal, "PIDFILE", "Run the fio server in the background", "fio's client/server mode is not implemented"),
+        def: flag("daemonize", ReqVal, "PIDFILE", "With --server: detach into the background once listening and write the server's process id to PIDFILE"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.daemonize = v.map(str::to_string);
+            Ok(())
+        },
     },
     Flag {
-        def: not_yet("remote-config", ReqVal, "FILE", "Have the fio server load this job file", "fio's client/server mode is not implemented"),
+        def: flag("remote-config", ReqVal, "FILE", "After --client: have that server load FILE, a job file on its own file system"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.remote_config.extend(v.map(str::to_string));
+            Ok(())
+        },
     },
     Flag {
         def: not_yet("idle-prof", ReqVal, "MODE", "Report CPU idleness (system, percpu or calibrate)", "idleness profiling is not implemented"),

@@ -27,10 +27,16 @@ pub enum Front {
     /// A run: on this host ([`run_here`]) or on every MPI rank.
     Run(Box<Invocation>),
     /// `--server[=ADDR]`: serve fio clients (`crate::server`).
-    Serve(Option<String>),
+    Serve(Serve),
     /// `--client=HOST …`: drive servers (`crate::client`), with the whole command
     /// line (each server's flags and job files follow its `--client`).
     Client(Vec<OsString>),
+}
+
+/// How to serve (`crate::server`): `--server[=ADDR]` and `--daemonize=PIDFILE`.
+pub struct Serve {
+    pub addr: Option<String>,
+    pub pidfile: Option<String>,
 }
 
 /// Parse the fio face's command line alone (flags and job options), nothing run.
@@ -60,13 +66,22 @@ pub fn front(cx: &Context, args: &[OsString]) -> Result<Front> {
         if !i.cli.job_files.is_empty() || !i.cli.jobs.is_empty() || i.args.parse_only {
             bail!("--server takes no jobs (nor --parse-only): fio clients send them (fio --client=HOST job.fio)");
         }
-        return Ok(Front::Serve(addr.clone()));
+        return Ok(Front::Serve(Serve {
+            addr: addr.clone(),
+            pidfile: inv.args.daemonize.clone(),
+        }));
+    }
+    if inv.args.daemonize.is_some() {
+        bail!("--daemonize: only a server detaches (--server --daemonize=PIDFILE)");
     }
     if !inv.args.client.is_empty() {
         if inv.args.parse_only {
             bail!("--client with --parse-only: the servers read the job files; check one with ioscope --parse-only job.fio");
         }
         return Ok(Front::Client(args.to_vec()));
+    }
+    if let Some(f) = inv.args.remote_config.first() {
+        bail!("--remote-config={f}: a server loads it; give it after --client=HOST");
     }
     if let Some(code) = answer(cx, &inv, args.is_empty())? {
         return Ok(Front::Done(code));

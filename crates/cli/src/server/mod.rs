@@ -8,29 +8,37 @@
 //! interface (fio listens on every interface), so that nobody on the network can run
 //! jobs on this machine unless `--server=ip:0.0.0.0` says so.
 
+mod daemon;
 mod jobs;
 mod link;
 mod session;
 
 use crate::command::Context;
+use crate::fio::Serve;
 use anyhow::{anyhow, Context as _, Result};
 use ioscope_wire::addr::socket_addr;
 use std::io::Write;
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::ExitCode;
 
 /// Listen and serve clients until killed.
-pub fn main(cx: &Context, arg: Option<&str>) -> Result<ExitCode> {
-    let addr = listen_addr(arg)?;
+pub fn main(cx: &Context, how: &Serve) -> Result<ExitCode> {
+    let addr = listen_addr(how.addr.as_deref())?;
     let listener =
         TcpListener::bind(&addr).with_context(|| format!("--server: cannot listen on {addr}"))?;
     let bound = listener.local_addr()?;
-    println!(
-        "ioscope: fio server listening on {},{}",
-        bound.ip(),
-        bound.port()
-    );
-    std::io::stdout().flush()?;
+    if let Some(p) = &how.pidfile {
+        // As fio: a daemon prints nothing; it listens before the command returns.
+        daemon::detach(Path::new(p))?;
+    } else {
+        println!(
+            "ioscope: fio server listening on {},{}",
+            bound.ip(),
+            bound.port()
+        );
+        std::io::stdout().flush()?;
+    }
     for conn in listener.incoming() {
         match conn {
             Ok(s) => {

@@ -18,6 +18,9 @@ pub mod browser;
 /// Every JSON document checked against docs/schema.
 pub mod schema;
 
+/// Hosts on one machine: network namespaces on a bridge.
+pub mod netns;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -56,6 +56,9 @@ pub enum Prereq {
     /// fio 3.42 (the newest release), from `../shared/tools/fio-3.42/fio` beside the
     /// checkout: what ioscope's behaviour and output follow where 3.42 differs from 3.33.
     Fio342,
+    /// fio 3.42's own test harness (`t/` of `../shared/tools/fio-3.42/fio-3.42-src.tar.xz`,
+    /// unpacked once into the target directory by [`fio342_t`]) and python3 to run it.
+    Fio342Harness,
     /// The Debian package built from this commit (`packaging/deb/build.sh`, which
     /// `.ci/run` runs): `<target>/debian/ioscope_*.deb`, or the file `IOSCOPE_DEB` names.
     DebPackage,
@@ -117,6 +120,10 @@ impl Prereq {
                 mpi_build().display()
             ),
             Prereq::Fio342 => format!("fio 3.42 at {}", fio342_path().display()),
+            Prereq::Fio342Harness => format!(
+                "fio 3.42's test harness: python3 and {} (its t/ is unpacked from it)",
+                fio342_tarball().display()
+            ),
             Prereq::Rig => format!(
                 "the emulated-NVMe rig: QEMU 10 and guest kernels 6.12 and 6.1 (python3 {} prepare \
                  --kernel 6.12, and --kernel 6.1; .ci/run prepares them)",
@@ -207,6 +214,10 @@ impl Prereq {
                     }
                 }
                 Ok(())
+            }
+            Prereq::Fio342Harness => {
+                static T: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+                T.get_or_init(unpack_fio342_t).clone().map(|_| ())
             }
             Prereq::Fio342 => {
                 let out = Command::new(fio342_path())
@@ -358,6 +369,62 @@ pub fn on_path(name: &str) -> bool {
 /// fio 3.42's binary in ../shared.
 pub fn fio342_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/fio-3.42/fio")
+}
+
+/// fio 3.42's source, beside its binary.
+pub fn fio342_tarball() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/fio-3.42/fio-3.42-src.tar.xz")
+}
+
+/// fio 3.42's `t/` directory (its test harness), unpacked from [`fio342_tarball`] into the
+/// target directory; `require!(Prereq::Fio342Harness)` first.
+pub fn fio342_t() -> PathBuf {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tmp.join("fio-3.42-src/t")
+}
+
+/// Unpack `t/` once: into a fresh directory, renamed into place when whole, so that a
+/// test binary running beside this one never sees half of it.
+fn unpack_fio342_t() -> Result<PathBuf, String> {
+    let t = fio342_t();
+    if t.join("client_server.py").is_file() {
+        return Ok(t);
+    }
+    if !on_path("python3") {
+        return Err("python3 is not on PATH".into());
+    }
+    let tarball = fio342_tarball();
+    if !tarball.is_file() {
+        return Err(format!("{} is missing", tarball.display()));
+    }
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let staging = tmp.join(format!("fio-3.42-src.{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(|e| e.to_string())?;
+    let out = Command::new("tar")
+        .arg("-xJf")
+        .arg(&tarball)
+        .arg("-C")
+        .arg(&staging)
+        .args(["--strip-components=1", "fio-3.42/t"])
+        .output()
+        .map_err(|e| format!("tar: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "tar: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let dest = tmp.join("fio-3.42-src");
+    match std::fs::rename(&staging, &dest) {
+        Ok(()) => {}
+        // Another test binary unpacked it first.
+        Err(_) if t.join("client_server.py").is_file() => {
+            let _ = std::fs::remove_dir_all(&staging);
+        }
+        Err(e) => return Err(format!("{}: {e}", dest.display())),
+    }
+    Ok(t)
 }
 
 /// The rig's script in this repository.
