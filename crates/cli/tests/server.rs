@@ -689,3 +689,91 @@ fn clients_and_servers_on_two_network_hosts() {
         );
     }
 }
+
+const LOG_JOBS: &str = "[lj]\nioengine=null\nsize=64k\nrw=randread\nwrite_lat_log=logs/a\nwrite_bw_log=logs/b\nwrite_iops_log=logs/c\n\n[lk]\nioengine=null\nsize=32k\nrw=randwrite\nwrite_lat_log=logs/d\nlog_offset=1\nlog_prio=1\n";
+
+/// The log files a client run left in `dir/logs`: name, and each line's fields.
+fn client_logs(client: &Path, dir: &Path, s: &Server) -> Vec<(String, Vec<Vec<String>>)> {
+    let logs = dir.join("logs");
+    let _ = std::fs::remove_dir_all(&logs);
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(dir.join("lj.fio"), LOG_JOBS).unwrap();
+    let r = run_tool(
+        client,
+        dir,
+        &[&s.client(), "--output-format=json", "lj.fio"],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}: {}{}", client.display(), r.stdout, r.stderr);
+    let mut out: Vec<_> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let lines = std::fs::read_to_string(&p)
+                .unwrap()
+                .lines()
+                .map(|l| l.split(", ").map(String::from).collect())
+                .collect();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), lines)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Jobs that log (`write_lat_log`, `write_bw_log`, `write_iops_log`) on a server: the
+/// client gets each log and writes it as fio's client does, under the job's name plus
+/// the server's address, with fio's columns. fio's client writes the same files from
+/// an ioscope server as from a fio server; ioscope's client from either server writes
+/// one line per I/O (16 reads, 8 writes with their offsets and hex priorities).
+#[test]
+fn job_logs_travel_to_the_client() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let (ours, theirs) = (Server::ioscope(d.path()), Server::fio(d.path()));
+    let (fio, ioscope) = (fio342_path(), bin());
+    let shape = |v: &[(String, Vec<Vec<String>>)]| -> Vec<(String, usize, usize)> {
+        v.iter()
+            .map(|(n, l)| (n.clone(), l.len(), l.first().map_or(0, Vec::len)))
+            .collect()
+    };
+    let want = shape(&client_logs(&fio, d.path(), &theirs));
+    let names: Vec<&str> = want.iter().map(|w| w.0.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "a_clat.1.log.127.0.0.1",
+            "a_lat.1.log.127.0.0.1",
+            "a_slat.1.log.127.0.0.1",
+            "b_bw.1.log.127.0.0.1",
+            "c_iops.1.log.127.0.0.1",
+            "d_clat.2.log.127.0.0.1",
+            "d_lat.2.log.127.0.0.1",
+            "d_slat.2.log.127.0.0.1"
+        ]
+    );
+    assert_eq!(shape(&client_logs(&fio, d.path(), &ours)), want);
+    for s in [&theirs, &ours] {
+        let got = client_logs(&ioscope, d.path(), s);
+        let names: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(names, want.iter().map(|w| w.0.as_str()).collect::<Vec<_>>());
+        for (name, lines) in &got {
+            let ios = match &name[..1] {
+                _ if name.contains("slat") => 0,
+                "d" => 8,
+                _ => 16,
+            };
+            assert_eq!(lines.len(), ios, "{name}: {lines:?}");
+            if name.starts_with('d') && ios > 0 {
+                let mut offsets: Vec<u64> = lines.iter().map(|l| l[4].parse().unwrap()).collect();
+                offsets.sort_unstable();
+                assert_eq!(offsets, (0..8).map(|i| i * 4096).collect::<Vec<_>>());
+                assert!(lines.iter().all(|l| l[2] == "1" && l[5].starts_with("0x")));
+            } else if !lines.is_empty() {
+                assert!(lines
+                    .iter()
+                    .all(|l| l.len() == 5 && l[2] == "0" && l[3] == "4096"));
+            }
+        }
+    }
+}

@@ -14,6 +14,7 @@
 
 pub mod addr;
 pub mod frame;
+pub mod iolog;
 pub mod msg;
 pub mod read;
 pub mod stats;

@@ -8,7 +8,7 @@ use ioscope_stats::hosts::HostRun;
 use ioscope_stats::RunResult;
 use ioscope_wire::frame;
 use ioscope_wire::msg::{self, op};
-use ioscope_wire::read;
+use ioscope_wire::{iolog, read};
 use std::io::Write;
 use std::net::TcpStream;
 
@@ -63,7 +63,8 @@ fn session(t: &Target, texts: &[String], normal: Option<&Sink>) -> Result<Outcom
         frame::send(&mut s, op::LOAD_FILE, 0, &msg::load_file_request(path))?;
     }
     frame::send(&mut s, op::RUN, 0, &[])?;
-    let mut g = Gathered::new(&t.name, normal);
+    let ip = host.trim_start_matches('[').trim_end_matches(']');
+    let mut g = Gathered::new(&t.name, ip, super::logs::Names::of(texts), normal);
     loop {
         let m = match frame::receive(&mut s) {
             Ok(Some(m)) => m,
@@ -91,10 +92,19 @@ struct Gathered<'a> {
     options: Vec<(bool, u32, String, String)>,
     status: u32,
     stopped: bool,
+    /// The server's address as connected (the suffix of its log files).
+    ip: String,
+    /// The log names the jobs sent may give.
+    logs: super::logs::Names,
 }
 
 impl<'a> Gathered<'a> {
-    fn new(name: &str, normal: Option<&'a Sink>) -> Gathered<'a> {
+    fn new(
+        name: &str,
+        ip: &str,
+        logs: super::logs::Names,
+        normal: Option<&'a Sink>,
+    ) -> Gathered<'a> {
         Gathered {
             name: name.to_string(),
             normal,
@@ -103,6 +113,8 @@ impl<'a> Gathered<'a> {
             options: Vec::new(),
             status: 0,
             stopped: false,
+            ip: ip.to_string(),
+            logs,
         }
     }
 
@@ -129,6 +141,7 @@ impl<'a> Gathered<'a> {
             }
             op::GS => self.run.groups.push(read::gs(p)?),
             op::DISK_UTIL => self.run.disks.push(read::disk_util(p)),
+            op::IOLOG => self.iolog(p)?,
             op::STOP => {
                 self.status = read::stop(p);
                 self.stopped = true;
@@ -159,6 +172,28 @@ impl<'a> Gathered<'a> {
         } else if level >= msg::ERROR {
             eprint!("{lines}");
         }
+    }
+
+    /// A job's log, written here as fio's client writes it: the name the job gave it
+    /// plus `.<server address>`, and only under a name this client's jobs gave (a
+    /// server does not choose which file of the client's is written).
+    fn iolog(&mut self, p: &[u8]) -> Result<()> {
+        let log = iolog::decode(p).with_context(|| format!("client {}", self.name))?;
+        if !self.logs.allows(&log.name) {
+            bail!(
+                "client {}: the server sent a log named {:?}, which no job sent to it names",
+                self.name,
+                log.name
+            );
+        }
+        let path = format!("{}.{}", log.name, self.ip);
+        let mut text = String::new();
+        for s in &log.samples {
+            text.push_str(&s.line());
+        }
+        ioscope_fs::open_output(std::path::Path::new(&path), false)
+            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .with_context(|| format!("client {}: log {path}", self.name))
     }
 
     /// Write to the normal report's output as it comes (nothing without it).

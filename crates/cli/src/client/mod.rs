@@ -9,9 +9,11 @@
 //! `--client`, and `--client=FILE` names a file of hosts that all get what follows.
 
 mod host;
+mod logs;
 mod target;
 
 use anyhow::{anyhow, bail, Context as _, Result};
+use host::Sink;
 use ioscope_report::{Endpoint, OutputFormat};
 use ioscope_stats::hosts::{merge_hosts, HostRun};
 use std::ffi::OsString;
@@ -19,7 +21,6 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use host::Sink;
 use target::targets;
 
 /// The client's own flags: those before the first `--client`.

@@ -3,6 +3,7 @@
 //! results sent to the client as fio's server sends them.
 
 use super::link::{send, text, In, Request, SESSION_STOP};
+use super::logs;
 use crate::command::Context;
 use crate::fio::{self, Front};
 use anyhow::{bail, Context as _, Result};
@@ -29,8 +30,12 @@ pub fn run(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>, req: &Request) ->
         Ok(x) => x,
         Err(e) => return refuse(w, &e),
     };
-    let set = match fio::jobs::load(&inv).and_then(|s| supported(&s).map(|()| s)) {
+    let mut set = match fio::jobs::load(&inv).and_then(|s| supported(&s).map(|()| s)) {
         Ok(s) => s,
+        Err(e) => return refuse(w, &e),
+    };
+    let logs = match logs::redirect(&mut set, &dir.0) {
+        Ok(l) => l,
         Err(e) => return refuse(w, &e),
     };
     let runner = Runner::new(fio::jobs::run_options(&inv.args)).with_stop(&SESSION_STOP);
@@ -59,6 +64,7 @@ pub fn run(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>, req: &Request) ->
         Ok(r) => r,
         Err(e) => return refuse(w, &e.into()),
     };
+    logs::send_logs(w, &logs)?;
     results(w, &result, Some(&set.global_explicit))?;
     if normal {
         text(w, msg::INFO, "\n")?;
@@ -93,18 +99,6 @@ fn prepare(cx: &Context, argv: &[OsString]) -> Result<fio::args::Invocation> {
 fn supported(set: &ioscope_options::JobSet) -> Result<()> {
     for j in &set.jobs {
         let o = &j.opts;
-        let logs = [
-            ("write_bw_log", &o.write_bw_log),
-            ("write_lat_log", &o.write_lat_log),
-            ("write_iops_log", &o.write_iops_log),
-            ("write_hist_log", &o.write_hist_log),
-        ];
-        if let Some((name, _)) = logs.iter().find(|(_, v)| v.is_some()) {
-            bail!(
-                "job '{}': {name}: ioscope --server does not send log files to fio clients yet",
-                j.name
-            );
-        }
         if o.steadystate_duration > 0 {
             bail!(
                 "job '{}': steadystate: ioscope --server does not send steady-state results to fio clients yet",

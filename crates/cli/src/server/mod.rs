@@ -11,6 +11,7 @@
 mod daemon;
 mod jobs;
 mod link;
+mod logs;
 mod session;
 
 use crate::command::Context;

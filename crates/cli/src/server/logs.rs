@@ -1,0 +1,128 @@
+//! A client's job logs (`write_lat_log`, `write_bw_log`, `write_iops_log`): written
+//! here into the session's private directory, not where the job names them (a path
+//! on the client's side, which fio's client writes with the server's address
+//! appended), then sent as IOLOG messages when the run ends.
+
+use super::link::{send, text};
+use anyhow::{bail, Result};
+use ioscope_options::types::LogWindowValue;
+use ioscope_options::JobSet;
+use ioscope_wire::iolog::{self, IoLog, Kind, Sample};
+use ioscope_wire::msg::{self, op};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+
+/// Where each job's logs were redirected: the file-name stem used here, and the
+/// prefix the job gave.
+pub struct Redirected {
+    dir: PathBuf,
+    stems: Vec<(String, String)>,
+}
+
+/// Point every job's logs into `dir`; refuse the logs not sent yet.
+pub fn redirect(set: &mut JobSet, dir: &Path) -> Result<Redirected> {
+    let mut stems = Vec::new();
+    for (i, j) in set.jobs.iter_mut().enumerate() {
+        let o = &mut j.opts;
+        let unsent = [
+            ("write_hist_log", o.write_hist_log.is_some()),
+            ("log_store_compressed", o.log_store_compressed),
+            ("log_compression", o.log_compression > 0),
+            ("log_issue_time", o.log_issue_time),
+            (
+                "log_window_value=both",
+                o.log_window_value == LogWindowValue::Both,
+            ),
+        ];
+        if let Some((name, _)) = unsent.iter().find(|(_, on)| *on) {
+            bail!(
+                "job '{}': {name}: ioscope --server does not send such logs to fio clients yet",
+                j.name
+            );
+        }
+        let logs = [
+            ("lat", &mut o.write_lat_log),
+            ("bw", &mut o.write_bw_log),
+            ("iops", &mut o.write_iops_log),
+        ];
+        for (kind, prefix) in logs {
+            let Some(p) = prefix.as_mut() else { continue };
+            // fio's bare option: the job's name is the prefix.
+            let given = if p.is_empty() {
+                j.name.clone()
+            } else {
+                p.clone()
+            };
+            let stem = format!("job{i}-{kind}");
+            *p = dir.join(&stem).display().to_string();
+            stems.push((stem, given));
+        }
+    }
+    Ok(Redirected {
+        dir: dir.to_path_buf(),
+        stems,
+    })
+}
+
+/// Send every log the run wrote, named as its job named it.
+pub fn send_logs(w: &mut TcpStream, r: &Redirected) -> Result<()> {
+    let mut files: Vec<(PathBuf, String, String)> = Vec::new();
+    for entry in std::fs::read_dir(&r.dir)? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        for (stem, given) in &r.stems {
+            if let Some(suffix) = name.strip_prefix(stem.as_str()) {
+                if suffix.starts_with('_') {
+                    let file = r.dir.join(&name);
+                    files.push((file, format!("{given}{suffix}"), suffix.to_string()));
+                }
+            }
+        }
+    }
+    files.sort();
+    for (path, name, suffix) in files {
+        match read_log(&path, &name, &suffix).and_then(|l| Ok(iolog::encode(&l)?)) {
+            Ok(p) if p.len() <= ioscope_wire::frame::MAX_MESSAGE => {
+                send(w, op::IOLOG, 0, &p)?;
+            }
+            Ok(p) => text(
+                w,
+                msg::ERROR,
+                &format!(
+                    "ioscope: log {name}: {} bytes, more than one message carries ({}); not sent\n",
+                    p.len(),
+                    ioscope_wire::frame::MAX_MESSAGE
+                ),
+            )?,
+            Err(e) => text(w, msg::ERROR, &format!("ioscope: log {name}: {e:#}\n"))?,
+        }
+    }
+    Ok(())
+}
+
+/// A text log written here, as the samples it holds; `suffix` is what follows the
+/// prefix in its name (`_clat.2.log`).
+fn read_log(path: &Path, name: &str, suffix: &str) -> Result<IoLog> {
+    let Some(kind) = Kind::of_suffix(suffix) else {
+        bail!("not a log kind fio's client takes");
+    };
+    // `_clat.2.log`: job 2; per_job_logs=0 has no number.
+    let job = suffix
+        .split('.')
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    let text = std::fs::read_to_string(path)?;
+    let mut samples = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        match Sample::parse(line) {
+            Some(s) => samples.push(s),
+            None => bail!("line {}: {line:?} is not a text log line", i + 1),
+        }
+    }
+    Ok(IoLog {
+        job,
+        kind,
+        name: name.to_string(),
+        samples,
+    })
+}
