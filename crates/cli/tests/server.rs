@@ -777,3 +777,85 @@ fn job_logs_travel_to_the_client() {
         }
     }
 }
+
+/// fio-plot's `bench-fio --remote` (from PyPI) runs a small sweep — random reads at
+/// depths 1 and 4 — through fio 3.42's client on two ioscope servers: a JSON document
+/// per point with both servers' jobs and "All clients" adding them up, and the logs
+/// bench-fio asks each job for.
+#[test]
+fn bench_fio_remote_sweeps_on_ioscope_servers() {
+    require!(Prereq::Fio342, Prereq::BenchFio);
+    let d = tmpdir();
+    let servers = [Server::ioscope(d.path()), Server::ioscope(d.path())];
+    let hosts: String = servers
+        .iter()
+        .map(|s| format!("127.0.0.1,{}\n", s.port))
+        .collect();
+    std::fs::write(d.path().join("host.list"), hosts).unwrap();
+    // The file both servers read, laid out beforehand (they share this machine).
+    std::fs::create_dir(d.path().join("data")).unwrap();
+    let target = d.path().join("data/f1");
+    std::fs::write(&target, vec![7u8; 16 << 20]).unwrap();
+    // bench-fio runs `fio` from PATH: fio 3.42's client.
+    let bin_dir = d.path().join("bin");
+    std::fs::create_dir(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(fio342_path(), bin_dir.join("fio")).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = d.path().join("out");
+    let r = Command::new(bench_fio())
+        .args(["--target", target.to_str().unwrap()])
+        .args(["--type", "file", "--size", "16M", "--mode", "randread"])
+        .args(["--iodepth", "1", "4", "--numjobs", "1", "--runtime", "1"])
+        .args([
+            "--engine",
+            "psync",
+            "--direct",
+            "0",
+            "--remote",
+            "host.list",
+        ])
+        .args(["--output", out.to_str().unwrap()])
+        .env("PATH", path)
+        .current_dir(d.path())
+        .output()
+        .expect("bench-fio");
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        r.status.success() && !text.contains("An error occurred"),
+        "{text}{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    for depth in [1, 4] {
+        let doc = out.join(format!("f1/4k/randread-{depth}-1.json"));
+        let v = json_file(&doc);
+        let stats = v["client_stats"].as_array().expect("client_stats");
+        let (all, hosts): (Vec<&Value>, Vec<&Value>) =
+            stats.iter().partition(|e| e["jobname"] == "All clients");
+        assert_eq!((hosts.len(), all.len()), (2, 1), "depth {depth}: {v}");
+        let ios = |e: &Value| e["read"]["total_ios"].as_u64().unwrap_or(0);
+        assert!(hosts.iter().all(|h| ios(h) > 0), "depth {depth}");
+        assert_eq!(ios(all[0]), hosts.iter().map(|h| ios(h)).sum::<u64>());
+        for e in &hosts {
+            assert_eq!(e["job options"]["iodepth"], depth.to_string());
+        }
+        // Every log; a run shorter than the 1 s averaging window has latency
+        // lines only (as with fio's servers).
+        for kind in ["bw", "iops", "clat", "lat"] {
+            let log = out.join(format!(
+                "f1/4k/randread-iodepth-{depth}-numjobs-1_{kind}.1.log.127.0.0.1"
+            ));
+            let lines =
+                std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+            let averaged = matches!(kind, "bw" | "iops");
+            assert!(
+                averaged || lines.lines().count() > 0,
+                "{} is empty",
+                log.display()
+            );
+        }
+    }
+}

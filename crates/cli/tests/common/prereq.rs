@@ -59,6 +59,9 @@ pub enum Prereq {
     /// fio 3.42's own test harness (`t/` of `../shared/tools/fio-3.42/fio-3.42-src.tar.xz`,
     /// unpacked once into the target directory by [`fio342_t`]) and python3 to run it.
     Fio342Harness,
+    /// fio-plot's `bench-fio` (PyPI), in the virtual environment `.ci/run` makes at
+    /// `<target>/fio-plot` (or the one `IOSCOPE_BENCH_FIO` names).
+    BenchFio,
     /// The Debian package built from this commit (`packaging/deb/build.sh`, which
     /// `.ci/run` runs): `<target>/debian/ioscope_*.deb`, or the file `IOSCOPE_DEB` names.
     DebPackage,
@@ -120,6 +123,10 @@ impl Prereq {
                 mpi_build().display()
             ),
             Prereq::Fio342 => format!("fio 3.42 at {}", fio342_path().display()),
+            Prereq::BenchFio => format!(
+                "fio-plot's bench-fio at {} (python3 -m venv DIR && DIR/bin/pip install fio-plot==1.1.21; .ci/run makes it)",
+                bench_fio().display()
+            ),
             Prereq::Fio342Harness => format!(
                 "fio 3.42's test harness: python3 and {} (its t/ is unpacked from it)",
                 fio342_tarball().display()
@@ -214,6 +221,13 @@ impl Prereq {
                     }
                 }
                 Ok(())
+            }
+            Prereq::BenchFio => {
+                if bench_fio().is_file() {
+                    Ok(())
+                } else {
+                    Err("not installed".into())
+                }
             }
             Prereq::Fio342Harness => {
                 static T: OnceLock<Result<PathBuf, String>> = OnceLock::new();
@@ -369,6 +383,15 @@ pub fn on_path(name: &str) -> bool {
 /// fio 3.42's binary in ../shared.
 pub fn fio342_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/fio-3.42/fio")
+}
+
+/// fio-plot's bench-fio: `$IOSCOPE_BENCH_FIO`, or where `.ci/run` installs it.
+pub fn bench_fio() -> PathBuf {
+    if let Some(p) = std::env::var_os("IOSCOPE_BENCH_FIO") {
+        return PathBuf::from(p);
+    }
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    tmp.parent().unwrap_or(tmp).join("fio-plot/bin/bench-fio")
 }
 
 /// fio 3.42's source, beside its binary.
