@@ -859,3 +859,38 @@ fn bench_fio_remote_sweeps_on_ioscope_servers() {
         }
     }
 }
+
+/// Job options on ioscope's client command line, after a `--client`, are sent to that
+/// server as a job file (fio's client drops them silently): fio's server and ioscope's
+/// run the same jobs — global options before the first `--name` — and report them.
+#[test]
+fn command_line_jobs_reach_the_servers() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let (f, s) = (Server::fio(d.path()), Server::ioscope(d.path()));
+    let args = [
+        "--ioengine=null",
+        "--size=1m",
+        "--name=x",
+        "--rw=read",
+        "--name=y",
+        "--rw=write",
+        "--bs=64k",
+    ];
+    let (fc, sc) = (f.client(), s.client());
+    let mut argv = vec!["--output-format=json", &fc];
+    argv.extend(args);
+    argv.push(&sc);
+    argv.extend(args);
+    let r = run_in(d.path(), &argv);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let got: Vec<_> = per_host(&v).into_iter().map(|e| (e.0, e.1)).collect();
+    let x = ("x".to_string(), (1 << 20, 0, 256, 0));
+    let y = ("y".to_string(), (0, 1 << 20, 0, 16));
+    let all = ("All clients".to_string(), (2 << 20, 2 << 20, 512, 32));
+    assert_eq!(got, [all, x.clone(), x, y.clone(), y]);
+    for g in v["global options"].as_array().unwrap() {
+        assert_eq!((&g["ioengine"], &g["size"]), (&"null".into(), &"1m".into()));
+    }
+}

@@ -51,7 +51,7 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
     let normal = formats.contains(&OutputFormat::Normal);
     let mut jobs = Vec::new();
     for t in &targets {
-        let mut texts = Vec::new();
+        let mut texts: Vec<String> = t.inline_job.iter().cloned().collect();
         for f in &t.job_files {
             let text =
                 std::fs::read_to_string(f).with_context(|| format!("--client: job file {f}"))?;

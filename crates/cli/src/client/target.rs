@@ -18,6 +18,8 @@ pub struct Target {
     pub job_files: Vec<String>,
     /// `--remote-config=PATH`: job files on the server's side, loaded there.
     pub remote_files: Vec<String>,
+    /// Job options given after its `--client`, as a job file.
+    pub inline_job: Option<String>,
 }
 
 /// The local flags and each server with its flags and job files, as fio reads them.
@@ -44,6 +46,7 @@ pub fn targets(argv: &[OsString]) -> Result<(Vec<String>, Vec<Target>)> {
                     args: Vec::new(),
                     job_files: Vec::new(),
                     remote_files: Vec::new(),
+                    inline_job: None,
                 });
             }
             continue;
@@ -70,22 +73,52 @@ pub fn targets(argv: &[OsString]) -> Result<(Vec<String>, Vec<Target>)> {
             }
         }
     }
+    for t in &mut out {
+        t.inline_job = inline_job(&mut t.args);
+    }
     if let Some(t) = out
         .iter()
-        .find(|t| t.job_files.is_empty() && t.remote_files.is_empty())
+        .find(|t| t.job_files.is_empty() && t.remote_files.is_empty() && t.inline_job.is_none())
     {
-        bail!(
-            "--client={}: no job file for this server (job options on the command line are not sent to servers, as with fio; put them in a job file)",
-            t.name
-        );
+        bail!("--client={}: no job for this server", t.name);
     }
-    if let Some(a) = local
-        .iter()
-        .find(|a| a.starts_with("--name") || a.starts_with("-name"))
-    {
-        bail!("--client: job options on the command line ({a}) are not sent to servers, as with fio; put them in a job file");
+    if let Some(a) = local.iter().find(|a| job_option(a).is_some()) {
+        bail!("--client: the job option {a} comes before any --client: give it after the --client it is for");
     }
     Ok((local, out))
+}
+
+/// The job option an argument sets (`--rw=read` → `rw`), if it is one and not a
+/// program flag.
+fn job_option(a: &str) -> Option<&str> {
+    let body = a.strip_prefix("--").or_else(|| a.strip_prefix('-'))?;
+    let name = body.split('=').next().unwrap_or(body);
+    let flag = crate::command::defs::<crate::fio::args::FioArgs>()
+        .iter()
+        .any(|f| f.name == name);
+    let option = ioscope_options::OPTIONS.iter().any(|d| d.matches(name));
+    (option && !flag).then_some(name)
+}
+
+/// Job options among a server's arguments, taken out and written as a job file
+/// (fio's command-line rule: those before the first `--name` are global). fio's
+/// client drops them silently; this one sends them, to fio's servers as to its own.
+fn inline_job(args: &mut Vec<String>) -> Option<String> {
+    let (opts, flags): (Vec<String>, Vec<String>) =
+        args.drain(..).partition(|a| job_option(a).is_some());
+    *args = flags;
+    if opts.is_empty() {
+        return None;
+    }
+    let mut text = String::from("[global]\n");
+    for a in opts {
+        let body = a.trim_start_matches('-');
+        match body.strip_prefix("name=") {
+            Some(name) => text.push_str(&format!("\n[{name}]\n")),
+            None => text.push_str(&format!("{body}\n")),
+        }
+    }
+    Some(text)
 }
 
 /// `--client=VALUE`: a host, or a file listing hosts (one per line).
@@ -168,6 +201,21 @@ mod tests {
         assert_eq!(t[1].remote_files, ["/srv/c.fio"]);
         assert!(t[1].args.is_empty());
         assert!(targets(&os(&["--client=a"])).is_err());
+        let (_, t) = targets(&os(&[
+            "--client=a",
+            "--output-format=json",
+            "--ioengine=null",
+            "--name=x",
+            "--rw=read",
+            "--size=1m",
+        ]))
+        .unwrap();
+        assert_eq!(t[0].args, ["--output-format=json"]);
+        assert_eq!(
+            t[0].inline_job.as_deref(),
+            Some("[global]\nioengine=null\n\n[x]\nrw=read\nsize=1m\n")
+        );
+        assert!(targets(&os(&["--rw=read", "--client=a", "j.fio"])).is_err());
         assert!(address("sock:/x").is_err());
         assert_eq!(address(",9").unwrap(), "127.0.0.1:9");
         assert_eq!(
