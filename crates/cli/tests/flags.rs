@@ -53,6 +53,7 @@ const COVERED: &[(&str, &str)] = &[
     ("fio", "crctest"),       // verify.rs crctest_times_the_checksums_fio_lists
     ("fio", "server"),        // server.rs (every test)
     ("fio", "client"),        // server.rs (an ioscope client with fio and ioscope servers)
+    ("fio", "server-token"),  // server.rs a_token_server_runs_jobs_only_for_its_token
     ("fio", "daemonize"),     // server.rs fios_client_server_harness_passes
     ("fio", "remote-config"), // server.rs interim_reports_and_remote_job_files
     ("fio", "idle-prof"),

@@ -894,3 +894,154 @@ fn command_line_jobs_reach_the_servers() {
         assert_eq!((&g["ioengine"], &g["size"]), (&"null".into(), &"1m".into()));
     }
 }
+
+/// A server with `--server-token=FILE` runs jobs only for a client that gives that
+/// token: fio's client (which cannot) and ioscope's without it or with another are
+/// refused with the reason, on the client's output and with a failed exit; with it,
+/// the jobs run. A token file others can read is refused at start, and a token is
+/// not given to a fio server.
+#[test]
+fn a_token_server_runs_jobs_only_for_its_token() {
+    require!(Prereq::Fio342);
+    use std::os::unix::fs::PermissionsExt;
+    let d = tmpdir();
+    let write = |name: &str, text: &str, mode: u32| {
+        let p = d.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p.display().to_string()
+    };
+    let (good, bad, open) = (
+        write("tok", "s3cret-1\n", 0o600),
+        write("tok2", "other\n", 0o600),
+        write("tok3", "s3cret-1\n", 0o644),
+    );
+    let r = run_in(
+        d.path(),
+        &["--server=ip:127.0.0.1,0", &format!("--server-token={open}")],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(r.stderr.contains("others can read it"), "{}", r.stderr);
+    let mut c = Command::new(bin());
+    c.args(["--server=ip:127.0.0.1,0", &format!("--server-token={good}")]);
+    let s = Server::ioscope_by(c, d.path(), "127.0.0.1");
+    std::fs::write(d.path().join("j.fio"), JOBS).unwrap();
+    let r = run_tool(&fio342_path(), d.path(), &[&s.client(), "j.fio"], &[]);
+    assert_ne!(r.code, 0, "fio's client: {}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("runs jobs only for a client that gives its token"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("issued rwts"), "{}", r.stdout);
+    for (token, why) in [
+        (None, "this server needs its token"),
+        (Some(&bad), "the client's token is not this server's"),
+    ] {
+        let flag = token.map(|t| format!("--server-token={t}"));
+        let mut args: Vec<&str> = flag.iter().map(String::as_str).collect();
+        let client = s.client();
+        args.extend([client.as_str(), "j.fio"]);
+        let r = run_in(d.path(), &args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stdout);
+        assert!(r.stdout.contains(why), "{args:?}: {}", r.stdout);
+        assert!(!r.stdout.contains("issued rwts"), "{}", r.stdout);
+    }
+    let flag = format!("--server-token={good}");
+    let r = run_in(d.path(), &[&flag, &s.client(), "j.fio"]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("issued rwts: total=2048,0,0,0"),
+        "{}",
+        r.stdout
+    );
+    let f = Server::fio(d.path());
+    let r = run_in(d.path(), &[&flag, &f.client(), "j.fio"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stdout.contains("the server is not ioscope's"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// ioscope's client starts every ioscope server's I/O together: one server takes a
+/// second longer to prepare (its exec_prerun sleeps), and the jobs still start
+/// within a tenth of the spread fio's client leaves between the same servers.
+#[test]
+fn ioscope_servers_start_together() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let (fast, slow) = (d.path().join("fast"), d.path().join("slow"));
+    for (dir, script) in [(&fast, "true\n"), (&slow, "sleep 1\n")] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::write(dir.join("prep.sh"), script).unwrap();
+    }
+    let servers = [Server::ioscope(&fast), Server::ioscope(&slow)];
+    let job = "[j]\nioengine=null\nsize=64m\nrw=read\nexec_prerun=sh prep.sh\n";
+    std::fs::write(d.path().join("s.fio"), job).unwrap();
+    let spread = |client: &Path| -> u64 {
+        let (a, b) = (servers[0].client(), servers[1].client());
+        let json = "--output-format=json";
+        let r = run_tool(
+            client,
+            d.path(),
+            &[&a, json, "s.fio", &b, json, "s.fio"],
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}: {}", client.display(), r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let starts: Vec<u64> = v["client_stats"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["jobname"] == "j")
+            .map(|e| e["job_start"].as_u64().unwrap())
+            .collect();
+        assert_eq!(starts.len(), 2, "{}", r.stdout);
+        starts.iter().max().unwrap() - starts.iter().min().unwrap()
+    };
+    let apart = spread(&fio342_path());
+    assert!(
+        apart >= 900,
+        "fio's client: the jobs started {apart} ms apart"
+    );
+    let together = spread(&bin());
+    assert!(
+        together * 10 <= apart,
+        "ioscope's client: the jobs started {together} ms apart (fio's client: {apart} ms)"
+    );
+}
+
+/// An ioscope client of another extension protocol is refused with both versions
+/// named (on the client's side as a TEXT line, then a closed connection).
+#[test]
+fn another_ioscope_extension_version_is_refused_by_name() {
+    let d = tmpdir();
+    let s = Server::ioscope(d.path());
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    frame::send(&mut c, 10, 1, &[0u8; 136]).unwrap();
+    let m = frame::receive(&mut c).unwrap().expect("a PROBE reply");
+    assert_eq!(
+        ioscope_wire::ext::probe_ext(&m.payload),
+        Some(ioscope_wire::ext::EXT_VERSION)
+    );
+    let hello = ioscope_wire::ext::Hello {
+        ext: 99,
+        version: "9.9.9".into(),
+        token: None,
+        sync: true,
+    };
+    frame::send(&mut c, ioscope_wire::ext::op::HELLO, 0, &hello.encode()).unwrap();
+    let m = frame::receive(&mut c).unwrap().expect("an answer");
+    assert_eq!(m.op, 5, "TEXT");
+    let text = String::from_utf8_lossy(&m.payload[24..]).into_owned();
+    assert!(
+        text.contains("the client (ioscope 9.9.9) speaks ioscope's extension protocol 99")
+            && text.contains(&format!("speaks {}", ioscope_wire::ext::EXT_VERSION)),
+        "{text}"
+    );
+    assert!(frame::receive(&mut c).unwrap().is_none(), "then it closes");
+}

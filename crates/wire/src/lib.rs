@@ -13,6 +13,7 @@
 //! Every integer is little-endian; doubles travel as IEEE-754 binary64 in 16-byte slots.
 
 pub mod addr;
+pub mod ext;
 pub mod frame;
 pub mod iolog;
 pub mod msg;

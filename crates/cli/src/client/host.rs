@@ -2,13 +2,14 @@
 //! until QUIT — text printed under its name, options, statistics, disks, the run's
 //! status — gathered as that host's run.
 
+use super::lineup::{Lineup, Member};
 use super::target::Target;
 use anyhow::{bail, Context as _, Result};
 use ioscope_stats::hosts::HostRun;
 use ioscope_stats::RunResult;
 use ioscope_wire::frame;
 use ioscope_wire::msg::{self, op};
-use ioscope_wire::{iolog, read};
+use ioscope_wire::{ext, iolog, read};
 use std::io::Write;
 use std::net::TcpStream;
 
@@ -35,9 +36,17 @@ impl Outcome {
 }
 
 /// Run `texts` on the server; its failure is its host's error, not the others'.
+/// What every host's session shares: the token to give ioscope servers, the
+/// synchronised start.
+pub struct Shared {
+    pub token: Option<String>,
+    pub lineup: Lineup,
+}
+
 /// `normal`: where the server's text goes as it comes (with the normal report only).
-pub fn run(t: &Target, texts: &[String], normal: Option<&Sink>) -> Outcome {
-    match session(t, texts, normal) {
+pub fn run(t: &Target, texts: &[String], normal: Option<&Sink>, sh: &Shared) -> Outcome {
+    let member = Member::new(&sh.lineup);
+    match session(t, texts, normal, sh, &member) {
         Ok(o) => o,
         Err(e) => {
             let mut o = Outcome::failed(&format!("{e:#}"));
@@ -47,12 +56,32 @@ pub fn run(t: &Target, texts: &[String], normal: Option<&Sink>) -> Outcome {
     }
 }
 
-fn session(t: &Target, texts: &[String], normal: Option<&Sink>) -> Result<Outcome> {
+fn session(
+    t: &Target,
+    texts: &[String],
+    normal: Option<&Sink>,
+    sh: &Shared,
+    member: &Member,
+) -> Result<Outcome> {
     let mut s = TcpStream::connect(&t.addr)
         .with_context(|| format!("client {}: cannot connect to {}", t.name, t.addr))?;
     let _ = s.set_nodelay(true);
     let host = t.addr.rsplit_once(':').map_or(t.addr.as_str(), |h| h.0);
+    let ip = host.trim_start_matches('[').trim_end_matches(']');
+    let mut g = Gathered::new(&t.name, ip, super::logs::Names::of(texts), normal);
     frame::send(&mut s, op::PROBE, 1, &msg::probe_request(host))?;
+    let reply = until(&mut s, &mut g, op::PROBE)?;
+    let ioscope = ext::probe_ext(&reply.payload).is_some();
+    g.take(reply)?;
+    match (ioscope, &sh.token) {
+        (true, token) => greet(&mut s, &mut g, token.clone())?,
+        (false, Some(_)) => bail!(
+            "client {}: --server-token: the server is not ioscope's (fio's servers take no token)",
+            t.name
+        ),
+        // A fio server: nobody waits for it.
+        (false, None) => member.leave(),
+    }
     if !t.args.is_empty() {
         frame::send(&mut s, op::JOBLINE, 0, &msg::job_line_request(&t.args))?;
     }
@@ -63,8 +92,6 @@ fn session(t: &Target, texts: &[String], normal: Option<&Sink>) -> Result<Outcom
         frame::send(&mut s, op::LOAD_FILE, 0, &msg::load_file_request(path))?;
     }
     frame::send(&mut s, op::RUN, 0, &[])?;
-    let ip = host.trim_start_matches('[').trim_end_matches(']');
-    let mut g = Gathered::new(&t.name, ip, super::logs::Names::of(texts), normal);
     loop {
         let m = match frame::receive(&mut s) {
             Ok(Some(m)) => m,
@@ -75,11 +102,50 @@ fn session(t: &Target, texts: &[String], normal: Option<&Sink>) -> Result<Outcom
             ),
             Err(e) => return Err(e).with_context(|| format!("client {}", t.name)),
         };
+        if m.op == ext::op::READY {
+            // Every ioscope server's phase starts together.
+            member.arrive(ext::phase_of(&m.payload)?);
+            frame::send(&mut s, ext::op::GO, 0, &m.payload)?;
+            continue;
+        }
         if !g.take(m)? {
             break;
         }
     }
     Ok(g.outcome())
+}
+
+/// Messages until one of `op`, which is returned; the others taken as they come.
+fn until(s: &mut TcpStream, g: &mut Gathered, op: u16) -> Result<frame::Message> {
+    loop {
+        match frame::receive(s) {
+            Ok(Some(m)) if m.op == op => return Ok(m),
+            Ok(Some(m)) => {
+                g.take(m)?;
+            }
+            Ok(None) => bail!(
+                "client {}: the server closed the connection{}",
+                g.name,
+                g.said
+                    .as_deref()
+                    .map_or(String::new(), |w| format!(": {w}"))
+            ),
+            Err(e) => return Err(e).with_context(|| format!("client {}", g.name)),
+        }
+    }
+}
+
+/// An ioscope server: HELLO (the token, a synchronised start), then its WELCOME — or
+/// its reason for refusing, as this host's error.
+fn greet(s: &mut TcpStream, g: &mut Gathered, token: Option<String>) -> Result<()> {
+    let hello = ext::Hello {
+        ext: ext::EXT_VERSION,
+        version: env!("CARGO_PKG_VERSION").into(),
+        token,
+        sync: true,
+    };
+    frame::send(s, ext::op::HELLO, 0, &hello.encode())?;
+    until(s, g, ext::op::WELCOME).map(|_| ())
 }
 
 /// A server's messages as they arrive.
@@ -96,6 +162,8 @@ struct Gathered<'a> {
     ip: String,
     /// The log names the jobs sent may give.
     logs: super::logs::Names,
+    /// The server's last error line (why it closed, when it does).
+    said: Option<String>,
 }
 
 impl<'a> Gathered<'a> {
@@ -115,6 +183,7 @@ impl<'a> Gathered<'a> {
             stopped: false,
             ip: ip.to_string(),
             logs,
+            said: None,
         }
     }
 
@@ -129,7 +198,13 @@ impl<'a> Gathered<'a> {
                 ));
                 self.host = host;
             }
-            op::TEXT => self.text(p),
+            op::TEXT => {
+                let (level, line) = read::text(p);
+                if level >= msg::ERROR {
+                    self.said = Some(line.trim().to_string());
+                }
+                self.text(p);
+            }
             op::JOB_OPT => self.options.push(read::job_opt(p)),
             op::TS => {
                 // Statistics after a group's: the earlier ones were an interim report.

@@ -9,6 +9,7 @@
 //! `--client`, and `--client=FILE` names a file of hosts that all get what follows.
 
 mod host;
+mod lineup;
 mod logs;
 mod target;
 
@@ -24,7 +25,12 @@ use std::sync::Mutex;
 use target::targets;
 
 /// The client's own flags: those before the first `--client`.
-const LOCAL_FLAGS: [&str; 3] = ["--output-format=", "--output=", "--terse-version="];
+const LOCAL_FLAGS: [&str; 4] = [
+    "--output-format=",
+    "--output=",
+    "--terse-version=",
+    "--server-token=",
+];
 
 /// Run the job files on every server; print the report.
 pub fn main(argv: &[OsString]) -> Result<ExitCode> {
@@ -59,11 +65,19 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
         }
         jobs.push(texts);
     }
+    let token = last_value(local.iter(), "--server-token=")
+        .map(|f| ioscope_wire::ext::read_token(Path::new(f)))
+        .transpose()
+        .map_err(|e| anyhow!("--server-token={e}"))?;
+    let shared = host::Shared {
+        token,
+        lineup: lineup::Lineup::new(targets.len()),
+    };
     let runs: Vec<host::Outcome> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
             .zip(&jobs)
-            .map(|(t, texts)| s.spawn(|| host::run(t, texts, normal.then_some(&sink))))
+            .map(|(t, texts)| s.spawn(|| host::run(t, texts, normal.then_some(&sink), &shared)))
             .collect();
         handles
             .into_iter()

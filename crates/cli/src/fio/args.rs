@@ -100,6 +100,8 @@ pub struct FioArgs {
     pub client: Vec<String>,
     /// --daemonize=PIDFILE: the server detaches and writes its pid here.
     pub daemonize: Option<String>,
+    /// --server-token=FILE: the server's (or the client's) shared token.
+    pub server_token: Option<String>,
     /// --remote-config=FILE, each: job files the servers load (with --client only).
     pub remote_config: Vec<String>,
     pub merge_blktrace_only: bool,
@@ -145,6 +147,7 @@ impl Default for FioArgs {
             server: None,
             client: Vec::new(),
             daemonize: None,
+            server_token: None,
             remote_config: Vec::new(),
             merge_blktrace_only: false,
             crctest: None,
@@ -529,6 +532,14 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         verbs: &[],
         set: |a, v| {
             a.client.extend(v.map(str::to_string));
+            Ok(())
+        },
+    },
+    Flag {
+        def: flag("server-token", ReqVal, "FILE", "ioscope: with --server, run jobs only for ioscope clients that give the token in FILE; with --client (before it), the token to give"),
+        verbs: &[],
+        set: |a, v| {
+            a.server_token = v.map(str::to_string);
             Ok(())
         },
     },

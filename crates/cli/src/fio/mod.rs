@@ -37,6 +37,8 @@ pub enum Front {
 pub struct Serve {
     pub addr: Option<String>,
     pub pidfile: Option<String>,
+    /// `--server-token=FILE`: jobs only for clients that give the token in FILE.
+    pub token: Option<String>,
 }
 
 /// Parse the fio face's command line alone (flags and job options), nothing run.
@@ -69,6 +71,7 @@ pub fn front(cx: &Context, args: &[OsString]) -> Result<Front> {
         return Ok(Front::Serve(Serve {
             addr: addr.clone(),
             pidfile: inv.args.daemonize.clone(),
+            token: inv.args.server_token.clone(),
         }));
     }
     if inv.args.daemonize.is_some() {

@@ -10,6 +10,7 @@ use anyhow::{bail, Context as _, Result};
 use ioscope_report::{calc, OutputFormat};
 use ioscope_runner::{JobProgress, Observer, Plan, Runner};
 use ioscope_stats::RunResult;
+use ioscope_wire::ext;
 use ioscope_wire::msg::{self, op};
 use ioscope_wire::stats;
 use std::collections::HashSet;
@@ -18,12 +19,19 @@ use std::io::Write;
 use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::mpsc::Receiver;
-use std::time::Instant;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 /// Run what the client sent and report it; an error in its jobs is the client's to
 /// read (a TEXT line and STOP 1), not the server's.
-pub fn run(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>, req: &Request) -> Result<()> {
+/// `sync`: an ioscope client lines up every server's start (READY, then GO).
+pub fn run(
+    cx: &Context,
+    w: &mut TcpStream,
+    rx: &Receiver<In>,
+    req: &Request,
+    sync: bool,
+) -> Result<()> {
     let dir = JobDir::new()?;
     let argv = dir.argv(req)?;
     let inv = match prepare(cx, &argv) {
@@ -58,7 +66,7 @@ pub fn run(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>, req: &Request) ->
     for _ in 0..clones {
         send(w, op::SERVER_START, 0, &[])?;
     }
-    let mut net = Net::new(w, rx);
+    let mut net = Net::new(w, rx, sync);
     let ran = runner.run(&plan, &mut net);
     let result = match ran {
         Ok(r) => r,
@@ -182,16 +190,19 @@ fn results(w: &mut TcpStream, r: &RunResult, globals: Option<&[(String, String)]
 struct Net<'a> {
     w: &'a mut TcpStream,
     rx: &'a Receiver<In>,
+    /// Each phase starts on the client's GO.
+    sync: bool,
     started: Instant,
     /// Bytes and I/Os per direction at the last ETA, and when.
     last: ([u64; 3], [u64; 3], Instant),
 }
 
 impl<'a> Net<'a> {
-    fn new(w: &'a mut TcpStream, rx: &'a Receiver<In>) -> Net<'a> {
+    fn new(w: &'a mut TcpStream, rx: &'a Receiver<In>, sync: bool) -> Net<'a> {
         Net {
             w,
             rx,
+            sync,
             started: Instant::now(),
             last: ([0; 3], [0; 3], Instant::now()),
         }
@@ -233,7 +244,30 @@ impl<'a> Net<'a> {
     }
 }
 
+impl Net<'_> {
+    /// Tell the client this phase is ready; wait for its GO (or the session's end).
+    fn line_up(&mut self, phase: usize) {
+        let r = send(self.w, ext::op::READY, 0, &ext::phase(phase as u32));
+        self.check(r);
+        while !SESSION_STOP.load(Relaxed) {
+            match self.rx.recv_timeout(Duration::from_millis(100)) {
+                Ok(In::Msg(m)) if m.op == ext::op::GO => return,
+                Ok(In::Gone(_)) | Err(RecvTimeoutError::Disconnected) => {
+                    SESSION_STOP.store(true, Relaxed);
+                    return;
+                }
+                Ok(In::Msg(_)) | Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+}
+
 impl Observer for Net<'_> {
+    fn phase_ready(&mut self, phase: usize) {
+        if self.sync {
+            self.line_up(phase);
+        }
+    }
     fn message(&mut self, line: &str) {
         let r = text(
             self.w,

@@ -29,6 +29,12 @@ pub fn main(cx: &Context, how: &Serve) -> Result<ExitCode> {
     let listener =
         TcpListener::bind(&addr).with_context(|| format!("--server: cannot listen on {addr}"))?;
     let bound = listener.local_addr()?;
+    let token = how
+        .token
+        .as_deref()
+        .map(|f| ioscope_wire::ext::read_token(Path::new(f)))
+        .transpose()
+        .map_err(|e| anyhow!("--server-token={e}"))?;
     if let Some(p) = &how.pidfile {
         // As fio: a daemon prints nothing; it listens before the command returns.
         daemon::detach(Path::new(p))?;
@@ -46,7 +52,7 @@ pub fn main(cx: &Context, how: &Serve) -> Result<ExitCode> {
                 let peer = s
                     .peer_addr()
                     .map_or_else(|_| "?".to_string(), |a| a.to_string());
-                if let Err(e) = session::serve(cx, s) {
+                if let Err(e) = session::serve(cx, s, token.as_deref()) {
                     eprintln!("ioscope: --server: client {peer}: {e:#}");
                 }
             }

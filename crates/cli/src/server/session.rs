@@ -10,29 +10,34 @@
 use super::jobs;
 use super::link::{read_loop, send, text, In, Request, SESSION_STOP};
 use crate::command::Context;
+use anyhow::bail;
 use anyhow::Result;
+use ioscope_wire::ext::{self, Hello, EXT_VERSION};
 use ioscope_wire::msg::{self, op};
 use ioscope_wire::WireError;
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{channel, Receiver};
 
-/// Serve one client until its run is reported or it leaves.
-pub fn serve(cx: &Context, stream: TcpStream) -> Result<()> {
+/// Serve one client until its run is reported or it leaves. With `token`, only a
+/// client that gives it (an ioscope client's HELLO) has jobs run.
+pub fn serve(cx: &Context, stream: TcpStream, token: Option<&str>) -> Result<()> {
     let _ = stream.set_nodelay(true);
     SESSION_STOP.store(false, Relaxed);
     let (tx, rx) = channel();
     let mut r = stream.try_clone()?;
     let reader = std::thread::spawn(move || read_loop(&mut r, &tx));
     let mut w = stream;
-    let result = converse(cx, &mut w, &rx);
+    let result = converse(cx, &mut w, &rx, token);
     let _ = w.shutdown(Shutdown::Both);
     let _ = reader.join();
     result
 }
 
-fn converse(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>) -> Result<()> {
+fn converse(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>, token: Option<&str>) -> Result<()> {
     let mut req = Request::default();
+    // An ioscope client's HELLO, once accepted.
+    let mut greeted: Option<Hello> = None;
     loop {
         let m = match rx.recv() {
             Ok(In::Msg(m)) => m,
@@ -48,12 +53,26 @@ fn converse(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>) -> Result<()> {
             }
             Ok(In::Gone(Some(e))) => return Err(e.into()),
         };
+        let jobs = matches!(m.op, op::JOBLINE | op::JOB | op::LOAD_FILE | op::RUN);
+        if jobs && token.is_some() && greeted.is_none() {
+            let why = "this server runs jobs only for a client that gives its token (ioscope --server-token=FILE --client=…)";
+            text(w, msg::ERROR, &format!("ioscope: {why}\n"))?;
+            bail!("a client without the token: {why}");
+        }
         match m.op {
-            op::PROBE => send(w, op::PROBE, m.tag, &probe_reply())?,
+            op::PROBE => {
+                let mut reply = probe_reply();
+                ext::mark_probe(&mut reply);
+                send(w, op::PROBE, m.tag, &reply)?;
+            }
+            ext::op::HELLO => greeted = Some(welcome(w, &m.payload, token)?),
             op::JOBLINE => req.args = msg::job_line(&m.payload)?,
             op::JOB => req.texts.push(msg::job_text(&m.payload)?),
             op::LOAD_FILE => req.files.push(msg::load_file(&m.payload)?),
-            op::RUN => return jobs::run(cx, w, rx, &req),
+            op::RUN => {
+                let sync = greeted.as_ref().is_some_and(|h| h.sync);
+                return jobs::run(cx, w, rx, &req, sync);
+            }
             op::QUIT | op::EXIT => return Ok(()),
             // Nothing runs yet: there is nothing to tell.
             op::SEND_ETA => {}
@@ -66,6 +85,38 @@ fn converse(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>) -> Result<()> {
             }
         }
     }
+}
+
+/// An ioscope client's HELLO: the same extension version and, when this server has a
+/// token, the token; answered WELCOME, else refused with the reason on both ends.
+fn welcome(w: &mut TcpStream, payload: &[u8], token: Option<&str>) -> Result<Hello> {
+    let h = Hello::decode(payload)?;
+    let ours = env!("CARGO_PKG_VERSION");
+    let why = if h.ext != EXT_VERSION {
+        Some(format!(
+            "the client (ioscope {}) speaks ioscope's extension protocol {}, this server (ioscope {ours}) speaks {EXT_VERSION}: use the same ioscope release on both ends",
+            h.version, h.ext
+        ))
+    } else {
+        match (token, h.token.as_deref()) {
+            (Some(_), None) => Some("this server needs its token (--server-token=FILE)".into()),
+            (Some(t), Some(given)) if !ext::same_token(t, given) => {
+                Some("the client's token is not this server's (--server-token)".into())
+            }
+            _ => None,
+        }
+    };
+    if let Some(why) = why {
+        text(w, msg::ERROR, &format!("ioscope: {why}\n"))?;
+        bail!("{why}");
+    }
+    let back = Hello {
+        ext: EXT_VERSION,
+        version: ours.into(),
+        ..Hello::default()
+    };
+    send(w, ext::op::WELCOME, 0, &back.encode())?;
+    Ok(h)
 }
 
 /// The PROBE reply: this host's name, the fio version we answer as, its CPUs.
