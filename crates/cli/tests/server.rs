@@ -922,6 +922,19 @@ fn a_token_server_runs_jobs_only_for_its_token() {
     );
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(r.stderr.contains("others can read it"), "{}", r.stderr);
+    // Neither a server nor a client: the token would be ignored, so it is refused.
+    let flag = format!("--server-token={good}");
+    let r = run_in(
+        d.path(),
+        &[&flag, "--name=x", "--ioengine=null", "--size=1m"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("--server-token: only a server"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stdout.contains("Run status group"), "{}", r.stdout);
     let mut c = Command::new(bin());
     c.args(["--server=ip:127.0.0.1,0", &format!("--server-token={good}")]);
     let s = Server::ioscope_by(c, d.path(), "127.0.0.1");

@@ -117,7 +117,7 @@ pub fn read_token(path: &std::path::Path) -> Result<String, String> {
     }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{shown}: {e}"))?;
     let token = text.lines().next().unwrap_or("").trim().to_string();
-    if token.is_empty() || token.contains('\n') {
+    if token.is_empty() {
         return Err(format!("{shown}: no token on its first line"));
     }
     Ok(token)

@@ -8,6 +8,8 @@
 //! value, a second value, the direction with flag bits, the priority, the block size,
 //! the offset.
 
+use crate::msg::{put_str, put_u32, put_u64};
+use crate::read::{str_at, u32_at, u64_at};
 use crate::WireError;
 
 const HEADER: usize = 296;
@@ -78,6 +80,11 @@ impl Sample {
         })
     }
 
+    /// Its bytes on the wire: 40, and 8 more with an offset.
+    fn size(&self) -> usize {
+        40 + if self.offset.is_some() { 8 } else { 0 }
+    }
+
     /// The line fio's client writes for it.
     pub fn line(&self) -> String {
         let offset = self.offset.map_or(String::new(), |o| format!(", {o}"));
@@ -113,14 +120,13 @@ pub fn encode(log: &IoLog) -> Result<Vec<u8>, WireError> {
             NAME_MAX - 1
         )));
     }
-    let size = |s: &Sample| 40 + if s.offset.is_some() { 8 } else { 0 };
     let mut b = vec![0u8; HEADER];
-    b.reserve(log.samples.iter().map(size).sum());
-    b[0..8].copy_from_slice(&(log.samples.len() as u64).to_le_bytes());
-    b[8..12].copy_from_slice(&log.job.to_le_bytes());
-    b[12..16].copy_from_slice(&(log.kind as u32).to_le_bytes());
-    b[36..40].copy_from_slice(&1u32.to_le_bytes());
-    b[NAME_AT..NAME_AT + log.name.len()].copy_from_slice(log.name.as_bytes());
+    b.reserve(log.samples.iter().map(Sample::size).sum());
+    put_u64(&mut b, 0, log.samples.len() as u64);
+    put_u32(&mut b, 8, log.job);
+    put_u32(&mut b, 12, log.kind as u32);
+    put_u32(&mut b, 36, 1);
+    put_str(&mut b, NAME_AT, NAME_MAX, &log.name);
     for s in &log.samples {
         let mut dir = s.ddir & !FLAGS;
         if s.offset.is_some() {
@@ -129,14 +135,15 @@ pub fn encode(log: &IoLog) -> Result<Vec<u8>, WireError> {
         if s.prio_full {
             dir |= HAS_PRIO;
         }
-        b.extend_from_slice(&s.time_ms.to_le_bytes());
-        b.extend_from_slice(&s.value.to_le_bytes());
-        b.extend_from_slice(&0u64.to_le_bytes());
-        b.extend_from_slice(&dir.to_le_bytes());
-        b.extend_from_slice(&s.prio.to_le_bytes());
-        b.extend_from_slice(&s.bs.to_le_bytes());
+        let at = b.len();
+        b.resize(at + s.size(), 0);
+        put_u64(&mut b, at, s.time_ms);
+        put_u64(&mut b, at + 8, s.value);
+        put_u32(&mut b, at + 24, dir);
+        put_u32(&mut b, at + 28, s.prio);
+        put_u64(&mut b, at + 32, s.bs);
         if let Some(o) = s.offset {
-            b.extend_from_slice(&o.to_le_bytes());
+            put_u64(&mut b, at + 40, o);
         }
     }
     Ok(b)
@@ -145,56 +152,44 @@ pub fn encode(log: &IoLog) -> Result<Vec<u8>, WireError> {
 /// An uncompressed IOLOG payload (a compressed one is refused: this client asks for
 /// raw samples).
 pub fn decode(p: &[u8]) -> Result<IoLog, WireError> {
-    let u32_at = |o: usize| {
-        p.get(o..o + 4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    let u64_at = |o: usize| {
-        p.get(o..o + 8)
-            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-    };
-    let short = || malformed("shorter than its header".into());
-    let count = u64_at(0).ok_or_else(short)?;
-    let job = u32_at(8).ok_or_else(short)?;
-    let kind = match u32_at(12).ok_or_else(short)? {
+    if p.len() < HEADER {
+        return Err(malformed("shorter than its header".into()));
+    }
+    let count = u64_at(p, 0);
+    let kind = match u32_at(p, 12) {
         1 => Kind::Latency,
         4 => Kind::Bandwidth,
         5 => Kind::Iops,
         other => return Err(malformed(format!("log type {other} is not taken yet"))),
     };
-    if u32_at(16).ok_or_else(short)? != 0 {
+    if u32_at(p, 16) != 0 {
         return Err(malformed(
             "compressed samples, which were not asked for".into(),
         ));
     }
-    let name = p.get(NAME_AT..HEADER).ok_or_else(short)?;
-    let end = name.iter().position(|&c| c == 0).unwrap_or(name.len());
-    let name = String::from_utf8_lossy(&name[..end]).into_owned();
     let mut samples = Vec::new();
     let mut at = HEADER;
-    while samples.len() < count as usize {
-        let cut = || malformed(format!("{} samples announced, fewer sent", count));
-        let dir = u32_at(at + 24).ok_or_else(cut)?;
-        let mut s = Sample {
-            time_ms: u64_at(at).ok_or_else(cut)?,
-            value: u64_at(at + 8).ok_or_else(cut)?,
+    while (samples.len() as u64) < count {
+        let dir = u32_at(p, at + 24);
+        let s = Sample {
+            time_ms: u64_at(p, at),
+            value: u64_at(p, at + 8),
             ddir: dir & !FLAGS,
-            prio: u32_at(at + 28).ok_or_else(cut)?,
+            prio: u32_at(p, at + 28),
             prio_full: dir & HAS_PRIO != 0,
-            bs: u64_at(at + 32).ok_or_else(cut)?,
-            offset: None,
+            bs: u64_at(p, at + 32),
+            offset: (dir & HAS_OFFSET != 0).then(|| u64_at(p, at + 40)),
         };
-        at += 40;
-        if dir & HAS_OFFSET != 0 {
-            s.offset = Some(u64_at(at).ok_or_else(cut)?);
-            at += 8;
+        at += s.size();
+        if at > p.len() {
+            return Err(malformed(format!("{count} samples announced, fewer sent")));
         }
         samples.push(s);
     }
     Ok(IoLog {
-        job,
+        job: u32_at(p, 8),
         kind,
-        name,
+        name: str_at(p, NAME_AT, NAME_MAX),
         samples,
     })
 }

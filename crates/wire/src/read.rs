@@ -8,13 +8,13 @@ use ioscope_stats::{
     DiskUtil, GroupDir, GroupResult, Histogram, JobResult, LatStat, LatTrack, PrioStat, SampleStat,
 };
 
-fn u32_at(p: &[u8], off: usize) -> u32 {
+pub(crate) fn u32_at(p: &[u8], off: usize) -> u32 {
     p.get(off..off + 4)
         .and_then(|b| b.try_into().ok())
         .map_or(0, u32::from_le_bytes)
 }
 
-fn u64_at(p: &[u8], off: usize) -> u64 {
+pub(crate) fn u64_at(p: &[u8], off: usize) -> u64 {
     p.get(off..off + 8)
         .and_then(|b| b.try_into().ok())
         .map_or(0, u64::from_le_bytes)
@@ -24,7 +24,7 @@ fn f64_at(p: &[u8], off: usize) -> f64 {
     f64::from_bits(u64_at(p, off))
 }
 
-fn str_at(p: &[u8], off: usize, n: usize) -> String {
+pub(crate) fn str_at(p: &[u8], off: usize, n: usize) -> String {
     let b = p.get(off..off + n).unwrap_or_default();
     let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
     String::from_utf8_lossy(&b[..end]).into_owned()

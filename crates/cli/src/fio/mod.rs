@@ -83,6 +83,11 @@ pub fn front(cx: &Context, args: &[OsString]) -> Result<Front> {
         }
         return Ok(Front::Client(args.to_vec()));
     }
+    if inv.args.server_token.is_some() {
+        bail!(
+            "--server-token: only a server (--server) or a client (before --client) takes a token"
+        );
+    }
     if let Some(f) = inv.args.remote_config.first() {
         bail!("--remote-config={f}: a server loads it; give it after --client=HOST");
     }
