@@ -63,12 +63,10 @@ fn nop_mode_runs_with_sane_percentiles() {
 fn file_mode_issues_the_io_it_claims() {
     // A loop device: the kernel's own I/O count of it checks peak's.
     require!(Prereq::Root, Prereq::LOSETUP);
-    let img = format!("/dev/shm/ioscope-peak-{}.img", std::process::id());
-    let Some(dev) = sh(&format!(
-        "truncate -s 256M {img} && losetup --direct-io=on --find --show {img}"
-    )) else {
+    let Some(lp) = LoopDev::new("256M") else {
         skip!("a loop device over /dev/shm (losetup --find --show failed)")
     };
+    let dev = lp.dev.clone();
     let name = dev.trim_start_matches("/dev/").to_string();
     // Reads completed plus reads merged into others: the requests the device was sent.
     let reads = || -> u64 {
@@ -96,7 +94,7 @@ fn file_mode_issues_the_io_it_claims() {
         ],
     );
     let after = reads();
-    let _ = sh(&format!("losetup -d {dev}; rm -f {img}"));
+    drop(lp);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ios = u(&v["ios"]);
     assert!(ios > 1000, "{v}");
@@ -120,21 +118,17 @@ fn file_mode_issues_the_io_it_claims() {
 #[test]
 fn a_run_whose_io_all_failed_prints_no_figures() {
     require!(Prereq::Root, Prereq::LOSETUP);
-    let img = format!("/dev/shm/ioscope-peak-fail-{}.img", std::process::id());
-    let Some(dev) = sh(&format!(
-        "truncate -s 64M {img} && losetup --find --show --sector-size 4096 --direct-io=on {img}"
-    )) else {
-        let _ = std::fs::remove_file(&img);
+    let Some(lp) = LoopDev::with("64M", "--sector-size 4096 --direct-io=on") else {
         skip!("a loop device with 4 KiB sectors (losetup --sector-size)")
     };
+    let dev = lp.dev.clone();
     let d = tmpdir();
     let text = run_in(d.path(), &["peak", &dev, "--bs=512", "--runtime=1"]);
     let json = run_in(
         d.path(),
         &["peak", &dev, "--bs=512", "--runtime=1", "--json"],
     );
-    let _ = sh(&format!("losetup -d {dev}"));
-    let _ = std::fs::remove_file(&img);
+    drop(lp);
     assert_eq!(text.code, 1, "{}", text.stderr);
     assert!(!text.stdout.contains("IOPS"), "{}", text.stdout);
     assert!(

@@ -176,16 +176,50 @@ pub struct LoopDev {
 
 impl LoopDev {
     /// A loop device over a file in /dev/shm; None when losetup fails (the caller checked
-    /// root and losetup first).
+    /// root and losetup first; losetup's message goes to the test's captured output).
     pub fn new(size: &str) -> Option<LoopDev> {
+        LoopDev::with(size, "--direct-io=on")
+    }
+
+    /// As `new`, with more losetup arguments (`--sector-size 4096`). Each device has a
+    /// file of its own, made with O_EXCL|O_NOFOLLOW under a name no other test (or
+    /// process) shares: tests in one process once shared a file per size, and one's
+    /// cleanup removed it under another's losetup.
+    pub fn with(size: &str, args: &str) -> Option<LoopDev> {
+        use std::os::unix::fs::OpenOptionsExt;
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
         let img = std::path::PathBuf::from(format!(
-            "/dev/shm/ioscope-test-{}-{size}.img",
+            "/dev/shm/ioscope-test-{}-{n}-{nanos:08x}.img",
             std::process::id()
         ));
-        let dev = sh(&format!(
-            "truncate -s {size} {0} && losetup --direct-io=on --find --show {0}",
-            img.display()
-        ))?;
+        if let Err(e) = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o600)
+            .open(&img)
+        {
+            eprintln!("{}: {e}", img.display());
+            return None;
+        }
+        let o = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "truncate -s {size} {0} && losetup {args} --find --show {0}",
+                img.display()
+            ))
+            .output()
+            .ok()?;
+        if !o.status.success() {
+            eprintln!("losetup: {}", String::from_utf8_lossy(&o.stderr));
+            let _ = std::fs::remove_file(&img);
+            return None;
+        }
+        let dev = String::from_utf8_lossy(&o.stdout).trim().to_string();
         Some(LoopDev { dev, img })
     }
     /// The file in /dev/shm behind the device.
