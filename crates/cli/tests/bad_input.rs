@@ -175,19 +175,19 @@ fn not_yet_supported_option_fails_parse_only_and_the_run() {
     let d = tmpdir();
     fs::write(
         d.path().join("j.fio"),
-        "[job]\nsize=1m\nzone_reset_frequency=0.1\n",
+        "[job]\nsize=1m\nrecover_zbd_write_error=1\n",
     )
     .unwrap();
     // --parse-only checks everything a run would, short of I/O.
     fails_with(
         &["--parse-only", "j.fio"],
         d.path(),
-        &["j.fio:3", "zone_reset_frequency", "not supported yet"],
+        &["j.fio:3", "recover_zbd_write_error", "not supported yet"],
     );
     fails_with(
         &["j.fio"],
         d.path(),
-        &["j.fio:3", "zone_reset_frequency", "not supported yet"],
+        &["j.fio:3", "recover_zbd_write_error", "not supported yet"],
     );
 }
 

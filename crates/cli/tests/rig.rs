@@ -1196,6 +1196,134 @@ mod guest {
         assert!(!seen.is_empty());
     }
 
+    /// Zone operations while the job runs, on the host-managed namespace, by ioscope and
+    /// by fio 3.42 from the same empty zones, each compared with the other (bytes,
+    /// resets, and the zones' write pointers and conditions from blkzone, outside both):
+    /// a sequential job coming back to the zones it wrote (loops=2) resets each; a block
+    /// size that leaves a remainder finishes each zone (full, not left open), and
+    /// write_zone_remainder writes the remainder instead; zone_reset_threshold and
+    /// zone_reset_frequency reset zones as the job writes; a job that verifies has the
+    /// zones with data reset before it writes.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn zones_are_reset_and_finished_while_the_job_runs_as_with_fio() {
+        in_guest();
+        let psync = ["--ioengine=psync", "--rw=write"];
+        let cases: Vec<(&str, Vec<&str>)> = vec![
+            ("loops", vec!["--bs=1m", "--size=128m", "--loops=2"]),
+            ("finish", vec!["--bs=192k", "--size=128m"]),
+            (
+                "remainder",
+                vec!["--bs=192k", "--size=128m", "--write_zone_remainder=1"],
+            ),
+            (
+                "threshold",
+                vec![
+                    "--bs=1m",
+                    "--size=512m",
+                    "--zone_reset_threshold=0.4765625",
+                    "--zone_reset_frequency=0.25",
+                ],
+            ),
+            ("verify", vec!["--bs=64k", "--size=128m", "--verify=crc32c"]),
+            (
+                "random",
+                vec![
+                    "--ioengine=libaio",
+                    "--iodepth=4",
+                    "--rw=randwrite",
+                    "--bs=1m",
+                    "--size=128m",
+                    "--io_size=256m",
+                ],
+            ),
+        ];
+        // Per program, per case: (bytes, resets) and the first zones' (wp, condition).
+        type Did = ((u64, Option<u64>), Vec<(u64, String)>);
+        let mut seen: Vec<Vec<Did>> = Vec::new();
+        for prog in with_fio342() {
+            let mut got = Vec::new();
+            for (name, extra) in &cases {
+                sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+                if *name == "verify" {
+                    // 32 MiB in zone 0 for the verifying job's reset to remove.
+                    zbd_job(
+                        &prog,
+                        &[
+                            "--ioengine=psync",
+                            "--rw=write",
+                            "--bs=1m",
+                            "--size=64m",
+                            "--io_size=32m",
+                        ],
+                    );
+                }
+                let mut a = psync.to_vec();
+                a.extend_from_slice(extra);
+                let v = zbd_job(&prog, &a);
+                got.push((bytes_resets(&v, "write"), zones_now()[..8].to_vec()));
+            }
+            let [loops, finish, remainder, _threshold, verify, random] = &got[..] else {
+                unreachable!()
+            };
+            let full = (64u64 << 20, "14(fu)".to_string());
+            assert_eq!(loops.0, (256 << 20, Some(2)), "{}", prog.display());
+            let per_zone = (64u64 << 20) / (192 << 10);
+            assert_eq!(
+                finish.0,
+                (2 * per_zone * (192 << 10), Some(0)),
+                "{}",
+                prog.display()
+            );
+            assert_eq!(
+                &finish.1[..2],
+                &[full.clone(), full.clone()],
+                "{}",
+                prog.display()
+            );
+            assert_eq!(remainder.0, (128 << 20, Some(0)), "{}", prog.display());
+            assert_eq!(
+                &remainder.1[..2],
+                &[full.clone(), full],
+                "{}",
+                prog.display()
+            );
+            assert_eq!(verify.0, (128 << 20, Some(1)), "{}", prog.display());
+            // Every block drawn once a pass: the second pass resets each full zone
+            // once, with writes in flight elsewhere.
+            assert_eq!(random.0, (256 << 20, Some(2)), "{}", prog.display());
+            seen.push(got);
+        }
+        // time_based over two zones, four writes in flight: it comes back to them many
+        // times, each zone reset once the writes in flight have completed.
+        sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+        let v = zbd_job(
+            &bin(),
+            &[
+                "--ioengine=libaio",
+                "--iodepth=4",
+                "--rw=write",
+                "--bs=1m",
+                "--size=128m",
+                "--time_based",
+                "--runtime=2",
+            ],
+        );
+        let (bytes, resets) = bytes_resets(&v, "write");
+        let resets = resets.expect("zone_resets");
+        assert_eq!(v["jobs"][0]["error"], 0, "{v}");
+        assert!(resets >= 1, "{bytes} bytes, {resets} resets");
+        // Each pass but the first over the 2 zones resets both.
+        let zones_written = bytes.div_ceil(64 << 20);
+        assert_eq!(resets, zones_written - 2, "{bytes} bytes");
+        sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+        if let [ours, fio] = &seen[..] {
+            for (i, (name, _)) in cases.iter().enumerate() {
+                assert_eq!(ours[i], fio[i], "{name}: ioscope, then fio 3.42");
+            }
+        }
+    }
+
     /// What zonemode=zbd refuses, with the reason: a zone size that is not the
     /// device's, more open zones than it allows, buffered writes, a device that is not
     /// zoned, and (not yet) several jobs writing it.

@@ -41,4 +41,5 @@ mod seeds;
 mod server;
 mod sweep;
 mod verify;
+mod zbd;
 mod zones;

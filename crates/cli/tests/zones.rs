@@ -227,8 +227,9 @@ fn zone_options_need_their_mode() {
             "zonemode=strided needs zonesize",
         ),
         (
-            &["--zonemode=zbd", "--zonesize=8k"][..],
-            "zonemode=zbd on data, which is not a zoned block device",
+            &["--zonemode=zbd"][..],
+            "zonemode=zbd on data, which is not a zoned block device: specifying the zone \
+             size is mandatory",
         ),
         (&["--zonemode=zbd", "--zoneskip=8k"][..], "zoneskip"),
         (

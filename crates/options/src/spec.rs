@@ -499,6 +499,23 @@ fn check_zbd(
     if o.zoneskip != 0 {
         return refuse("zoneskip", "must be 0 with zonemode=zbd");
     }
+    for (name, v) in [
+        ("zone_reset_threshold", o.zone_reset_threshold),
+        ("zone_reset_frequency", o.zone_reset_frequency),
+    ] {
+        if !(0.0..=1.0).contains(&v) {
+            return refuse(name, &format!("{v} is out of range (0 to 1)"));
+        }
+    }
+    if o.zonesize != 0 && o.zonecapacity > o.zonesize {
+        return refuse(
+            "zonecapacity",
+            &format!(
+                "{} is larger than the zone size {}",
+                o.zonecapacity, o.zonesize
+            ),
+        );
+    }
     if o.rw.mode.trims() && (o.rw.mode.writes() || o.rw.mode.reads()) {
         return refuse(
             "rw",

@@ -368,17 +368,17 @@ option_table! {
 
     // ---- Zones ----
     zonemode: ZoneMode { kind: Kind::Choice(ZoneMode::CHOICES), default: "none", category: C::Zones, help: "Zone mode: strided walks zones of zonesize bytes, zonerange apart; zbd follows a zoned block device's zones" }
-    zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes of I/O in each zone before moving to the next; zonemode=zbd: the zone size (must be the device's)" }
+    zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes of I/O in each zone before moving to the next; zonemode=zbd: the zone size (must be the device's; over a regular file or a device that is not zoned, the size of the zones emulated on it)" }
     zonerange: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: size of a zone, where its I/O falls (default zonesize)" }
     zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes skipped after each zone" }
-    zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=zbd on a device that is not zoned: zone capacity (zone emulation is not supported yet; a zoned device reports its own)", status: NOT_YET }
+    zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=zbd over a regular file or a device that is not zoned: the writable bytes of each emulated zone (default zonesize; a zoned device reports its own)" }
     read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: reads may go past a zone's write pointer (where the device returns no data)" }
     max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: zones written at once (default and most: the device's open-zone limit)" }
     job_max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: zones one job writes at once (0: no limit of its own)" }
     ignore_zone_limits: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: max_open_zones may exceed the device's open-zone limit" }
-    zone_reset_threshold: Option<String> { category: C::Zones, help: "zonemode=zbd: share of valid data that triggers zone resets (not supported yet)", status: NOT_YET }
-    zone_reset_frequency: Option<String> { category: C::Zones, help: "zonemode=zbd: how often zones are reset (not supported yet)", status: NOT_YET }
-    write_zone_remainder: bool { kind: BOOL, default: "0", aliases: &["write_zone_remainders"], category: C::Zones, help: "zonemode=zbd: write a zone's remainder smaller than bs instead of finishing the zone (not supported yet)", status: NOT_YET }
+    zone_reset_threshold: f64 { kind: Kind::Float, default: "0", category: C::Zones, help: "zonemode=zbd: share (0 to 1) of the region holding data above which writes reset zones as zone_reset_frequency says (emulated garbage collection)" }
+    zone_reset_frequency: f64 { kind: Kind::Float, default: "0", category: C::Zones, help: "zonemode=zbd: above zone_reset_threshold, every 1/frequency-th write first resets the zone it goes to (0 to 1; 0: never)" }
+    write_zone_remainder: bool { kind: BOOL, default: "0", aliases: &["write_zone_remainders"], category: C::Zones, help: "zonemode=zbd: write a zone's remainder smaller than the block size with a shorter write instead of finishing the zone" }
     recover_zbd_write_error: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd with continue_on_error: move write pointers past failed writes (not supported yet)", status: NOT_YET }
 
     // ---- fio profile options: --profile=tiobench reads them; elsewhere without effect, as in fio ----

@@ -123,6 +123,9 @@ impl<'a, E: Engine> Loop<'a, E> {
                 self.s.exhausted = true;
                 return true;
             };
+            if self.s.extras && self.s.wl.zone_ops_due() && self.zone_ops_failed(io) {
+                return true;
+            }
             // By value to the out-of-line checks, so that `io` itself can stay in
             // registers on the common path.
             if self.s.extras && self.s.hold_back(io, now) {
@@ -235,20 +238,57 @@ impl<'a, E: Engine> Loop<'a, E> {
         self.s.stop_issuing
     }
 
+    /// zonemode=zbd: issue the zone operations due before `io` (see `zone_ops`). A
+    /// failure fails the job (true), except before a trim, which is the reset itself:
+    /// it completes with the error (`zone_trim`).
+    #[cold]
+    #[inline(never)]
+    fn zone_ops_failed(&mut self, io: crate::workload::io::Io) -> bool {
+        let Some((errno, text)) = self.zone_ops(false) else {
+            return false;
+        };
+        if io.ddir == Ddir::Trim {
+            self.s.zone_err = Some(errno);
+            return false;
+        }
+        self.s.fail(errno, &text);
+        true
+    }
+
     /// zonemode=zbd: a trim is a zone reset (of a zone with data; a trim of an empty
-    /// zone is counted as an I/O and resets nothing, as in fio), done here, at once.
+    /// zone is counted as an I/O and resets nothing, as in fio), issued by
+    /// `zone_ops` before it; it completes at once, with the reset's error if it failed.
     /// Returns whether the job stops issuing.
     fn zone_trim(&mut self, idx: u32, io: crate::workload::io::Io) -> bool {
-        let mut res = i64::from(io.len);
-        if let Some((start, len)) = self.s.wl.take_zone_reset() {
-            let file = self.s.ctx.files.get(io.file as usize).map(|f| &f.file);
-            match file.map(|f| crate::sys::zoned::reset(f, start, len)) {
-                Some(Ok(())) => self.s.zone_resets += 1,
-                Some(Err(e)) => res = -i64::from(e.raw_os_error().unwrap_or(libc::EIO)),
-                None => res = -i64::from(libc::EBADF),
+        let res = match self.s.zone_err.take() {
+            Some(errno) => -i64::from(errno),
+            None => i64::from(io.len),
+        };
+        self.done_at_once(idx, res)
+    }
+
+    /// zonemode=zbd: issue the zone operations due before the next I/O once the I/O in
+    /// flight has completed (a reset or finish under a write in flight would fail it);
+    /// `all`: also those due after the last I/O (the job has ended). Returns the first
+    /// failure.
+    #[cold]
+    #[inline(never)]
+    fn zone_ops(&mut self, all: bool) -> Option<(i32, String)> {
+        self.commit();
+        while self.s.q.inflight > 0 {
+            let before = self.s.q.inflight;
+            self.reap(true);
+            if self.s.q.inflight == before && self.s.failure.errno != 0 {
+                break;
             }
         }
-        self.done_at_once(idx, res)
+        let mut failed = None;
+        while let Some(op) = self.s.wl.next_zone_op(all) {
+            if let Err(e) = self.s.zone_op(op) {
+                failed.get_or_insert(e);
+            }
+        }
+        failed
     }
 
     /// A synchronous engine: time the call itself.
@@ -413,6 +453,11 @@ impl<'a, E: Engine> Loop<'a, E> {
             self.reap(true);
             if self.s.q.inflight == before && self.s.failure.errno != 0 {
                 break;
+            }
+        }
+        if self.s.wl.is_zoned() {
+            if let Some((errno, text)) = self.zone_ops(true) {
+                self.s.fail(errno, &text);
             }
         }
         self.s.drain_checks();

@@ -39,5 +39,6 @@ mod trims;
 mod units;
 pub(crate) mod verify;
 mod verify_dump;
+mod zones;
 
 pub(crate) use inputs::{JobRun, Outcome};

@@ -62,6 +62,7 @@ impl Extras {
             || o.latency_target > 0
             || o.read_iolog.is_some()
             || o.write_iolog.is_some()
+            || o.zonemode == ioscope_options::ZoneMode::Zbd
     }
 }
 
@@ -102,8 +103,11 @@ pub(super) struct State<'a> {
     pub now_hint: Option<Ticks>,
     pub submit_calls: u64,
     pub reap_calls: u64,
-    /// zonemode=zbd: zones this job's trims reset.
+    /// zonemode=zbd: zones this job reset (trims, writes to full zones, the reset
+    /// threshold).
     pub zone_resets: u64,
+    /// zonemode=zbd: the errno of the reset a trim stands for, when it failed.
+    pub zone_err: Option<i32>,
     pub hipri_pct: u32,
     /// verify_mode=compare: verify reads are NVMe Compare commands.
     pub compare: bool,
@@ -169,6 +173,7 @@ impl<'a> State<'a> {
             now_hint: None,
             submit_calls: 0,
             zone_resets: 0,
+            zone_err: None,
             reap_calls: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
             compare: o.verify_mode == ioscope_options::CmdVerifyMode::Compare,

@@ -66,7 +66,7 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
         }
         check_openfiles(j)?;
         check_ranges(j)?;
-        check_zbd(j).map_err(|m| RunError::Unsupported(format!("job '{}': {m}", j.name)))?;
+        check_zbd(j).map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
         check_compare(&j.opts).map_err(|m| RunError::Refused(format!("job '{}': {m}", j.name)))?;
         crate::sys::cgroup::check(&j.opts)
             .map_err(|m| RunError::Setup(format!("job '{}': {m}", j.name)))?;
@@ -80,11 +80,11 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
     Ok(())
 }
 
-/// zonemode=zbd runs on zoned block devices; fio's emulated zones on regular files and
-/// devices that are not zoned are not done yet.
+/// zonemode=zbd runs on zoned block devices, and on regular files and devices without
+/// zones with zones of zonesize emulated on them, as in fio (which needs zonesize then).
 fn check_zbd(j: &JobSpec) -> Result<(), String> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    if j.opts.zonemode != ioscope_options::ZoneMode::Zbd {
+    if j.opts.zonemode != ioscope_options::ZoneMode::Zbd || j.opts.zonesize != 0 {
         return Ok(());
     }
     let names = j
@@ -103,8 +103,8 @@ fn check_zbd(j: &JobSpec) -> Result<(), String> {
         let zoned = dev.as_deref().map(crate::sys::zoned::model);
         if !matches!(zoned.as_deref(), Some("host-managed" | "host-aware")) {
             return Err(format!(
-                "zonemode=zbd on {name}, which is not a zoned block device: zones emulated \
-                 on regular files and devices that are not zoned are not supported yet"
+                "zonemode=zbd on {name}, which is not a zoned block device: specifying \
+                 the zone size is mandatory to emulate zones on it (zonesize)"
             ));
         }
     }

@@ -56,10 +56,14 @@ pub struct JobCtx {
     pub verify_state: Option<std::path::PathBuf>,
     /// `random_generator=tausworthe` set explicitly: offsets from 32 random bits.
     pub offsets_32bit: bool,
-    /// zonemode=zbd: the zones of its file (taken by the workload), and how many the
-    /// job reset (None without zonemode=zbd).
+    /// zonemode=zbd: the zones of its file (taken by the workload), and whether the
+    /// job reports its zone resets (Some(0); None without zonemode=zbd or when it
+    /// neither writes nor trims).
     pub zones: Option<crate::workload::zbd::ZoneMap>,
     pub zone_resets: Option<u64>,
+    /// zonemode=zbd over a file or device without zones: zone operations are kept in
+    /// the zone map only.
+    pub zones_emulated: bool,
     /// `--debug=io`: where its completion lines go (Some(None): standard output).
     pub trace_io: Option<Option<crate::env::DebugOut>>,
 }

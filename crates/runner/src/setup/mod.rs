@@ -103,7 +103,7 @@ pub(crate) fn prepare_job(
     let diskless = diskless(o, env);
     let mut files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
     check_polling(o, &files, job.polled && !diskless && !env.opts.nop)?;
-    let zones = zoned::prepare(o, &mut files, job.access, diskless)?;
+    let zones = zoned::prepare(o, &mut files, job.access, job.verify.is_some(), diskless)?;
     let blocks = match o.block_error_percentiles {
         true => Some(block_track(o, &files)?),
         false => None,
@@ -157,8 +157,9 @@ pub(crate) fn prepare_job(
             verify: job.verify,
             verify_state: job.verify_state,
             offsets_32bit,
-            zone_resets: zones.as_ref().and_then(|z| z.1),
-            zones: zones.map(|z| z.0),
+            zone_resets: zones.as_ref().and_then(|z| z.report_resets.then_some(0)),
+            zones_emulated: zones.as_ref().is_some_and(|z| z.emulated),
+            zones: zones.map(|z| z.map),
             trace_io: env.opts.debug.io.then(|| env.opts.debug.out.clone()),
         },
         meta: JobMeta {

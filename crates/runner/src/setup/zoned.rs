@@ -1,34 +1,41 @@
-//! `zonemode=zbd` at setup: the job's file must be a zoned block device; its region
-//! is cut to whole zones (offset rounded up, size down, as fio does), its zones are read
-//! from the device, fio's zone options checked against the device's geometry and
-//! limits, and, for a sequential writer, the full zones of its region are reset: fio
-//! resets each full zone as its writes reach it, and a sequential job reaches every
-//! zone of its region once, so the resets and their count are the same.
+//! `zonemode=zbd` at setup: the job's file is a zoned block device, or a regular file
+//! or device whose zones fio emulates (zonesize, zonecapacity: every zone sequential
+//! and empty when the job starts, as in fio); its region is cut to whole zones (offset
+//! rounded up, size down, as fio does), a device's zones are read from it, and fio's
+//! zone options are checked against its geometry and limits. The resets and finishes
+//! a job needs are issued by the job loop (see [`crate::workload::zbd`]); a job that
+//! verifies what it writes has the zones of its region with data reset before its
+//! first write, as fio does.
 
 use crate::error::RunError;
 use crate::setup::files::JobFile;
 use crate::sys::zoned::{self, Zone, ZoneKind};
-use crate::workload::zbd::{ZoneInfo, ZoneMap};
+use crate::workload::zbd::{ZoneInfo, ZoneMap, ZoneRules};
 use ioscope_options::{JobOptions, ZoneMode};
 
-/// The zones of the job's region, or None without zonemode=zbd, and how many zones
-/// were reset (reported, as fio does, for a job that writes or trims).
+/// A job's zones, as the job loop takes them.
+pub(crate) struct Zoned {
+    pub map: ZoneMap,
+    /// Zones emulated over a file or device that has none: zone operations change
+    /// nothing on it.
+    pub emulated: bool,
+    /// The job writes or trims: fio reports its zone resets.
+    pub report_resets: bool,
+}
+
+/// The zones of the job's region, or None without zonemode=zbd.
 pub(crate) fn prepare(
     o: &JobOptions,
     files: &mut [JobFile],
     access: crate::plan::Access,
+    verifies: bool,
     diskless: bool,
-) -> Result<Option<(ZoneMap, Option<u64>)>, RunError> {
+) -> Result<Option<Zoned>, RunError> {
     let writes = access.writes;
     if o.zonemode != ZoneMode::Zbd || diskless {
         return Ok(None);
     }
     let err = |m: String| RunError::Setup(format!("job '{}': zonemode=zbd: {m}", o.name));
-    if writes && !o.direct {
-        return Err(err("direct I/O is mandatory for writing to zoned drives \
-                        (direct=1)"
-            .into()));
-    }
     let [f] = files else {
         return Err(err(format!(
             "{} files: zoned I/O over several files is not supported yet (use one file)",
@@ -39,48 +46,80 @@ pub(crate) fn prepare(
         .is_block
         .then(|| crate::sys::disk::whole_disk(f.dev))
         .flatten()
-        .ok_or_else(|| {
-            err(format!(
-                "{} is no zoned block device (zone emulation on regular files and \
-                 devices is not supported yet)",
-                f.path.display()
-            ))
-        })?;
-    let model = zoned::model(&disk);
-    if model != "host-managed" && model != "host-aware" {
-        return Err(err(format!(
-            "{} is not zoned (/sys/block/{disk}/queue/zoned is {model})",
-            f.path.display()
-        )));
-    }
-    let all = zoned::report(&f.file)
-        .map_err(|e| err(format!("{}: cannot report zones: {e}", f.path.display())))?;
+        .filter(|d| matches!(zoned::model(d).as_str(), "host-managed" | "host-aware"));
+    let (all, max_open) = match &disk {
+        Some(disk) => {
+            if writes && !o.direct {
+                return Err(err("direct I/O is mandatory for writing to zoned drives \
+                                (direct=1)"
+                    .into()));
+            }
+            let all = zoned::report(&f.file)
+                .map_err(|e| err(format!("{}: cannot report zones: {e}", f.path.display())))?;
+            (all, open_limit(o, zoned::limits(disk).0).map_err(&err)?)
+        }
+        None => (
+            emulated(o, f).map_err(&err)?,
+            open_limit(o, 0).map_err(&err)?,
+        ),
+    };
     let size = all.first().map_or(0, |z| z.len);
     check_geometry(o, size, &err)?;
     cut_to_zones(f, size).map_err(&err)?;
-    let mine = zones_of_region(&all, f.start, f.len);
-    let max_open = open_limit(o, &disk).map_err(&err)?;
-    let mut map = ZoneMap::new(mine, max_open, o.read_beyond_wp);
-    let mut resets = 0;
-    if writes {
-        refuse_wrapping(o, f, &err)?;
+    let rules = ZoneRules {
+        max_open,
+        read_beyond_wp: o.read_beyond_wp,
+        min_bs: o.min_bs(1).max(1),
+        write_remainder: o.write_zone_remainder,
+        reset_threshold: o.zone_reset_threshold,
+        reset_every: reset_every(o.zone_reset_frequency),
+    };
+    let mut map = ZoneMap::new(zones_of_region(&all, f.start, f.len), rules);
+    if writes && verifies {
+        map.reset_all();
     }
-    if writes && !o.rw.mode.is_random() {
-        for i in map.full() {
-            let z = map.zone(i);
-            zoned::reset(&f.file, z.start, z.len).map_err(|e| {
-                err(format!(
-                    "{}: zone reset at {}: {e}",
-                    f.path.display(),
-                    z.start
-                ))
-            })?;
-            map.was_reset(i);
-            resets += 1;
-        }
+    Ok(Some(Zoned {
+        map,
+        emulated: disk.is_none(),
+        report_resets: access.writes || access.trims,
+    }))
+}
+
+/// zone_reset_frequency: a reset every 1/frequency writes (whole writes, as in fio);
+/// 0: never.
+fn reset_every(frequency: f64) -> u32 {
+    if frequency <= 0.0 {
+        return 0;
     }
-    let reported = (access.writes || access.trims).then_some(resets);
-    Ok(Some((map, reported)))
+    (1.0 / frequency).min(f64::from(u32::MAX)).max(1.0) as u32
+}
+
+/// fio's zones over a file or device that has none: zonesize bytes each from its
+/// start, zonecapacity of them writable (default all), every one empty.
+fn emulated(o: &JobOptions, f: &JobFile) -> Result<Vec<Zone>, String> {
+    let size = o.zonesize;
+    if size == 0 {
+        return Err(format!(
+            "{}: specifying the zone size is mandatory for a regular file or block \
+             device (zonesize)",
+            f.path.display()
+        ));
+    }
+    if o.zonecapacity > size {
+        return Err(format!(
+            "zonecapacity {} is larger than the zone size {size}",
+            o.zonecapacity
+        ));
+    }
+    let capacity = if o.zonecapacity == 0 {
+        size
+    } else {
+        o.zonecapacity
+    };
+    let end = f.start + f.len;
+    Ok((0..end / size)
+        .map(|i| Zone::empty(i * size, size, capacity))
+        .collect())
 }
 
 /// The job's region cut to whole zones of `size` bytes: its offset rounded up and its
@@ -95,25 +134,6 @@ fn cut_to_zones(f: &mut JobFile, size: u64) -> Result<(), String> {
         ));
     }
     (f.start, f.len) = (start, end - start);
-    Ok(())
-}
-
-/// Writes that come back to zones they wrote (time_based, loops, io_size beyond the
-/// region) need zones reset while the job runs, which is not done yet.
-fn refuse_wrapping(
-    o: &JobOptions,
-    f: &JobFile,
-    err: &dyn Fn(String) -> RunError,
-) -> Result<(), RunError> {
-    let io_size = o.io_size.map_or(f.len, |s| s.resolve(f.len));
-    if o.time_based || o.loops > 1 || io_size > f.len {
-        return Err(err(
-            "writes that come back to zones already written (time_based, loops, io_size \
-             beyond the region) need zone resets while the job runs, which are not \
-             supported yet"
-                .into(),
-        ));
-    }
     Ok(())
 }
 
@@ -158,8 +178,8 @@ fn check_geometry(
 
 /// How many zones may take writes at once: max_open_zones (the device's limit by
 /// default; above it only with ignore_zone_limits), then job_max_open_zones. 0: none.
-fn open_limit(o: &JobOptions, disk: &str) -> Result<u32, String> {
-    let (dev_open, _active) = zoned::limits(disk);
+/// `dev_open`: the device's limit (0: none, as for emulated zones).
+fn open_limit(o: &JobOptions, dev_open: u32) -> Result<u32, String> {
     let mut limit = match o.max_open_zones {
         0 => dev_open,
         n if dev_open != 0 && n > dev_open && !o.ignore_zone_limits => {

@@ -1,7 +1,7 @@
 //! Zoned block devices (`zonemode=zbd`): the kernel's zone model of a disk (sysfs
 //! `queue/zoned`, its zone size and open/active limits), its zones as the device
 //! reports them (BLKREPORTZONE), and the zone operations the runner issues itself
-//! (BLKRESETZONE). Offsets and lengths here are bytes; the kernel's
+//! (BLKRESETZONE, BLKFINISHZONE). Offsets and lengths here are bytes; the kernel's
 //! are 512-byte sectors.
 
 use std::io;
@@ -11,6 +11,8 @@ const SECTOR: u64 = 512;
 // _IOWR(0x12, 130, struct blk_zone_report), _IOW(0x12, 131, struct blk_zone_range).
 const BLKREPORTZONE: libc::c_ulong = 0xC010_1282;
 const BLKRESETZONE: libc::c_ulong = 0x4010_1283;
+/// _IOW(0x12, 136, struct blk_zone_range).
+const BLKFINISHZONE: libc::c_ulong = 0x4010_1288;
 /// blk_zone_report.flags: the zones' capacity field is valid.
 const BLK_ZONE_REP_CAPACITY: u32 = 1;
 /// Zones asked for per BLKREPORTZONE call.
@@ -63,6 +65,21 @@ pub struct Zone {
     pub wp: u64,
     pub kind: ZoneKind,
     pub cond: ZoneCond,
+}
+
+impl Zone {
+    /// An empty sequential zone (fio's emulated zones over a file or device that has
+    /// none).
+    pub fn empty(start: u64, len: u64, capacity: u64) -> Zone {
+        Zone {
+            start,
+            len,
+            capacity,
+            wp: start,
+            kind: ZoneKind::Sequential,
+            cond: ZoneCond::Empty,
+        }
+    }
 }
 
 /// struct blk_zone.
@@ -172,6 +189,12 @@ pub fn report(f: &std::fs::File) -> io::Result<Vec<Zone>> {
 /// pointers return to their starts.
 pub fn reset(f: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
     range_op(f, BLKRESETZONE, offset, len)
+}
+
+/// Finishes the zones in [offset, offset + len) of the device open as `f`: full, their
+/// write pointers at their ends, no longer open.
+pub fn finish(f: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
+    range_op(f, BLKFINISHZONE, offset, len)
 }
 
 fn range_op(f: &std::fs::File, op: libc::c_ulong, offset: u64, len: u64) -> io::Result<()> {

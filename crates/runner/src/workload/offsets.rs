@@ -76,7 +76,8 @@ impl Workload {
 
     /// `len`, or when it runs past the end of the file (`room` bytes left): for a
     /// sequential I/O the largest size of choice `b` that fits, 0 when none does (fio
-    /// issues no sequential I/O that does not fit); a random one is cut at the end.
+    /// issues no sequential I/O that does not fit); a random one is cut at the end, as
+    /// is a sequential one writing zone remainders (zonemode=zbd, write_zone_remainder).
     #[inline(always)]
     fn fitting(&self, len: u64, room: u64, b: usize, random: bool) -> u64 {
         if len <= room {
@@ -89,7 +90,7 @@ impl Workload {
     #[cold]
     #[inline(never)]
     fn fit_short(&self, room: u64, b: usize, random: bool) -> u64 {
-        if random {
+        if random || self.zbd.as_deref().is_some_and(|z| z.writes_remainders()) {
             room
         } else {
             self.bs[b].largest_within(room).unwrap_or(0)

@@ -1,0 +1,188 @@
+//! zonemode=zbd over regular files, where zones are emulated (zonesize, zonecapacity),
+//! run side by side with fio 3.42 on the same jobs: the same bytes, I/O counts and zone
+//! resets in the JSON, and the same blocks written in the file (read back outside both
+//! programs). Zoned block devices are tested in the rig (`rig::guest`).
+
+use crate::common::*;
+use std::path::Path;
+
+/// Which 4 KiB blocks of `file` hold data (the file starts as zeros).
+fn written(file: &Path) -> Vec<bool> {
+    let data = std::fs::read(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    data.chunks(4096)
+        .map(|c| c.iter().any(|&b| b != 0))
+        .collect()
+}
+
+/// The written blocks as runs "start-end" (in KiB), for messages.
+fn runs(map: &[bool]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < map.len() {
+        if map[i] {
+            let s = i;
+            while i < map.len() && map[i] {
+                i += 1;
+            }
+            out.push(format!("{}-{}k", s * 4, i * 4));
+        }
+        i += 1;
+    }
+    out.join(" ")
+}
+
+/// What one program did: (write io_bytes, write total_ios, zone_resets, blocks written).
+type Did = (u64, u64, u64, Vec<bool>);
+
+/// Run `prog` on a new zeroed file of `size` with zonemode=zbd and `extra`.
+fn zbd_run(prog: &Path, dir: &Path, size: &str, extra: &[&str]) -> Did {
+    let file = dir.join("zoned");
+    let _ = std::fs::remove_file(&file);
+    assert!(sh(&format!("truncate -s {size} {}", file.display())).is_some());
+    let size_arg = format!("--size={size}");
+    let mut args = vec![
+        "--name=z",
+        "--filename=zoned",
+        "--zonemode=zbd",
+        "--ioengine=psync",
+        "--output-format=json",
+        &size_arg,
+    ];
+    args.extend_from_slice(extra);
+    let r = run_tool(prog, dir, &args, &[]);
+    assert_eq!(r.code, 0, "{} {extra:?}: {}", prog.display(), r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("{} {extra:?}: {e}: {}", prog.display(), r.stdout));
+    let j = &v["jobs"][0];
+    (
+        u(&j["write"]["io_bytes"]),
+        u(&j["write"]["total_ios"]),
+        u(&j["zone_resets"]),
+        written(&file),
+    )
+}
+
+/// Emulated zones of 1 MiB on a file, each case run by fio 3.42 and by ioscope; the
+/// figures on the right are fio's (and so ioscope's):
+/// - zonecapacity 768k: a sequential job writes the first 768k of each zone and ends
+///   at the end of the region (3 MiB of 4); `loops=2` comes back, resetting each zone;
+/// - zonecapacity 100k, bs 64k: one write per zone, whose remainder is finished;
+///   `write_zone_remainder=1` writes the 36k left with a shorter write;
+/// - random writes with the random map: 16 draws per zone of 12 blocks, so each zone
+///   fills and is reset once;
+/// - zone_reset_threshold/frequency: once 61 of 128 blocks hold data, every 4th write
+///   resets the zone it goes to (the first countdown ends in an empty zone).
+#[test]
+fn emulated_zones_follow_fio_342() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    // (file size, options, (bytes, I/Os, resets)).
+    type Case<'a> = (&'a str, &'a [&'a str], (u64, u64, u64));
+    let cases: &[Case] = &[
+        (
+            "4m",
+            &[
+                "--zonesize=1m",
+                "--zonecapacity=768k",
+                "--rw=write",
+                "--bs=64k",
+            ],
+            (3 << 20, 48, 0),
+        ),
+        (
+            "4m",
+            &[
+                "--zonesize=1m",
+                "--zonecapacity=768k",
+                "--rw=write",
+                "--bs=64k",
+                "--loops=2",
+            ],
+            (6 << 20, 96, 4),
+        ),
+        (
+            "4m",
+            &[
+                "--zonesize=1m",
+                "--zonecapacity=100k",
+                "--rw=write",
+                "--bs=64k",
+            ],
+            (256 << 10, 4, 0),
+        ),
+        (
+            "4m",
+            &[
+                "--zonesize=1m",
+                "--zonecapacity=100k",
+                "--rw=write",
+                "--bs=64k",
+                "--write_zone_remainder=1",
+            ],
+            (400 << 10, 8, 0),
+        ),
+        (
+            "4m",
+            &[
+                "--zonesize=1m",
+                "--zonecapacity=768k",
+                "--rw=randwrite",
+                "--bs=64k",
+            ],
+            (4 << 20, 64, 4),
+        ),
+        (
+            "8m",
+            &[
+                "--zonesize=1m",
+                "--rw=write",
+                "--bs=64k",
+                "--zone_reset_threshold=0.4765625",
+                "--zone_reset_frequency=0.25",
+            ],
+            (8 << 20, 128, 15),
+        ),
+    ];
+    for (size, extra, want) in cases {
+        let fio = zbd_run(&fio342_path(), d.path(), size, extra);
+        let ours = zbd_run(&bin(), d.path(), size, extra);
+        assert_eq!((fio.0, fio.1, fio.2), *want, "fio 3.42 {extra:?}");
+        assert_eq!((ours.0, ours.1, ours.2), *want, "ioscope {extra:?}");
+        assert_eq!(
+            runs(&ours.3),
+            runs(&fio.3),
+            "{extra:?}: blocks written (ioscope, then fio)"
+        );
+    }
+}
+
+/// What fio refuses for zonemode=zbd on a file, ioscope refuses too, naming the option.
+#[test]
+fn emulated_zones_refuse_what_fio_refuses() {
+    let d = tmpdir();
+    assert!(sh(&format!("truncate -s 4m {}", d.path().join("f").display())).is_some());
+    for (extra, says) in [
+        (&["--rw=write"][..], "specifying the zone size is mandatory"),
+        (
+            &["--zonesize=1m", "--zonecapacity=2m"],
+            "option 'zonecapacity': 2097152 is larger than the zone size 1048576",
+        ),
+        (
+            &["--zonesize=1m", "--zone_reset_threshold=1.5"],
+            "option 'zone_reset_threshold': 1.5 is out of range (0 to 1)",
+        ),
+    ] {
+        let mut args = vec!["--name=z", "--filename=f", "--size=4m", "--zonemode=zbd"];
+        args.extend_from_slice(extra);
+        for parse_only in [false, true] {
+            let mut a = args.clone();
+            if parse_only {
+                a.push("--parse-only");
+            }
+            let r = run_in(d.path(), &a);
+            assert_eq!(r.code, 1, "{a:?}: {}", r.stderr);
+            assert!(r.stderr.contains(says), "{a:?}: {}", r.stderr);
+            assert!(r.stdout.is_empty(), "{a:?}: {}", r.stdout);
+        }
+    }
+}
