@@ -1058,3 +1058,56 @@ fn another_ioscope_extension_version_is_refused_by_name() {
     );
     assert!(frame::receive(&mut c).unwrap().is_none(), "then it closes");
 }
+
+/// Ctrl-C on an ioscope client sends every server QUIT (fio 3.42's client exits
+/// printing nothing): an ioscope server and a fio 3.42 server stop their jobs and send
+/// what they did, and the client prints it in full — valid JSON marked interrupted,
+/// each host's I/O counted — and exits 130, as an interrupted run does.
+#[test]
+fn ctrl_c_on_the_client_reports_what_the_servers_did() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let ours = Server::ioscope(d.path());
+    let fio = Server::fio(d.path());
+    let long = "[long]\nioengine=null\nsize=1g\nrw=read\ntime_based\nruntime=60\nrate_iops=500\n";
+    std::fs::write(d.path().join("long.fio"), long).unwrap();
+    let start = Instant::now();
+    let c = Command::new(bin())
+        .args([
+            "--output-format=json",
+            &ours.client(),
+            "long.fio",
+            &fio.client(),
+            "long.fio",
+        ])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Long enough for both jobs to have started (their I/O is checked below).
+    std::thread::sleep(Duration::from_millis(3000));
+    // SAFETY: kill has no memory preconditions; the pid is our child's.
+    unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+    let out = c.wait_with_output().unwrap();
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGINT"), "{stderr}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+    schema::validate("ioscope-meta", &v["ioscope"]);
+    assert_eq!(v["ioscope"]["interrupted"], true, "{}", v["ioscope"]);
+    assert_eq!(v["ioscope"]["signal"], "SIGINT");
+    let stats = v["client_stats"].as_array().expect("client_stats");
+    for port in [ours.port, fio.port] {
+        let job = stats
+            .iter()
+            .find(|j| j["port"] == port && j["jobname"] == "long")
+            .unwrap_or_else(|| panic!("no entry for port {port}: {v}"));
+        let ms = job["read"]["runtime"].as_u64().unwrap();
+        assert!(ms > 0 && ms < 30_000, "port {port}: ran {ms} ms after QUIT");
+        assert!(job["read"]["total_ios"].as_u64().unwrap() > 0, "{job}");
+    }
+    assert!(took < Duration::from_secs(30), "the client took {took:?}");
+}

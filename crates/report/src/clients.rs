@@ -143,6 +143,13 @@ pub fn clients_json_value(c: &ClusterResult, at: &[Endpoint], plus: bool) -> Val
     let mut meta = Map::new();
     let hosts: Vec<Value> = c.hosts.iter().map(host_value).collect();
     meta.insert("hosts".into(), Value::Array(hosts));
+    if c.all.meta.interrupted {
+        // Ctrl-C on the client: the servers stopped their jobs and sent what they did.
+        meta.insert("interrupted".into(), true.into());
+        if let Some(s) = &c.all.meta.signal {
+            meta.insert("signal".into(), s.clone().into());
+        }
+    }
     m.insert("ioscope".into(), Value::Object(meta));
     Value::Object(m)
 }

@@ -41,19 +41,22 @@ impl Outcome {
 pub struct Shared {
     pub token: Option<String>,
     pub lineup: Lineup,
+    pub quit: super::quit::Quit,
 }
 
 /// `normal`: where the server's text goes as it comes (with the normal report only).
 pub fn run(t: &Target, texts: &[String], normal: Option<&Sink>, sh: &Shared) -> Outcome {
     let member = Member::new(&sh.lineup);
-    match session(t, texts, normal, sh, &member) {
+    let outcome = match session(t, texts, normal, sh, &member) {
         Ok(o) => o,
         Err(e) => {
             let mut o = Outcome::failed(&format!("{e:#}"));
             o.run.host = t.name.clone();
             o
         }
-    }
+    };
+    sh.quit.finished();
+    outcome
 }
 
 fn session(
@@ -66,6 +69,7 @@ fn session(
     let mut s = TcpStream::connect(&t.addr)
         .with_context(|| format!("client {}: cannot connect to {}", t.name, t.addr))?;
     let _ = s.set_nodelay(true);
+    sh.quit.add(&s);
     let host = t.addr.rsplit_once(':').map_or(t.addr.as_str(), |h| h.0);
     let ip = host.trim_start_matches('[').trim_end_matches(']');
     let mut g = Gathered::new(&t.name, ip, super::logs::Names::of(texts), normal);

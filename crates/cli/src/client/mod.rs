@@ -11,6 +11,7 @@
 mod host;
 mod lineup;
 mod logs;
+mod quit;
 mod target;
 
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -72,13 +73,16 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
     let shared = host::Shared {
         token,
         lineup: lineup::Lineup::new(targets.len()),
+        quit: quit::Quit::default(),
     };
+    crate::term::signals::install();
     let runs: Vec<host::Outcome> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
             .zip(&jobs)
             .map(|(t, texts)| s.spawn(|| host::run(t, texts, normal.then_some(&sink), &shared)))
             .collect();
+        s.spawn(|| shared.quit.watch(targets.len()));
         handles
             .into_iter()
             .map(|h| {
@@ -96,17 +100,25 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
             ..o.run
         })
         .collect();
-    let cluster = merge_hosts(hosts);
+    let mut cluster = merge_hosts(hosts);
+    crate::term::signals::mark(&mut cluster.all);
+    for h in &mut cluster.hosts {
+        if let Some(r) = h.result.as_mut() {
+            crate::term::signals::mark(r);
+        }
+    }
     let at: Vec<Endpoint> = targets.iter().map(|t| t.at.clone()).collect();
     let report = ioscope_report::render_clients(&cluster, &at, &formats, terse_version);
     let mut out = sink.lock().map_err(|_| anyhow!("--client: output lost"))?;
     out.write_all(report.as_bytes())?;
     out.flush()?;
-    Ok(if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    if cluster.all.meta.interrupted {
+        eprintln!(
+            "{}",
+            ioscope_report::interrupted_line(&cluster.all).trim_end()
+        );
+    }
+    Ok(crate::term::signals::exit_code(failed))
 }
 
 /// The value of the last `PREFIXvalue` among `args`.
