@@ -14,9 +14,9 @@
 //! every group has its own "All clients" entry.
 
 use crate::cluster::{host_value, with_aggregate};
+use crate::formats::{interrupted_line, OutputFormat};
 use crate::json::{json_value, print_value};
 use crate::normal::write_normal;
-use crate::{interrupted_line, OutputFormat};
 use ioscope_stats::hosts::{ClusterResult, ALL_CLIENTS};
 use serde_json::{Map, Value};
 

@@ -10,10 +10,10 @@
 //!
 //! As in fio, the aggregate is shown when there is more than one entry to add up.
 
+use crate::formats::{interrupted_line, OutputFormat};
 use crate::json::{json_value, print_value};
 use crate::normal::write_normal;
 use crate::terse::write_terse;
-use crate::{interrupted_line, OutputFormat};
 use ioscope_stats::hosts::{ClusterResult, HostRun, Ran, ALL_CLIENTS};
 use serde_json::{Map, Value};
 
@@ -60,7 +60,7 @@ pub fn ran_json_value(r: &Ran, plus: bool) -> Value {
 /// [`crate::render`] or [`render_cluster`], as the run was made.
 pub fn render_ran(r: &Ran, formats: &[OutputFormat], terse_version: u32) -> String {
     match r {
-        Ran::One(run) => crate::render(run, formats, terse_version),
+        Ran::One(run) => crate::run::render(run, formats, terse_version),
         Ran::Hosts(c) => render_cluster(c, formats, terse_version),
     }
 }

@@ -275,7 +275,10 @@ fn steadystate_obj(ss: &ioscope_stats::SteadyState) -> Value {
 /// The whole JSON (or JSON+) document as a value.
 pub fn json_value(run: &RunResult, plus: bool) -> Value {
     let mut m = obj();
-    m.insert("fio version".into(), crate::version_string(run).into());
+    m.insert(
+        "fio version".into(),
+        crate::formats::version_string(run).into(),
+    );
     m.insert("timestamp".into(), (run.timestamp_ms / 1000).into());
     m.insert("timestamp_ms".into(), run.timestamp_ms.into());
     m.insert("time".into(), num::ctime(run.timestamp_ms).into());

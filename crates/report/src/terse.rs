@@ -110,7 +110,7 @@ fn write_job(run: &RunResult, job: &JobResult, version: u32, out: &mut String) {
     let mut f: Vec<String> = Vec::with_capacity(200);
     f.push(version.to_string());
     if version != 2 {
-        f.push(crate::version_string(run));
+        f.push(crate::formats::version_string(run));
     }
     f.push(job.name.clone());
     f.push(job.groupid.to_string());

@@ -997,7 +997,7 @@ mod tests {
                 vec![crate::OutputFormat::JsonPlus],
             ] {
                 for v in 2..=5 {
-                    let s = crate::render(&r, &f, v);
+                    let s = crate::run::render(&r, &f, v);
                     if f[0] == crate::OutputFormat::JsonPlus {
                         assert!(serde_json::from_str::<Value>(&s).is_ok(), "{s}");
                     }
@@ -1011,15 +1011,15 @@ mod tests {
 
     #[test]
     fn render_order_is_fios() {
-        use crate::OutputFormat::*;
+        use crate::formats::OutputFormat::*;
         let r = null_run();
-        let s = crate::render(&r, &[Normal, Json, Terse], 3);
+        let s = crate::run::render(&r, &[Normal, Json, Terse], 3);
         let t = s.find("3;ioscope").unwrap_or(usize::MAX);
         let j = s.find("{\n").unwrap_or(usize::MAX);
         let n = s.find("\n\nt: (groupid=").unwrap_or(usize::MAX);
         assert!(t == 0 && t < j && j < n, "{s}");
         assert!(s.contains("\n}\n\nt: (groupid="));
-        let s = crate::render(&r, &[Json, JsonPlus], 3);
+        let s = crate::run::render(&r, &[Json, JsonPlus], 3);
         assert!(s.contains("\"bins\""));
         assert_eq!(s.matches("\"fio version\"").count(), 1);
     }
