@@ -274,14 +274,7 @@ impl<'a, E: Engine> Loop<'a, E> {
     #[cold]
     #[inline(never)]
     fn zone_ops(&mut self, all: bool) -> Option<(i32, String)> {
-        self.commit();
-        while self.s.q.inflight > 0 {
-            let before = self.s.q.inflight;
-            self.reap(true);
-            if self.s.q.inflight == before && self.s.failure.errno != 0 {
-                break;
-            }
-        }
+        self.quiesce();
         let mut failed = None;
         while let Some(op) = self.s.wl.next_zone_op(all) {
             if let Err(e) = self.s.zone_op(op) {
@@ -444,9 +437,9 @@ impl<'a, E: Engine> Loop<'a, E> {
         }
     }
 
-    /// The job ends: submit what is queued, reap everything in flight, collect the
-    /// checks still out.
-    fn drain(&mut self) {
+    /// Submit what is queued and reap everything in flight (short of a failed engine
+    /// that completes nothing more).
+    fn quiesce(&mut self) {
         self.commit();
         while self.s.q.inflight > 0 {
             let before = self.s.q.inflight;
@@ -455,6 +448,12 @@ impl<'a, E: Engine> Loop<'a, E> {
                 break;
             }
         }
+    }
+
+    /// The job ends: submit what is queued, reap everything in flight, collect the
+    /// checks still out.
+    fn drain(&mut self) {
+        self.quiesce();
         if self.s.wl.is_zoned() {
             if let Some((errno, text)) = self.zone_ops(true) {
                 self.s.fail(errno, &text);
@@ -465,10 +464,7 @@ impl<'a, E: Engine> Loop<'a, E> {
 
     /// fsync/fdatasync/sync_file_range after the writes before it have completed.
     fn sync_files(&mut self, io: crate::workload::io::Io) {
-        self.commit();
-        while self.s.q.inflight > 0 {
-            self.reap(true);
-        }
+        self.quiesce();
         self.s.sync_file(io);
     }
 }
