@@ -270,13 +270,15 @@ impl ZoneMap {
 
     /// An open zone with room for `len`, chosen by the drawn zone `i`.
     fn open_with_room(&self, i: usize, len: u64) -> Option<usize> {
-        let with_room: Vec<usize> = self
-            .open
-            .iter()
-            .copied()
-            .filter(|&o| self.fits(o, len).is_some())
-            .collect();
-        with_room.get(i % with_room.len().max(1)).copied()
+        // Counted, then walked again: no list built for each write.
+        let with_room = || {
+            self.open
+                .iter()
+                .copied()
+                .filter(|&o| self.fits(o, len).is_some())
+        };
+        let n = with_room().count();
+        with_room().nth(i % n.max(1))
     }
 
     /// The next sequential zone after `i` with room for `len` that may be opened;
