@@ -331,7 +331,7 @@ def devices(tmp: Path) -> list:
     (nvme-rig.md, pitfall 1)."""
     a = []
     a += drive(tmp, "plain") + [
-        "-device", "nvme,id=cplain,serial=plain",
+        "-device", "nvme,id=cplain,serial=plain,atomic.awun=15,atomic.awupf=15",
         "-device", "nvme-ns,drive=dplain,bus=cplain,nsid=1,logical_block_size=4096,"
         "physical_block_size=4096"]
     a += drive(tmp, "zoned") + [

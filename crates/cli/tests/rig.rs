@@ -237,6 +237,131 @@ mod guest {
         }
     }
 
+    /// atomic=1 on the plain namespace, whose controller advertises an atomic write unit
+    /// of 16 blocks (AWUPF=15: 64 KiB, `atomic_write_unit_max_bytes`). On 6.12, writes
+    /// of the device's largest unit land through pvsync2, libaio and io_uring, verified,
+    /// as with fio 3.42, RWF_ATOMIC on each (strace); one of twice that is refused
+    /// before any I/O naming the unit, where fio's writes fail with EINVAL. On 6.1
+    /// (before atomic writes) the job is refused naming the kernel, where fio's fail.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn atomic_writes_of_the_device_unit_land_and_larger_are_refused() {
+        in_guest();
+        let job = |prog: &Path, bs: &str, engine: &str| {
+            let d = tmpdir();
+            let (bs, engine) = (format!("--bs={bs}"), format!("--ioengine={engine}"));
+            let a = [
+                "--name=a",
+                "--filename=/dev/rig/plain",
+                "--direct=1",
+                "--rw=write",
+                "--size=1m",
+                "--atomic=1",
+                "--verify=crc32c",
+                "--iodepth=4",
+                "--output-format=json",
+                bs.as_str(),
+                engine.as_str(),
+            ];
+            run_tool(prog, d.path(), &a, &[])
+        };
+        let unit = std::fs::read_to_string("/sys/block/nvme0n1/queue/atomic_write_unit_max_bytes");
+        let Ok(unit) = unit else {
+            // Linux before 6.11: no atomic writes at all.
+            let r = job(&bin(), "64k", "pvsync2");
+            assert_ne!(r.code, 0);
+            assert!(r.stderr.contains("takes no atomic writes"), "{}", r.stderr);
+            if available!(Prereq::Fio342) {
+                let f = job(&fio342_path(), "64k", "pvsync2");
+                assert_ne!(f.code, 0, "fio 3.42 on a kernel without atomic writes");
+            }
+            return;
+        };
+        assert_eq!(unit.trim(), "65536", "the rig's plain controller: AWUPF=15");
+        for engine in ["pvsync2", "libaio", "io_uring"] {
+            for prog in with_fio342() {
+                let r = job(&prog, "64k", engine);
+                assert_eq!(r.code, 0, "{} {engine}: {}", prog.display(), r.stderr);
+                let v = json_of(&prog, &r.stdout);
+                let j = &v["jobs"][0];
+                assert_eq!(u(&j["error"]), 0, "{} {engine}", prog.display());
+                assert_eq!(
+                    u(&j["write"]["io_bytes"]),
+                    1 << 20,
+                    "{} {engine}",
+                    prog.display()
+                );
+                assert_eq!(
+                    u(&j["write"]["total_ios"]),
+                    16,
+                    "{} {engine}",
+                    prog.display()
+                );
+                // The verify pass read back every block.
+                assert_eq!(
+                    u(&j["read"]["io_bytes"]),
+                    1 << 20,
+                    "{} {engine}",
+                    prog.display()
+                );
+            }
+        }
+        // The flag itself, on each write (strace names 0x40 RWF_ATOMIC, or not at all).
+        if have("strace") {
+            let d = tmpdir();
+            let out = std::process::Command::new("strace")
+                .args(["-f", "-e", "trace=pwritev2", "-o"])
+                .arg(d.path().join("trace"))
+                .arg(bin())
+                .args([
+                    "--name=a",
+                    "--filename=/dev/rig/plain",
+                    "--direct=1",
+                    "--rw=write",
+                ])
+                .args([
+                    "--size=256k",
+                    "--bs=64k",
+                    "--atomic=1",
+                    "--ioengine=pvsync2",
+                ])
+                .output()
+                .expect("strace");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let trace = std::fs::read_to_string(d.path().join("trace")).expect("trace");
+            let writes: Vec<&str> = trace.lines().filter(|l| l.contains("pwritev2(")).collect();
+            assert_eq!(writes.len(), 4, "{trace}");
+            assert!(
+                writes
+                    .iter()
+                    .all(|l| l.contains("RWF_ATOMIC") || l.contains("0x40")),
+                "{trace}"
+            );
+        }
+        let r = job(&bin(), "128k", "pvsync2");
+        assert_ne!(r.code, 0);
+        assert!(
+            r.stderr
+                .contains("a write of 131072 bytes cannot be atomic")
+                && r.stderr.contains("4096 to 65536 bytes"),
+            "{}",
+            r.stderr
+        );
+        if available!(Prereq::Fio342) {
+            let f = job(&fio342_path(), "128k", "pvsync2");
+            assert_ne!(f.code, 0);
+            assert!(
+                f.stderr.contains("Invalid argument"),
+                "fio 3.42: {}",
+                f.stderr
+            );
+        }
+    }
+
     /// `n` bytes of the namespace from offset 0, read through its block device with
     /// O_DIRECT (outside ioscope, past any page cache).
     fn read_back(dev: &str, mib: u32) -> Vec<u8> {
@@ -942,9 +1067,10 @@ mod guest {
         );
     }
 
-    /// Each reclaim unit handle's available media writes (RUAMW, in blocks), in the
-    /// order of `nvme fdp status` (what plids index), read by nvme-cli.
-    fn ruamw(dev: &str) -> Vec<u64> {
+    /// Each reclaim unit handle's placement identifier and available media writes
+    /// (RUAMW, in blocks), in the order of `nvme fdp status` (what plids index), read
+    /// by nvme-cli.
+    fn ruamw(dev: &str) -> Vec<(u64, u64)> {
         let out = std::process::Command::new("nvme")
             .args(["fdp", "status", dev, "-o", "json"])
             .output()
@@ -960,12 +1086,13 @@ mod guest {
             .as_array()
             .expect("ruhss")
             .iter()
-            .map(|r| r["ruamw"].as_u64().unwrap())
+            .map(|r| (r["pid"].as_u64().unwrap(), r["ruamw"].as_u64().unwrap()))
             .collect()
     }
 
-    /// Run a placed write job and return how many blocks each handle took, by the
-    /// device's own count.
+    /// Run a placed write job: how many blocks each handle took, by the device's own
+    /// count, and (for ioscope) checked against the bytes its JSON reports per
+    /// placement ID.
     fn placed(prog: &Path, extra: &[&str]) -> Vec<u64> {
         let before = ruamw("/dev/rig/fdp");
         let base = [
@@ -978,17 +1105,38 @@ mod guest {
         ];
         let v = ok_job(prog, &base, extra);
         assert_eq!(v["jobs"][0]["write"]["io_bytes"], 1 << 20);
-        before
+        let taken: Vec<(u64, u64)> = before
             .iter()
             .zip(ruamw("/dev/rig/fdp"))
-            .map(|(b, a)| b - a)
-            .collect()
+            .map(|(b, a)| (b.0, b.1 - a.1))
+            .collect();
+        if prog == bin() {
+            // The device's blocks are 512 bytes; every write was 64 KiB.
+            let device: Vec<(u64, u64, u64)> = taken
+                .iter()
+                .filter(|t| t.1 > 0)
+                .map(|&(pid, blocks)| (pid, blocks * 512 / (64 << 10), blocks * 512))
+                .collect();
+            let reported: Vec<(u64, u64, u64)> = v["jobs"][0]["placement"]
+                .as_array()
+                .expect("the job's placement list")
+                .iter()
+                .map(|p| (u(&p["plid"]), u(&p["ios"]), u(&p["bytes"])))
+                .collect();
+            assert_eq!(
+                reported, device,
+                "(plid, ios, bytes): ioscope's JSON, the device's"
+            );
+        }
+        taken.iter().map(|t| t.1).collect()
     }
 
     /// Flexible Data Placement: writes land on the reclaim unit handles asked for, by
     /// the device's own counters (nvme-cli's `fdp status`), 1 MiB being 2048 blocks of
-    /// 512 bytes: one handle (`plids=3`), round robin over two, at random over four;
-    /// fio 3.42 places the same jobs the same way; an index past the handles is refused.
+    /// 512 bytes: one handle (`plids=3`), round robin over two, at random over four, by
+    /// offset (`dp_scheme`), each equal to the bytes per placement ID in ioscope's
+    /// JSON; fio 3.42 places the same jobs the same way; an index past the handles is
+    /// refused.
     #[test]
     #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
     fn fdp_writes_land_on_the_handles_asked_for() {
@@ -1025,8 +1173,20 @@ mod guest {
             spread[4..].iter().filter(|&&n| n > 0).count() >= 2,
             "{spread:?}"
         );
+        // plid_select=scheme: by offset, 0 outside the scheme's ranges (as in fio).
+        let d = tmpdir();
+        let scheme = d.path().join("scheme");
+        std::fs::write(&scheme, "0, 262144, 2\n262144,524288, 5\n").unwrap();
+        let by_offset = [
+            "--fdp=1".to_string(),
+            "--plid_select=scheme".into(),
+            format!("--dp_scheme={}", scheme.display()),
+        ];
+        let by_offset: Vec<&str> = by_offset.iter().map(String::as_str).collect();
+        assert_eq!(placed(&ours, &by_offset), [1024, 0, 512, 0, 0, 512, 0, 0]);
         if available!(Prereq::Fio342) {
             let fio = fio342_path();
+            assert_eq!(placed(&fio, &by_offset), [1024, 0, 512, 0, 0, 512, 0, 0]);
             assert_eq!(
                 placed(&fio, &["--fdp=1", "--plids=5"]),
                 [0, 0, 0, 0, 0, 2048, 0, 0]
@@ -1088,6 +1248,90 @@ mod guest {
             j.get("zone_resets")
                 .map(|r| r.as_u64().expect("zone_resets")),
         )
+    }
+
+    /// zonemode=zbd through io_uring_cmd on the zoned namespace's generic device: zones
+    /// reported, reset and finished by NVMe passthrough (Zone Management Receive and
+    /// Send), writes at the write pointers, trims as zone resets; each step run by
+    /// ioscope and by fio 3.42 from the same empty zones (but the trims, on which fio
+    /// 3.42 crashes), zones read back by blkzone on the block device.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn zoned_namespace_through_passthrough_as_with_fio() {
+        in_guest();
+        let job = |prog: &Path, extra: &[&str]| {
+            let base = [
+                "--name=z",
+                "--filename=/dev/rig/zoned-ng",
+                "--ioengine=io_uring_cmd",
+                "--cmd_type=nvme",
+                "--zonemode=zbd",
+                "--iodepth=4",
+            ];
+            ok_job(prog, &base, extra)
+        };
+        for prog in with_fio342() {
+            let who = prog.display().to_string();
+            sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+            let seq = ["--rw=write", "--bs=64k", "--size=128m"];
+            assert_eq!(
+                bytes_resets(&job(&prog, &seq), "write"),
+                (128 << 20, Some(0)),
+                "{who}"
+            );
+            let full = (64u64 << 20, "14(fu)".to_string());
+            assert_eq!(
+                zones_now()[..3],
+                [full.clone(), full, (0, "1(em)".into())],
+                "{who}"
+            );
+            // Again: the full zones are reset by passthrough as the job reaches them.
+            assert_eq!(
+                bytes_resets(&job(&prog, &seq), "write"),
+                (128 << 20, Some(2)),
+                "{who}"
+            );
+            // Reads stay below the write pointers: 128 MiB of the 256 asked.
+            let read = ["--rw=read", "--bs=64k", "--size=256m"];
+            assert_eq!(
+                bytes_resets(&job(&prog, &read), "read"),
+                (128 << 20, None),
+                "{who}"
+            );
+            // Trims are zone resets: 2 of the 4 zones had data. (fio 3.42 dies of
+            // SIGSEGV on this job, after its 4 trims reset nothing: ioscope's alone.)
+            if prog == bin() {
+                let trim = ["--rw=trim", "--bs=64m", "--size=256m"];
+                assert_eq!(
+                    bytes_resets(&job(&prog, &trim), "trim"),
+                    (256 << 20, Some(2))
+                );
+                assert!(
+                    zones_now()[..4].iter().all(|z| z.0 == 0),
+                    "{:?}",
+                    zones_now()
+                );
+            } else {
+                sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+            }
+            // Random writes over 4 zones, 2 open at most: 2 zones take all 2000.
+            let rand = [
+                "--rw=randwrite",
+                "--bs=4k",
+                "--size=256m",
+                "--max_open_zones=2",
+                "--number_ios=2000",
+            ];
+            assert_eq!(
+                bytes_resets(&job(&prog, &rand), "write").0,
+                2000 * 4096,
+                "{who}"
+            );
+            let z = zones_now();
+            let written: Vec<u64> = z[..4].iter().map(|z| z.0).filter(|&w| w > 0).collect();
+            assert_eq!(written.len(), 2, "{who}: {z:?}");
+            assert_eq!(written.iter().sum::<u64>(), 2000 * 4096, "{who}: {z:?}");
+        }
     }
 
     /// zonemode=zbd on the host-managed namespace (16 zones of 64 MiB, 8 open at most),

@@ -130,6 +130,10 @@ pub struct IoUnit {
     /// (offset, length) pairs, two native u64 each, begin the unit's buffer; `offset`
     /// is the first's and `len` their total. 0 or 1: the unit's own offset and length.
     pub ranges: u16,
+    /// The data placement identifier the engine gave this write (io_uring_cmd with
+    /// FDP), or `NO_PLACEMENT`: written by the engine, read by the runner to count
+    /// bytes per placement ID.
+    pub placement: u16,
     /// Result on completion: bytes transferred, or -errno.
     pub result: i64,
     /// Runner bookkeeping: clock ticks when the unit was set up and issued.
@@ -153,12 +157,16 @@ impl Default for IoUnit {
             ioprio: 0,
             flags: 0,
             ranges: 0,
+            placement: NO_PLACEMENT,
             result: 0,
             start: 0,
             issue: 0,
         }
     }
 }
+
+/// `IoUnit::placement` of an I/O that carries no placement directive.
+pub const NO_PLACEMENT: u16 = u16::MAX;
 
 /// An open file or block device the job does I/O to.
 #[derive(Clone, Copy, Debug)]
@@ -178,6 +186,8 @@ pub struct EngineOptions {
     /// libaio: reads and writes as IOCB_CMD_PREADV/PWRITEV with one iovec.
     pub libaio_vectored: bool,
     pub nowait: bool,
+    /// Writes with torn-write protection (RWF_ATOMIC; pvsync2, libaio, io_uring).
+    pub atomic: bool,
     pub userspace_reap: bool,
     pub fixedbufs: bool,
     pub registerfiles: bool,

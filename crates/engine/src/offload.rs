@@ -218,6 +218,7 @@ impl Engine for Offload {
                 ioprio: unit.ioprio,
                 flags: unit.flags,
                 ranges: unit.ranges,
+                placement: unit.placement,
                 result: 0,
                 start: unit.start,
                 issue: 0,

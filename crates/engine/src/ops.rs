@@ -12,6 +12,22 @@ pub const RWF_DONTCACHE: i32 = 0x80;
 pub const RWF_HIPRI: i32 = 0x1;
 /// `RWF_NOWAIT` from linux/fs.h: fail with EAGAIN instead of blocking.
 pub const RWF_NOWAIT: i32 = 0x8;
+/// `RWF_ATOMIC` from linux/fs.h (Linux 6.11+): a write with torn-write protection,
+/// all of it or none of it stored. Writes only: a read with it fails (EOPNOTSUPP).
+pub const RWF_ATOMIC: i32 = 0x40;
+
+/// The RWF_* flags of reads \[0\] and writes \[1\] for the options every RWF engine
+/// shares (nowait, uncached, atomic).
+pub fn rw_flags(opts: &crate::EngineOptions) -> [i32; 2] {
+    let mut both = 0;
+    if opts.nowait {
+        both |= RWF_NOWAIT;
+    }
+    if opts.uncached != 0 {
+        both |= RWF_DONTCACHE;
+    }
+    [both, both | if opts.atomic { RWF_ATOMIC } else { 0 }]
+}
 
 /// `BLKDISCARD` = `_IO(0x12, 119)` from linux/fs.h; libc does not export it.
 const BLKDISCARD: libc::c_ulong = 0x1277;

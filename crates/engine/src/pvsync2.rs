@@ -1,43 +1,37 @@
 //! `pvsync2`: preadv2(2) / pwritev2(2), which take per-I/O RWF_* flags:
 //! RWF_HIPRI (hipri, for the units the runner picked by hipri_percentage),
-//! RWF_NOWAIT (nowait) and RWF_DONTCACHE (uncached). A kernel or filesystem that does
+//! RWF_NOWAIT (nowait), RWF_DONTCACHE (uncached) and, on writes, RWF_ATOMIC (atomic). A kernel or filesystem that does
 //! not support a flag fails the I/O (EOPNOTSUPP / EINVAL), which is reported as the
 //! I/O's result rather than hidden.
 
 use std::os::fd::RawFd;
 
-use crate::ops::{RWF_DONTCACHE, RWF_HIPRI, RWF_NOWAIT};
+use crate::ops::RWF_HIPRI;
 use crate::sync_engine::{iovec, SyncIo};
 use crate::{EngineOptions, UNIT_HIPRI};
 
 pub(crate) struct Pvsync2 {
-    /// Flags every I/O carries (nowait, uncached).
-    base_flags: i32,
+    /// Flags every read \[0\] and write \[1\] carries (nowait, uncached, atomic).
+    base_flags: [i32; 2],
     /// RWF_HIPRI if `hipri` is set; applied only to units flagged UNIT_HIPRI.
     hipri_flag: i32,
 }
 
 impl Pvsync2 {
     pub(crate) fn new(opts: &EngineOptions) -> Self {
-        let mut base_flags = 0;
-        if opts.nowait {
-            base_flags |= RWF_NOWAIT;
-        }
-        if opts.uncached != 0 {
-            base_flags |= RWF_DONTCACHE;
-        }
         Pvsync2 {
-            base_flags,
+            base_flags: crate::ops::rw_flags(opts),
             hipri_flag: if opts.hipri { RWF_HIPRI } else { 0 },
         }
     }
 
     #[inline]
-    fn flags(&self, unit_flags: u32) -> i32 {
+    fn flags(&self, unit_flags: u32, write: bool) -> i32 {
+        let base = self.base_flags[write as usize];
         if unit_flags & UNIT_HIPRI != 0 {
-            self.base_flags | self.hipri_flag
+            base | self.hipri_flag
         } else {
-            self.base_flags
+            base
         }
     }
 }
@@ -48,7 +42,7 @@ impl SyncIo for Pvsync2 {
         let iov = iovec(buf, len);
         let off = off as libc::off_t;
         // SAFETY: the iovec covers the unit's buffer, checked valid for `len` bytes.
-        unsafe { libc::preadv2(fd, &iov, 1, off, self.flags(flags)) }
+        unsafe { libc::preadv2(fd, &iov, 1, off, self.flags(flags, false)) }
     }
 
     #[inline]
@@ -56,6 +50,6 @@ impl SyncIo for Pvsync2 {
         let iov = iovec(buf, len);
         let off = off as libc::off_t;
         // SAFETY: the iovec covers the unit's buffer, checked valid for `len` bytes.
-        unsafe { libc::pwritev2(fd, &iov, 1, off, self.flags(flags)) }
+        unsafe { libc::pwritev2(fd, &iov, 1, off, self.flags(flags, true)) }
     }
 }

@@ -679,19 +679,6 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
                 .into(),
         );
     }
-    if o.atomic {
-        // fio 3.33 opens with O_DIRECT and its O_ATOMIC flag, which Linux does not
-        // have and drops: the writes are ordinary direct writes.
-        if !o.direct {
-            o.direct = true;
-            note("atomic=1 sets direct=1".into());
-        }
-        notes.push(format!(
-            "{}: atomic=1 opens the files with O_DIRECT, as fio 3.33 does; Linux has no \
-             O_ATOMIC, so (as in fio) the writes carry no atomicity guarantee",
-            o.name
-        ));
-    }
     if o.dedupe_global
         && (o.dedupe_mode != crate::types::DedupeMode::WorkingSet || o.dedupe_percentage == 0)
     {

@@ -124,7 +124,7 @@ option_table! {
     number_ios: u64 { kind: INT, default: "0", category: C::Files, help: "Stop after this many I/Os (0 = no limit)" }
     direct: bool { kind: BOOL, default: "0", category: C::Io, help: "Use O_DIRECT (bypass the page cache)" }
     buffered: bool { kind: BOOL, default: "1", category: C::Io, help: "Use buffered I/O (the opposite of direct)" }
-    atomic: bool { kind: BOOL, default: "0", category: C::Io, help: "fio's atomic direct I/O: implies direct=1 (Linux has no O_ATOMIC, so, as in fio, nothing more)" }
+    atomic: bool { kind: BOOL, default: "0", engines: &["pvsync2", "libaio", "io_uring"], category: C::Io, help: "Writes with torn-write protection (RWF_ATOMIC, Linux 6.11+; direct=1, write sizes within the file's statx atomic-write unit)" }
     sync: SyncMode { kind: Kind::Choice(SyncMode::CHOICES), default: "none", category: C::Io, help: "Open files with O_SYNC or O_DSYNC" }
     fsync: u32 { kind: INT, default: "0", category: C::Io, help: "fsync(2) after every N writes" }
     fdatasync: u32 { kind: INT, default: "0", category: C::Io, help: "fdatasync(2) after every N writes" }
@@ -202,14 +202,14 @@ option_table! {
     writefua: bool { kind: BOOL, default: "0", engines: FUA_ENGINES, category: C::Engine, help: "Writes with Force Unit Access (NVMe FUA bit)" }
     write_mode: CmdWriteMode { kind: Kind::Choice(CmdWriteMode::CHOICES), default: "write", engines: URING_CMD, category: C::Engine, help: "NVMe command a write issues" }
     sg_write_mode: SgWriteModeOpt { kind: Kind::Choice(SgWriteModeOpt::CHOICES), default: "write", engines: &["sg"], category: C::Engine, help: "SCSI command a write issues" }
-    stream_id: u32 { kind: INT, default: "0", engines: &["sg"], category: C::Engine, help: "Stream of sg_write_mode=write_stream (0: open one for the job)", status: NOT_YET }
+    stream_id: u32 { kind: INT, default: "0", engines: &["sg"], category: C::Engine, help: "Stream of sg_write_mode=write_stream (0: open one for the job; not yet: QEMU's emulated SCSI disk has no streams to prove it on)", status: NOT_YET }
     deac: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "write_mode=zeroes: set the deallocate bit (DEAC)" }
     verify_mode: CmdVerifyMode { kind: Kind::Choice(CmdVerifyMode::CHOICES), default: "read", engines: URING_CMD, category: C::Engine, help: "NVMe command the verify phase uses" }
     fdp: bool { kind: BOOL, default: "0", engines: URING_CMD, category: C::Engine, help: "Flexible Data Placement for writes (as dataplacement=fdp)" }
     dataplacement: DataPlacement { kind: Kind::Choice(DataPlacement::CHOICES), default: "none", engines: URING_CMD, category: C::Engine, help: "Data placement directive of writes" }
     plid_select: PlidSelect { kind: Kind::Choice(PlidSelect::CHOICES), default: "roundrobin", aliases: &["fdp_pli_select"], engines: URING_CMD, category: C::Engine, help: "How the next write's placement ID is chosen" }
     plids: Option<IndexList> { kind: Kind::Special("indices into the namespace's placement IDs, e.g. 0,2-4"), aliases: &["fdp_pli"], engines: URING_CMD, category: C::Engine, help: "Placement IDs (as indices into `nvme fdp status`) writes may use (default: all)" }
-    dp_scheme: Option<String> { engines: URING_CMD, category: C::Engine, help: "File of offset ranges and the placement ID index of each (plid_select=scheme)", status: NOT_YET }
+    dp_scheme: Option<String> { engines: URING_CMD, category: C::Engine, help: "File of lines `start, end, placement ID`: a write at an offset in [start, end) carries that ID, 0 outside them (plid_select=scheme; the first 32 lines, as in fio)" }
     num_range: u32 { kind: INT, default: "1", min: Some(1), max: Some(256), engines: URING_CMD, category: C::Engine, help: "Ranges per trim (Dataset Management) command" }
     md_per_io_size: u64 { kind: SIZE, default: "0", max: Some(u32::MAX as i64), engines: URING_CMD, category: C::Engine, help: "Bytes of the separate metadata buffer per I/O (a namespace formatted with metadata)" }
     pi_act: u32 { kind: INT, default: "1", min: Some(0), max: Some(1), engines: URING_CMD, category: C::Engine, help: "1: the controller inserts and strips protection information (PRACT); 0: ioscope writes it in the metadata buffer" }

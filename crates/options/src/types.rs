@@ -977,7 +977,7 @@ choice_enum!(
     DataPlacement {
         None = ["none"]: "No data placement directive",
         Fdp = ["fdp"]: "Flexible Data Placement (as fdp=1)",
-        Streams = ["streams"]: "Streams directives"; not_yet,
+        Streams = ["streams"]: "Streams directives (not yet: QEMU's emulated NVMe has no Streams directive to prove it on)"; not_yet,
     }
 );
 
@@ -986,7 +986,7 @@ choice_enum!(
     PlidSelect {
         RoundRobin = ["roundrobin"]: "Round robin over the placement IDs",
         Random = ["random"]: "Uniformly at random",
-        Scheme = ["scheme"]: "By offset range, from the dp_scheme file"; not_yet,
+        Scheme = ["scheme"]: "By offset range, from the dp_scheme file",
     }
 );
 
@@ -997,7 +997,7 @@ choice_enum!(
         WriteAndVerify = ["write_and_verify", "verify"]: "WRITE AND VERIFY (BYTCHK 0: medium verification, no compare); 'verify' is the deprecated name",
         WriteSame = ["write_same", "same"]: "WRITE SAME: one block transferred, written over the whole range; 'same' is the deprecated name",
         WriteSameNdob = ["write_same_ndob"]: "WRITE SAME(16) with NDOB: no data transferred (the device writes zeros)",
-        WriteStream = ["write_stream"]: "WRITE STREAM(16) with stream_id"; not_yet,
+        WriteStream = ["write_stream"]: "WRITE STREAM(16) with stream_id (not yet: QEMU's emulated SCSI disk has no streams to prove it on)"; not_yet,
         VerifyBytchk00 = ["verify_bytchk_00"]: "VERIFY, BYTCHK 00: medium verification, no data",
         VerifyBytchk01 = ["verify_bytchk_01"]: "VERIFY, BYTCHK 01: the device compares the data sent",
         VerifyBytchk11 = ["verify_bytchk_11"]: "VERIFY, BYTCHK 11: one block sent, compared over the range",

@@ -208,6 +208,17 @@ fn job_obj(run: &RunResult, job: &JobResult, plus: bool) -> Value {
     if let Some(n) = job.zone_resets {
         m.insert("zone_resets".into(), n.into());
     }
+    if let Some(list) = &job.placement {
+        // ioscope's own key: the writes of each data placement identifier.
+        let placed = list.iter().map(|p| {
+            let mut o = obj();
+            o.insert("plid".into(), p.plid.into());
+            o.insert("ios".into(), p.ios.into());
+            o.insert("bytes".into(), p.bytes.into());
+            Value::Object(o)
+        });
+        m.insert("placement".into(), Value::Array(placed.collect()));
+    }
     if let Some(v) = &job.verify {
         // ioscope's own key: blocks verified and failures found (fio has no count).
         let mut o = obj();

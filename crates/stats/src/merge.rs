@@ -133,6 +133,14 @@ pub fn merge_group(jobs: &[JobResult]) -> JobResult {
         if let Some(n) = j.zone_resets {
             *out.zone_resets.get_or_insert(0) += n;
         }
+        for p in j.placement.iter().flatten() {
+            crate::Placed::add(
+                out.placement.get_or_insert_with(Vec::new),
+                p.plid,
+                p.ios,
+                p.bytes,
+            );
+        }
         if let Some(v) = j.verify {
             let o = out.verify.get_or_insert_with(Default::default);
             o.blocks += v.blocks;

@@ -201,6 +201,31 @@ pub struct JobResult {
     /// zonemode=zbd: zones the job reset (fio's "zone_resets").
     #[serde(default)]
     pub zone_resets: Option<u64>,
+    /// Data placement (fdp): the writes of each placement identifier, by identifier.
+    #[serde(default)]
+    pub placement: Option<Vec<Placed>>,
+}
+
+/// The writes that carried one data placement identifier (ioscope's; fio has none).
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Placed {
+    /// The placement identifier the writes carried (the NVMe DSPEC value).
+    pub plid: u16,
+    pub ios: u64,
+    pub bytes: u64,
+}
+
+impl Placed {
+    /// Add `ios` writes of `bytes` under `plid` to a list kept in identifier order.
+    pub fn add(list: &mut Vec<Placed>, plid: u16, ios: u64, bytes: u64) {
+        match list.binary_search_by_key(&plid, |p| p.plid) {
+            Ok(i) => {
+                list[i].ios += ios;
+                list[i].bytes += bytes;
+            }
+            Err(i) => list.insert(i, Placed { plid, ios, bytes }),
+        }
+    }
 }
 
 /// Blocks a job verified and the failures it found (fio reports neither count).

@@ -12,7 +12,7 @@ mod ring;
 
 use std::io;
 
-use crate::ops::{self, RWF_NOWAIT};
+use crate::ops;
 use crate::{Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
 use abi::{
     AioContext, IoEvent, Iocb, IOCB_CMD_PREAD, IOCB_CMD_PREADV, IOCB_CMD_PWRITE, IOCB_CMD_PWRITEV,
@@ -39,8 +39,8 @@ pub(crate) struct LibaioEngine {
     nfailed: u32,
     /// Completions reaped by the last `getevents`.
     events: Box<[IoEvent]>,
-    /// RWF_* flags for every read/write (nowait).
-    rw_flags: i32,
+    /// RWF_* flags of every read \[0\] and write \[1\] (nowait, atomic).
+    rw_flags: [i32; 2],
     /// The mapped completion ring, when `userspace_reap` is set and its layout is known.
     user_ring: Option<UserRing>,
     /// libaio_vectored: one iovec per unit index, which its iocb points to (empty
@@ -73,7 +73,7 @@ impl LibaioEngine {
             failed: vec![IoEvent::default(); depth as usize].into_boxed_slice(),
             nfailed: 0,
             events: vec![IoEvent::default(); depth as usize].into_boxed_slice(),
-            rw_flags: if cfg.opts.nowait { RWF_NOWAIT } else { 0 },
+            rw_flags: ops::rw_flags(&cfg.opts),
             user_ring,
             iovecs: if cfg.opts.libaio_vectored {
                 let empty = libc::iovec {
@@ -92,7 +92,7 @@ impl LibaioEngine {
         let iocb = &mut self.iocbs[idx as usize];
         *iocb = Iocb {
             aio_data: idx as u64,
-            aio_rw_flags: self.rw_flags,
+            aio_rw_flags: self.rw_flags[(unit.ddir == Ddir::Write) as usize],
             aio_lio_opcode: if unit.ddir == Ddir::Write {
                 IOCB_CMD_PWRITE
             } else {

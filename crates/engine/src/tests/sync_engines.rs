@@ -132,3 +132,25 @@ fn pvsync2_nowait_result_is_data_or_reported_error() {
 fn splice_round_trip_buffered() {
     round_trip(&Job::new(8, vec![buffered()]), "splice", 8, 3000);
 }
+
+/// atomic=1 puts RWF_ATOMIC on writes and on nothing else. A buffered ext4 file takes
+/// no atomic writes (the kernel sets no FMODE_CAN_ATOMIC_WRITE for it), so each
+/// engine's write comes back EOPNOTSUPP, the flag having reached the kernel, while the
+/// read of the same job, without it, succeeds.
+#[test]
+fn atomic_flag_reaches_the_kernel_on_writes_only() {
+    for engine in ["pvsync2", "libaio", "io_uring"] {
+        let mut job = Job::new(1, vec![ext4()]);
+        let plain = job.run_ok(engine, &[vec![Op::write(0, BS, 4)]]);
+        assert_eq!(plain[0][0].result, BS as i64, "{engine}: without atomic=1");
+        job.opts.atomic = true;
+        let out = job.run_ok(engine, &[vec![Op::write(0, BS, 5)], vec![Op::read(0, BS)]]);
+        assert_eq!(
+            out[0][0].result,
+            -(libc::EOPNOTSUPP as i64),
+            "{engine}: an atomic buffered write"
+        );
+        assert_eq!(out[1][0].result, BS as i64, "{engine}: the read");
+        assert_eq!(out[1][0].data, pattern(4, 0, BS as usize), "{engine}");
+    }
+}

@@ -12,7 +12,7 @@ use std::os::fd::RawFd;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
-use crate::ops::{self, RWF_DONTCACHE, RWF_NOWAIT};
+use crate::ops;
 use crate::{Burst, Completion, Ddir, Engine, EngineConfig, EngineError, FileInfo, IoUnit, Queued};
 use setup::FixedBufs;
 
@@ -21,8 +21,8 @@ use setup::FixedBufs;
 macro_rules! rw_sqe {
     ($self:ident, $idx:ident, $unit:ident, $target:ident) => {{
         let (buf, len, off, prio) = ($unit.buf, $unit.len, $unit.offset, $unit.ioprio);
-        let flags = $self.rw_flags;
         let write = $unit.ddir == Ddir::Write;
+        let flags = $self.rw_flags[write as usize];
         let fixed = $self.fixed_bufs.and_then(|fb| fb.index_of(buf, len));
         match (fixed, write) {
             (Some(bi), false) => opcode::ReadFixed::new($target, buf, len, bi)
@@ -84,8 +84,8 @@ pub(crate) struct UringEngine {
     /// Use READV/WRITEV (`nonvectored=0`) with this per-unit iovec table.
     vectored: bool,
     iovecs: Box<[libc::iovec]>,
-    /// RWF_* flags for every read/write (nowait, uncached).
-    rw_flags: i32,
+    /// RWF_* flags of every read \[0\] and write \[1\] (nowait, uncached, atomic).
+    rw_flags: [i32; 2],
     /// IOSQE_ASYNC on every `force_async`-th I/O.
     force_async: shared::ForceAsync,
     /// IOPOLL ring: fsync is not pollable, so it is done synchronously.
@@ -123,13 +123,7 @@ impl UringEngine {
         if opts.hipri {
             setup::probe_iopoll(&mut ring, cfg.files)?;
         }
-        let mut rw_flags = 0;
-        if opts.nowait {
-            rw_flags |= RWF_NOWAIT;
-        }
-        if opts.uncached != 0 {
-            rw_flags |= RWF_DONTCACHE;
-        }
+        let rw_flags = ops::rw_flags(opts);
         let empty_iov = libc::iovec {
             iov_base: std::ptr::null_mut(),
             iov_len: 0,

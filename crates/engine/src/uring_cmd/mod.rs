@@ -10,6 +10,7 @@
 //! error says which status it was.
 
 pub mod nvme;
+pub mod zns;
 
 use std::io;
 
@@ -59,6 +60,17 @@ pub struct Placement {
     pub random: bool,
     /// Seed of the random choice.
     pub seed: u64,
+    /// `plid_select=scheme`: the placement ID of a write by its offset (`dp_scheme`).
+    pub scheme: Vec<SchemeEntry>,
+}
+
+/// One line of a `dp_scheme` file: writes at offsets in [start, end) carry `plid`
+/// (the first line that holds the offset wins; an offset in none carries 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchemeEntry {
+    pub start: u64,
+    pub end: u64,
+    pub plid: u16,
 }
 
 /// A Dataset Management range: context attributes, length in blocks, start LBA.
@@ -94,6 +106,8 @@ pub(crate) struct UringCmdEngine {
     /// Round robin position, or the random generator's state.
     next_pid: u64,
     random_pid: bool,
+    /// `plid_select=scheme`: placement IDs by offset instead.
+    scheme: Box<[SchemeEntry]>,
     cmd: CmdOptions,
     force_async: ForceAsync,
     iopoll: bool,
@@ -166,6 +180,11 @@ impl UringCmdEngine {
                 .as_ref()
                 .map_or(0, |p| if p.random { p.seed | 1 } else { 0 }),
             random_pid: opts.placement.as_ref().is_some_and(|p| p.random),
+            scheme: opts
+                .placement
+                .as_ref()
+                .map(|p| p.scheme.clone().into_boxed_slice())
+                .unwrap_or_default(),
             cmd: opts.cmd,
             force_async: ForceAsync::new(opts.force_async),
             iopoll: opts.hipri,
@@ -238,8 +257,9 @@ impl UringCmdEngine {
     fn command(
         &mut self,
         idx: usize,
-        unit: &IoUnit,
+        unit: &mut IoUnit,
     ) -> Result<(nvme::PassthruCmd, Option<u16>), i64> {
+        unit.placement = crate::NO_PLACEMENT;
         let ns = self.ns[unit.file as usize];
         let mask = ns.lba_size() - 1;
         if unit.offset & mask != 0 || u64::from(unit.len) & mask != 0 || unit.len == 0 {
@@ -285,9 +305,10 @@ impl UringCmdEngine {
             cmd.cdw12 |= nvme::CDW12_FUA;
         }
         if cmd.opcode == nvme::OP_WRITE {
-            if let Some(pid) = self.placement(unit.file as usize) {
+            if let Some(pid) = self.placement(unit.file as usize, unit.offset) {
                 cmd.cdw12 |= nvme::CDW12_DTYPE_PLACEMENT;
                 cmd.cdw13 = u32::from(pid) << 16;
+                unit.placement = pid;
             }
         }
         if ns.ms > 0 && matches!(cmd.opcode, nvme::OP_READ | nvme::OP_WRITE) {
@@ -311,10 +332,18 @@ impl UringCmdEngine {
         Ok((cmd, buf_index))
     }
 
-    /// The placement identifier of the next write to `file`, when writes are placed:
-    /// round robin over the job's placement IDs, or uniformly at random.
-    fn placement(&mut self, file: usize) -> Option<u16> {
+    /// The placement identifier of the next write to `file` at `offset`, when writes
+    /// are placed: round robin over the job's placement IDs, uniformly at random, or
+    /// by the offset's scheme entry (0 outside them all, as in fio).
+    fn placement(&mut self, file: usize, offset: u64) -> Option<u16> {
         let pids = self.pids.get(file).filter(|p| !p.is_empty())?;
+        if !self.scheme.is_empty() {
+            let hit = self
+                .scheme
+                .iter()
+                .find(|e| (e.start..e.end).contains(&offset));
+            return Some(hit.map_or(0, |e| e.plid));
+        }
         let n = pids.len() as u64;
         let i = if self.random_pid {
             // xorshift64*: cheap, and repeatable from the job's seed.
@@ -434,7 +463,19 @@ fn placement_ids(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<Box<[Box<[u16]
             ),
             source,
         })?;
-        let pick: Result<Vec<u16>, EngineError> = match p.indices.is_empty() {
+        if let Some(e) = p.scheme.iter().find(|e| !all.contains(&e.plid)) {
+            return Err(EngineError::Invalid {
+                engine: NAME,
+                msg: format!(
+                    "{}: dp_scheme: placement ID {} is not one of the namespace's ({:?})",
+                    path.display(),
+                    e.plid,
+                    all
+                ),
+            });
+        }
+        // With a scheme, plids is ignored (as in fio): the scheme names the IDs.
+        let pick: Result<Vec<u16>, EngineError> = match p.indices.is_empty() || !p.scheme.is_empty() {
             true => Ok(all.clone()),
             false => p
                 .indices

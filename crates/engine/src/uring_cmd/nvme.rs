@@ -27,7 +27,7 @@ pub const OP_WRITE_ZEROES: u8 = 0x08;
 pub const OP_DSM: u8 = 0x09;
 pub const OP_VERIFY: u8 = 0x0C;
 /// Identify (admin), CNS 0: the namespace data structure.
-const OP_IDENTIFY: u8 = 0x06;
+pub(crate) const OP_IDENTIFY: u8 = 0x06;
 /// I/O Management Receive; management operation 1: Reclaim Unit Handle Status.
 const OP_IO_MGMT_RECV: u8 = 0x12;
 /// CDW12 DTYPE (bits 23:20) 2: the write carries a data placement directive, whose
@@ -151,17 +151,8 @@ pub fn ns_info(fd: RawFd) -> io::Result<NsInfo> {
         ..Default::default()
     };
     // SAFETY: the command points at `data`, 4096 writable bytes that outlive the
-    // synchronous ioctl; `cmd` is the kernel's 72-byte struct.
-    let r = unsafe { libc::ioctl(fd, NVME_IOCTL_ADMIN_CMD, &mut cmd as *mut PassthruCmd) };
-    if r < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if r > 0 {
-        return Err(io::Error::other(format!(
-            "Identify Namespace failed: {}",
-            crate::device_status::nvme_text(r as u16)
-        )));
-    }
+    // synchronous call.
+    unsafe { submit(fd, Queue::Admin, &mut cmd, "Identify Namespace failed") }?;
     parse_identify(nsid, &data)
 }
 
@@ -181,18 +172,47 @@ pub fn placement_ids(fd: RawFd, nsid: u32) -> io::Result<Vec<u16>> {
         ..Default::default()
     };
     // SAFETY: the command points at `data`, writable for data_len bytes, alive for
-    // the synchronous ioctl; `cmd` is the kernel's 72-byte struct.
-    let r = unsafe { libc::ioctl(fd, NVME_IOCTL_IO_CMD, &mut cmd as *mut PassthruCmd) };
+    // the synchronous call.
+    unsafe { submit(fd, Queue::Io, &mut cmd, "Reclaim Unit Handle Status") }?;
+    Ok(parse_ruh_status(&data))
+}
+
+/// Which queue a synchronous passthrough command goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Queue {
+    Admin,
+    Io,
+}
+
+/// Issue `cmd` synchronously on the namespace open as `fd`; an NVMe status other than
+/// success is an error naming `what` and the status.
+///
+/// # Safety
+/// `cmd.addr` must point at `cmd.data_len` bytes that the device may read or write
+/// (or be 0 with no data), alive for the call.
+pub(crate) unsafe fn submit(
+    fd: RawFd,
+    queue: Queue,
+    cmd: &mut PassthruCmd,
+    what: &str,
+) -> io::Result<u32> {
+    let req = match queue {
+        Queue::Admin => NVME_IOCTL_ADMIN_CMD,
+        Queue::Io => NVME_IOCTL_IO_CMD,
+    };
+    // SAFETY: `cmd` is the kernel's 72-byte struct; its buffer is valid (the caller's
+    // promise) for the synchronous ioctl.
+    let r = unsafe { libc::ioctl(fd, req, cmd as *mut PassthruCmd) };
     if r < 0 {
         return Err(io::Error::last_os_error());
     }
     if r > 0 {
         return Err(io::Error::other(format!(
-            "Reclaim Unit Handle Status: {}",
+            "{what}: {}",
             crate::device_status::nvme_text(r as u16)
         )));
     }
-    Ok(parse_ruh_status(&data))
+    Ok(cmd.result)
 }
 
 /// The placement identifiers of a Reclaim Unit Handle Status page: NRUHSD at bytes

@@ -458,6 +458,9 @@ fn recorder(run: &mut JobRun, sync: bool) -> Recorder {
     if let Some(b) = ctx.blocks {
         rec.count_blocks(b);
     }
+    if crate::plan::info::places_writes(&ctx.opts) && !ctx.diskless {
+        rec.count_placement();
+    }
     if let Some(out) = &ctx.trace_io {
         let names = ctx
             .files

@@ -3,6 +3,7 @@
 //! as fio counts them (`zone_resets`).
 
 use super::state::State;
+use crate::sys::zoned::{ZoneAct, ZoneDev};
 use crate::workload::zbd::ZoneOp;
 
 impl State<'_> {
@@ -13,15 +14,15 @@ impl State<'_> {
             ZoneOp::Reset(s, l) => ("reset", s, l),
             ZoneOp::Finish(s, l) => ("finish", s, l),
         };
-        if !self.ctx.zones_emulated {
+        if self.ctx.zone_dev != ZoneDev::Emulated {
             let Some(f) = self.ctx.files.first() else {
                 return Err((libc::EBADF, format!("zone {what}: no file")));
             };
-            let done = match op {
-                ZoneOp::Reset(..) => crate::sys::zoned::reset(&f.file, start, len),
-                ZoneOp::Finish(..) => crate::sys::zoned::finish(&f.file, start, len),
+            let act = match op {
+                ZoneOp::Reset(..) => ZoneAct::Reset,
+                ZoneOp::Finish(..) => ZoneAct::Finish,
             };
-            done.map_err(|e| {
+            crate::sys::zoned::act(self.ctx.zone_dev, &f.file, act, start, len).map_err(|e| {
                 let errno = e.raw_os_error().unwrap_or(libc::EIO);
                 let text = format!("zone {what} at {start} of {}: {e}", f.path.display());
                 (errno, text)

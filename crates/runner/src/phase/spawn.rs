@@ -232,13 +232,17 @@ fn run_engine(run: JobRun, engine: &EngineSource) -> Result<Outcome, RunError> {
         })
         .collect();
     let paths: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
+    let mut opts = engine_options(&o, run.ctx.nop);
+    if let Some(p) = &mut opts.placement {
+        p.scheme = run.ctx.dp_scheme.clone();
+    }
     let cfg = EngineConfig {
         depth: o.iodepth.max(1),
         files: &file_infos,
         paths: &paths,
         buffers: run.buffers.region(),
         unit_buf_len: run.buffers.slot,
-        opts: engine_options(&o, run.ctx.nop),
+        opts,
     };
     let clock = run.ctx.clock;
     Ok(match engine {

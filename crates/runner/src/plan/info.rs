@@ -12,6 +12,7 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
         uncached: o.uncached,
         libaio_vectored: o.libaio_vectored,
         nowait: o.nowait,
+        atomic: o.atomic,
         userspace_reap: o.userspace_reap,
         fixedbufs: o.fixedbufs,
         registerfiles: o.registerfiles,
@@ -32,13 +33,19 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
     }
 }
 
-/// Flexible Data Placement of io_uring_cmd's writes (fdp=1 or dataplacement=fdp).
+/// Whether the job's writes carry placement directives (fdp=1 or dataplacement=fdp).
+pub(crate) fn places_writes(o: &JobOptions) -> bool {
+    o.fdp || o.dataplacement == ioscope_options::DataPlacement::Fdp
+}
+
+/// Flexible Data Placement of io_uring_cmd's writes.
 fn placement(o: &JobOptions) -> Option<ioscope_engine::uring_cmd::Placement> {
-    let fdp = o.fdp || o.dataplacement == ioscope_options::DataPlacement::Fdp;
-    fdp.then(|| ioscope_engine::uring_cmd::Placement {
+    places_writes(o).then(|| ioscope_engine::uring_cmd::Placement {
         indices: o.plids.as_ref().map(|l| l.0.clone()).unwrap_or_default(),
         random: o.plid_select == ioscope_options::PlidSelect::Random,
         seed: o.randseed,
+        // Read from the dp_scheme file at setup (JobCtx::dp_scheme).
+        scheme: Vec::new(),
     })
 }
 

@@ -80,8 +80,9 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
     Ok(())
 }
 
-/// zonemode=zbd runs on zoned block devices, and on regular files and devices without
-/// zones with zones of zonesize emulated on them, as in fio (which needs zonesize then).
+/// zonemode=zbd runs on zoned block devices and zoned namespaces, and on regular files
+/// and devices without zones with zones of zonesize emulated on them, as in fio (which
+/// needs zonesize then).
 fn check_zbd(j: &JobSpec) -> Result<(), String> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     if j.opts.zonemode != ioscope_options::ZoneMode::Zbd || j.opts.zonesize != 0 {
@@ -95,6 +96,14 @@ fn check_zbd(j: &JobSpec) -> Result<(), String> {
         .unwrap_or_default();
     for name in names {
         let md = std::fs::metadata(&name).ok();
+        // A namespace's generic device: setup asks the namespace whether it is zoned.
+        let generic = md
+            .as_ref()
+            .filter(|m| m.file_type().is_char_device())
+            .and_then(|m| crate::sys::generic::probe(std::path::Path::new(&name), m.rdev()));
+        if generic.is_some_and(|g| g.is_ok_and(|g| g.kind == crate::sys::generic::Kind::Nvme)) {
+            continue;
+        }
         let dev = md
             .filter(|m| m.file_type().is_block_device())
             .and_then(|m| {

@@ -181,6 +181,8 @@ struct Tally {
     io: Option<trace::IoTrace>,
     /// steadystate=lat|lat_slope: completion latencies summed, and how many.
     ss_lat: Option<(u64, u64)>,
+    /// Data placement: the writes of each placement identifier.
+    placed: Option<Vec<ioscope_stats::Placed>>,
 }
 
 /// block_error_percentiles' blocks of a job: the file region's start, its trim block
@@ -270,6 +272,13 @@ impl Recorder {
         let states = ioscope_stats::block::BlockStates::new(b.blocks as usize);
         self.tally.get_or_insert_with(Default::default).blocks =
             Some((states, b.start, b.trim_bs.max(1)));
+        self.slow_from = 0;
+    }
+
+    /// Data placement: count the writes of each placement identifier the engine gave
+    /// them (room for 128 identifiers, fio's most, kept from the start).
+    pub fn count_placement(&mut self) {
+        self.tally.get_or_insert_with(Default::default).placed = Some(Vec::with_capacity(128));
         self.slow_from = 0;
     }
 
@@ -399,7 +408,7 @@ impl Recorder {
         let slat = self.clock.delta_ns(u.start, u.issue);
         let lat = slat + clat;
         if lat >= self.slow_from {
-            self.slow(idx, u, lat, t)?;
+            self.slow(idx, u, (lat, bytes), t)?;
         }
         let dir = &mut self.live.dirs[d];
         if self.track_clat {
@@ -423,7 +432,13 @@ impl Recorder {
     /// that tallies every completion (act, block_error_percentiles, a paced job's schedlat).
     #[cold]
     #[inline(never)]
-    fn slow(&mut self, idx: u32, u: &IoUnit, lat: u64, t: Ticks) -> Result<(), u64> {
+    fn slow(
+        &mut self,
+        idx: u32,
+        u: &IoUnit,
+        (lat, bytes): (u64, u64),
+        t: Ticks,
+    ) -> Result<(), u64> {
         if let Some(&due) = self.sched.get(idx as usize) {
             let ns = self.clock.delta_ns(due.min(u.start), t);
             self.live.dirs[u.ddir.index()].schedlat.add(ns);
@@ -437,6 +452,10 @@ impl Recorder {
             }
             if let Some(io) = &mut x.io {
                 io.complete(u);
+            }
+            let placed = u.ddir == Ddir::Write && u.placement != ioscope_engine::NO_PLACEMENT;
+            if let (Some(list), true) = (&mut x.placed, placed) {
+                ioscope_stats::Placed::add(list, u.placement, 1, bytes);
             }
             if let Some((sum, n)) = &mut x.ss_lat {
                 *sum += self.clock.delta_ns(u.issue, t);
@@ -564,6 +583,7 @@ impl Recorder {
                 .as_ref()
                 .and_then(|t| t.blocks.as_ref())
                 .map(|b| b.0.clone()),
+            placement: self.tally.as_ref().and_then(|t| t.placed.clone()),
             ..Default::default()
         }
     }

@@ -61,11 +61,13 @@ pub struct JobCtx {
     /// neither writes nor trims).
     pub zones: Option<crate::workload::zbd::ZoneMap>,
     pub zone_resets: Option<u64>,
-    /// zonemode=zbd over a file or device without zones: zone operations are kept in
-    /// the zone map only.
-    pub zones_emulated: bool,
+    /// zonemode=zbd: where its zone operations go (emulated zones: nowhere, they are
+    /// kept in the zone map only).
+    pub zone_dev: crate::sys::zoned::ZoneDev,
     /// `--debug=io`: where its completion lines go (Some(None): standard output).
     pub trace_io: Option<Option<crate::env::DebugOut>>,
+    /// plid_select=scheme: the placement ID of each write by its offset.
+    pub dp_scheme: Vec<ioscope_engine::uring_cmd::SchemeEntry>,
 }
 
 /// What the monitor, the status line and the report know of a job clone.

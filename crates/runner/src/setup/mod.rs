@@ -2,9 +2,11 @@
 //! about it. Everything here happens before the job's thread starts.
 
 pub(crate) mod buffers;
+mod capable;
 mod ctx;
 pub(crate) mod files;
 pub(crate) mod iomem;
+mod scheme;
 mod zoned;
 
 pub(crate) use ctx::{JobCtx, JobMeta, Ready};
@@ -102,8 +104,10 @@ pub(crate) fn prepare_job(
     let o = &job.opts;
     let diskless = diskless(o, env);
     let mut files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
-    check_polling(o, &files, job.polled && !diskless && !env.opts.nop)?;
+    capable::check_polling(o, &files, job.polled && !diskless && !env.opts.nop)?;
+    capable::check_atomic(o, &files, job.access.writes && !diskless && trace.is_none())?;
     let zones = zoned::prepare(o, &mut files, job.access, job.verify.is_some(), diskless)?;
+    let dp_scheme = scheme::read(o, &mut |s| obs.message(&s))?;
     let blocks = match o.block_error_percentiles {
         true => Some(block_track(o, &files)?),
         false => None,
@@ -158,9 +162,12 @@ pub(crate) fn prepare_job(
             verify_state: job.verify_state,
             offsets_32bit,
             zone_resets: zones.as_ref().and_then(|z| z.report_resets.then_some(0)),
-            zones_emulated: zones.as_ref().is_some_and(|z| z.emulated),
+            zone_dev: zones
+                .as_ref()
+                .map_or(crate::sys::zoned::ZoneDev::Emulated, |z| z.dev),
             zones: zones.map(|z| z.map),
             trace_io: env.opts.debug.io.then(|| env.opts.debug.out.clone()),
+            dp_scheme,
         },
         meta: JobMeta {
             info,
@@ -235,23 +242,6 @@ fn open_files(
     };
     let destroy = env.opts.allow_destructive;
     files::prepare(o, p.clone, uses, destroy, diskless, env.stop, &mut say)
-}
-
-/// Polled I/O needs a disk with poll queues. Without them an IOPOLL ring fails every
-/// I/O with EOPNOTSUPP, and RWF_HIPRI is quietly completed through interrupts (no
-/// polling happens, nothing says so): either way the job is refused first, with the
-/// reason. `polled`: the job polls for completions on devices (hipri).
-fn check_polling(o: &JobOptions, files: &[JobFile], polled: bool) -> Result<(), RunError> {
-    for f in files.iter().filter(|_| polled) {
-        crate::sys::disk::polls(f.dev).map_err(|why| {
-            RunError::Refused(format!(
-                "job '{}': hipri (polled I/O) on {}: {why}",
-                o.name,
-                f.path.display()
-            ))
-        })?;
-    }
-    Ok(())
 }
 
 /// As fio: a job whose region is smaller than its block size does no I/O; say why

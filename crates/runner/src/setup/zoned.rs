@@ -1,4 +1,5 @@
-//! `zonemode=zbd` at setup: the job's file is a zoned block device, or a regular file
+//! `zonemode=zbd` at setup: the job's file is a zoned block device, a zoned
+//! namespace's generic device (io_uring_cmd, through NVMe passthrough), or a regular file
 //! or device whose zones fio emulates (zonesize, zonecapacity: every zone sequential
 //! and empty when the job starts, as in fio); its region is cut to whole zones (offset
 //! rounded up, size down, as fio does), a device's zones are read from it, and fio's
@@ -9,16 +10,16 @@
 
 use crate::error::RunError;
 use crate::setup::files::JobFile;
-use crate::sys::zoned::{self, Zone, ZoneKind};
+use crate::sys::zoned::{self, Zone, ZoneDev, ZoneKind};
 use crate::workload::zbd::{ZoneInfo, ZoneMap, ZoneRules};
 use ioscope_options::{JobOptions, ZoneMode};
 
 /// A job's zones, as the job loop takes them.
 pub(crate) struct Zoned {
     pub map: ZoneMap,
-    /// Zones emulated over a file or device that has none: zone operations change
-    /// nothing on it.
-    pub emulated: bool,
+    /// Where its zone operations go (nowhere for zones emulated over a file or device
+    /// that has none).
+    pub dev: ZoneDev,
     /// The job writes or trims: fio reports its zone resets.
     pub report_resets: bool,
 }
@@ -47,23 +48,38 @@ pub(crate) fn prepare(
         .then(|| crate::sys::disk::whole_disk(f.dev))
         .flatten()
         .filter(|d| matches!(zoned::model(d).as_str(), "host-managed" | "host-aware"));
-    let (all, max_open) = match &disk {
-        Some(disk) => {
+    let cannot = |e: std::io::Error| err(format!("{}: cannot report zones: {e}", f.path.display()));
+    let zns = disk.is_none().then(|| zoned_namespace(f)).flatten();
+    let (all, max_open, mut dev) = match (&disk, zns) {
+        (Some(disk), _) => {
             if writes && !o.direct {
                 return Err(err("direct I/O is mandatory for writing to zoned drives \
                                 (direct=1)"
                     .into()));
             }
-            let all = zoned::report(&f.file)
-                .map_err(|e| err(format!("{}: cannot report zones: {e}", f.path.display())))?;
-            (all, open_limit(o, zoned::limits(disk).0).map_err(&err)?)
+            let all = zoned::report(&f.file).map_err(cannot)?;
+            let limit = open_limit(o, zoned::limits(disk).0).map_err(&err)?;
+            (all, limit, ZoneDev::Block)
         }
-        None => (
+        (None, Some((ns, open))) => {
+            let all = zoned::report_nvme(&f.file, ns.nsid, ns.lba_shift).map_err(cannot)?;
+            let dev = ZoneDev::Nvme {
+                nsid: ns.nsid,
+                lba_shift: ns.lba_shift,
+                zone_bytes: 0,
+            };
+            (all, open_limit(o, open).map_err(&err)?, dev)
+        }
+        (None, None) => (
             emulated(o, f).map_err(&err)?,
             open_limit(o, 0).map_err(&err)?,
+            ZoneDev::Emulated,
         ),
     };
     let size = all.first().map_or(0, |z| z.len);
+    if let ZoneDev::Nvme { zone_bytes, .. } = &mut dev {
+        *zone_bytes = size;
+    }
     check_geometry(o, size, &err)?;
     cut_to_zones(f, size).map_err(&err)?;
     let rules = ZoneRules {
@@ -80,9 +96,24 @@ pub(crate) fn prepare(
     }
     Ok(Some(Zoned {
         map,
-        emulated: disk.is_none(),
+        dev,
         report_resets: access.writes || access.trims,
     }))
+}
+
+/// A zoned namespace open through its generic device: its identity and its open zone
+/// limit (0: none). None for anything else.
+fn zoned_namespace(f: &JobFile) -> Option<(ioscope_engine::uring_cmd::nvme::NsInfo, u32)> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::FileTypeExt;
+    let md = f.file.metadata().ok()?;
+    if !md.file_type().is_char_device() {
+        return None;
+    }
+    let fd = f.file.as_raw_fd();
+    let ns = ioscope_engine::uring_cmd::nvme::ns_info(fd).ok()?;
+    let (open, _active) = ioscope_engine::uring_cmd::zns::limits(fd, ns.nsid)?;
+    Some((ns, open))
 }
 
 /// zone_reset_frequency: a reset every 1/frequency writes (whole writes, as in fio);

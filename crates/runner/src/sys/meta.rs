@@ -19,6 +19,11 @@ fn uname() -> (String, String) {
     (s(&u.release), s(&u.nodename))
 }
 
+/// The running kernel's release ("6.12.0-…"), for messages.
+pub(crate) fn kernel_release() -> String {
+    uname().0
+}
+
 pub fn run_meta(clock: &Clock) -> RunMeta {
     let (kernel, hostname) = uname();
     let cpu_model = std::fs::read_to_string("/proc/cpuinfo")

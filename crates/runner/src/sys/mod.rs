@@ -1,6 +1,7 @@
 //! The machine: CPUs and their use, memory, NUMA, cgroups, I/O priorities, devices
 //! (safety checks, disk statistics), hooks and facts for run metadata.
 
+pub(crate) mod atomic;
 pub(crate) mod cgroup;
 pub(crate) mod cpu;
 pub(crate) mod disk;

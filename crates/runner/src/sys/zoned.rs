@@ -1,8 +1,9 @@
 //! Zoned block devices (`zonemode=zbd`): the kernel's zone model of a disk (sysfs
 //! `queue/zoned`, its zone size and open/active limits), its zones as the device
 //! reports them (BLKREPORTZONE), and the zone operations the runner issues itself
-//! (BLKRESETZONE, BLKFINISHZONE). Offsets and lengths here are bytes; the kernel's
-//! are 512-byte sectors.
+//! (BLKRESETZONE, BLKFINISHZONE); on a zoned namespace's generic device
+//! (io_uring_cmd), the same through NVMe passthrough. Offsets and lengths here are
+//! bytes; the kernel's are 512-byte sectors, NVMe's its blocks.
 
 use std::io;
 use std::os::fd::AsRawFd;
@@ -80,6 +81,86 @@ impl Zone {
             cond: ZoneCond::Empty,
         }
     }
+}
+
+/// Where a job's zone operations go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneDev {
+    /// fio's zones emulated over a file or device without any: nothing to issue.
+    Emulated,
+    /// A zoned block device: the kernel's zone ioctls.
+    Block,
+    /// A zoned namespace's generic device: Zone Management Send, one zone at a time.
+    Nvme {
+        nsid: u32,
+        lba_shift: u32,
+        zone_bytes: u64,
+    },
+}
+
+/// What the job loop asks of zones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ZoneAct {
+    Reset,
+    Finish,
+}
+
+/// Reset or finish the zones in [offset, offset + len) of the device open as `f`: a
+/// reset returns their write pointers to their starts, a finish makes them full.
+pub fn act(dev: ZoneDev, f: &std::fs::File, act: ZoneAct, offset: u64, len: u64) -> io::Result<()> {
+    match dev {
+        ZoneDev::Emulated => Ok(()),
+        ZoneDev::Block => match act {
+            ZoneAct::Reset => range_op(f, BLKRESETZONE, offset, len),
+            ZoneAct::Finish => range_op(f, BLKFINISHZONE, offset, len),
+        },
+        ZoneDev::Nvme {
+            nsid,
+            lba_shift,
+            zone_bytes,
+        } => {
+            use ioscope_engine::uring_cmd::zns::{self, ZoneAction};
+            let action = match act {
+                ZoneAct::Reset => ZoneAction::Reset,
+                ZoneAct::Finish => ZoneAction::Finish,
+            };
+            let step = zone_bytes.max(1) as usize;
+            for start in (offset..offset + len).step_by(step) {
+                zns::act(f.as_raw_fd(), nsid, start >> lba_shift, action)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The zones of a zoned namespace open as `f` (its generic device), in bytes.
+pub fn report_nvme(f: &std::fs::File, nsid: u32, lba_shift: u32) -> io::Result<Vec<Zone>> {
+    let zones = ioscope_engine::uring_cmd::zns::report(f.as_raw_fd(), nsid)?;
+    let size = match zones.as_slice() {
+        [a, b, ..] => b.slba - a.slba,
+        _ => zones.first().map_or(0, |z| z.cap),
+    };
+    // A full zone's write pointer is not valid in NVMe (QEMU reports all ones): the
+    // kernel puts it at the zone's end, and so does this.
+    let wp = |z: &ioscope_engine::uring_cmd::zns::NvmeZone| match z.state {
+        0xe => z.slba + size,
+        _ if z.wp < z.slba || z.wp > z.slba + size => z.slba + size,
+        _ => z.wp,
+    };
+    Ok(zones
+        .iter()
+        .map(|z| Zone {
+            start: z.slba << lba_shift,
+            len: size << lba_shift,
+            capacity: z.cap << lba_shift,
+            wp: wp(z) << lba_shift,
+            kind: match z.sequential {
+                true => ZoneKind::Sequential,
+                false => ZoneKind::Conventional,
+            },
+            cond: ZoneCond::from_raw(z.state),
+        })
+        .collect())
 }
 
 /// struct blk_zone.
@@ -183,18 +264,6 @@ pub fn report(f: &std::fs::File) -> io::Result<Vec<Zone>> {
         let last = &rep.zones[n - 1];
         sector = last.start + last.len.max(1);
     }
-}
-
-/// Resets the zones in [offset, offset + len) of the device open as `f`: their write
-/// pointers return to their starts.
-pub fn reset(f: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
-    range_op(f, BLKRESETZONE, offset, len)
-}
-
-/// Finishes the zones in [offset, offset + len) of the device open as `f`: full, their
-/// write pointers at their ends, no longer open.
-pub fn finish(f: &std::fs::File, offset: u64, len: u64) -> io::Result<()> {
-    range_op(f, BLKFINISHZONE, offset, len)
 }
 
 fn range_op(f: &std::fs::File, op: libc::c_ulong, offset: u64, len: u64) -> io::Result<()> {
