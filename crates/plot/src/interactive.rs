@@ -72,10 +72,16 @@ fn lines(l: &Lines) -> Value {
         v["xAxis"]["axisLabel"]["customValues"] = json!(at);
         v["xAxis"]["axisTick"] = json!({"customValues": at});
         v["xAxis"]["splitLine"] = json!({"show": false});
-        if l.x_names.len() > 6 {
-            v["xAxis"]["axisLabel"]["rotate"] = json!(30);
-            v["xAxis"]["nameGap"] = json!(58);
-            v["grid"]["bottom"] = json!(80);
+        // Many names turn on end: a name's box across the axis shrinks with the angle
+        // (about 50 px at 60 degrees for a 75 px name, the height of a line at 90),
+        // so that a chart half the page wide keeps them apart, whatever width the y
+        // axis's labels take.
+        let n = l.x_names.len();
+        if n > 6 {
+            let (rotate, gap, bottom) = if n > 10 { (90, 95, 115) } else { (60, 80, 100) };
+            v["xAxis"]["axisLabel"]["rotate"] = json!(rotate);
+            v["xAxis"]["nameGap"] = json!(gap);
+            v["grid"]["bottom"] = json!(bottom);
         }
     }
     if l.x_scale == XScale::Log2 {

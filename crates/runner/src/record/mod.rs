@@ -8,6 +8,7 @@
 pub(crate) mod log;
 mod runs;
 mod shared;
+mod tally;
 pub(crate) mod trace;
 
 pub(crate) use shared::{
@@ -17,6 +18,8 @@ pub(crate) use shared::{
 use crate::clock::{Clock, Ticks};
 use ioscope_engine::{Ddir, IoUnit};
 use log::JobLogs;
+pub use tally::BlockTrack;
+use tally::Tally;
 
 /// The last I/O over latency_target, for fio's failure message.
 #[derive(Clone, Copy, Debug, Default)]
@@ -167,31 +170,6 @@ pub struct Recorder {
     tally: Option<Box<Tally>>,
     /// A paced job: when each unit's I/O was due by the schedule (empty otherwise).
     sched: Vec<Ticks>,
-}
-
-/// What some jobs count per completion beyond their statistics, out of the common path.
-#[derive(Default)]
-struct Tally {
-    /// act: the slices, when the measurement started, and a slice's length.
-    act: Option<(ioscope_stats::act::ActSlices, Ticks, u64)>,
-    /// block_error_percentiles: the blocks, the file offset of block 0 and the trim
-    /// block size.
-    blocks: Option<(ioscope_stats::block::BlockStates, u64, u64)>,
-    /// `--debug=io`: a line per completion.
-    io: Option<trace::IoTrace>,
-    /// steadystate=lat|lat_slope: completion latencies summed, and how many.
-    ss_lat: Option<(u64, u64)>,
-    /// Data placement: the writes of each placement identifier.
-    placed: Option<Vec<ioscope_stats::Placed>>,
-}
-
-/// block_error_percentiles' blocks of a job: the file region's start, its trim block
-/// size and the number of blocks.
-#[derive(Clone, Copy, Debug)]
-pub struct BlockTrack {
-    pub start: u64,
-    pub trim_bs: u64,
-    pub blocks: u64,
 }
 
 impl Recorder {
@@ -444,25 +422,8 @@ impl Recorder {
             self.live.dirs[u.ddir.index()].schedlat.add(ns);
         }
         if let Some(x) = &mut self.tally {
-            if let Some((a, start, slice)) = &mut x.act {
-                a.add((t.saturating_sub(*start) / *slice) as usize, lat);
-            }
-            if let (Some((b, start, bs)), Ddir::Trim) = (&mut x.blocks, u.ddir) {
-                b.trimmed((u.offset.saturating_sub(*start) / *bs) as usize);
-            }
-            if let Some(io) = &mut x.io {
-                io.complete(u);
-            }
-            let placed = u.ddir == Ddir::Write && u.placement != ioscope_engine::NO_PLACEMENT;
-            if let (Some(list), true) = (&mut x.placed, placed) {
-                ioscope_stats::Placed::add(list, u.placement, 1, bytes);
-            }
-            if let Some((sum, n)) = &mut x.ss_lat {
-                *sum += self.clock.delta_ns(u.issue, t);
-                *n += 1;
-                self.shared.clat_sum_ns.store(*sum, Relaxed);
-                self.shared.clat_count.store(*n, Relaxed);
-            }
+            let clat = self.clock.delta_ns(u.issue, t);
+            x.add(u, (lat, clat, bytes), t, &self.shared);
         }
         if lat > self.lat_target_ns {
             note_over(&mut self.over_target, &mut self.over_io, lat, u);

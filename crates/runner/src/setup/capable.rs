@@ -3,18 +3,28 @@
 
 use super::files::JobFile;
 use crate::error::RunError;
+use crate::plan::Resolved;
 use crate::sys::atomic::{atomic_unit, AtomicUnit};
 use ioscope_options::JobOptions;
+
+/// Both checks, for a job with real files (`diskless`: none, or NOPs); a replayed
+/// trace's writes are the trace's, which the kernel judges.
+pub(super) fn check(
+    job: &Resolved,
+    files: &[JobFile],
+    diskless: bool,
+    replays: bool,
+) -> Result<(), RunError> {
+    let o = &job.opts;
+    check_polling(o, files, job.polled && !diskless)?;
+    check_atomic(o, files, job.access.writes && !diskless && !replays)
+}
 
 /// Polled I/O needs a disk with poll queues. Without them an IOPOLL ring fails every
 /// I/O with EOPNOTSUPP, and RWF_HIPRI is quietly completed through interrupts (no
 /// polling happens, nothing says so): either way the job is refused first, with the
 /// reason. `polled`: the job polls for completions on devices (hipri).
-pub(super) fn check_polling(
-    o: &JobOptions,
-    files: &[JobFile],
-    polled: bool,
-) -> Result<(), RunError> {
+fn check_polling(o: &JobOptions, files: &[JobFile], polled: bool) -> Result<(), RunError> {
     for f in files.iter().filter(|_| polled) {
         crate::sys::disk::polls(f.dev).map_err(|why| {
             RunError::Refused(format!(
@@ -32,11 +42,7 @@ pub(super) fn check_polling(
 /// size; anything else fails every write (EOPNOTSUPP, EINVAL), as it does in fio. The
 /// job is refused first instead, naming the limit. `writes`: the job writes from its
 /// own workload (a replayed trace's sizes are the trace's: the kernel judges those).
-pub(super) fn check_atomic(
-    o: &JobOptions,
-    files: &[JobFile],
-    writes: bool,
-) -> Result<(), RunError> {
+fn check_atomic(o: &JobOptions, files: &[JobFile], writes: bool) -> Result<(), RunError> {
     if !o.atomic || !writes {
         return Ok(());
     }

@@ -104,14 +104,10 @@ pub(crate) fn prepare_job(
     let o = &job.opts;
     let diskless = diskless(o, env);
     let mut files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
-    capable::check_polling(o, &files, job.polled && !diskless && !env.opts.nop)?;
-    capable::check_atomic(o, &files, job.access.writes && !diskless && trace.is_none())?;
+    capable::check(&job, &files, diskless || env.opts.nop, trace.is_some())?;
     let zones = zoned::prepare(o, &mut files, job.access, job.verify.is_some(), diskless)?;
     let dp_scheme = scheme::read(o, &mut |s| obs.message(&s))?;
-    let blocks = match o.block_error_percentiles {
-        true => Some(block_track(o, &files)?),
-        false => None,
-    };
+    let blocks = block_track(o, &files)?;
     if let Some(cmd) = &o.exec_prerun {
         exec_hook(&o.name, "prerun", cmd)?;
     }
@@ -133,8 +129,7 @@ pub(crate) fn prepare_job(
     let runtime_s = (o.runtime > 0).then(|| (o.runtime + o.ramp_time) as f64 / 1e6);
     // Last: nothing after it can fail and leave a group behind.
     let cgroup = crate::sys::cgroup::prepare(o)?;
-    let a = job.access;
-    let dirs = [a.reads, a.writes, a.trims];
+    let dirs = [job.access.reads, job.access.writes, job.access.trims];
     Ok(Ready {
         ctx: JobCtx {
             seed,
@@ -264,11 +259,14 @@ fn warn_if_no_room(o: &JobOptions, files: &[JobFile], info: &JobInfo, obs: &mut 
 }
 
 /// block_error_percentiles: the job's one file in trim-sized blocks (at most fio's
-/// 8192 of them).
+/// 8192 of them); None without it.
 fn block_track(
     o: &JobOptions,
     files: &[files::JobFile],
-) -> Result<crate::record::BlockTrack, RunError> {
+) -> Result<Option<crate::record::BlockTrack>, RunError> {
+    if !o.block_error_percentiles {
+        return Ok(None);
+    }
     let [f] = files else {
         return Err(RunError::Setup(format!(
             "job '{}': block_error_percentiles counts the blocks of one file, and the job has {}",
@@ -286,9 +284,9 @@ fn block_track(
             ioscope_stats::block::MAX_BLOCKS
         )));
     }
-    Ok(crate::record::BlockTrack {
+    Ok(Some(crate::record::BlockTrack {
         start: f.start,
         trim_bs,
         blocks,
-    })
+    }))
 }
