@@ -307,7 +307,10 @@ mod guest {
             }
         }
         // The flag itself, on each write (strace names 0x40 RWF_ATOMIC, or not at all).
-        if have("strace") {
+        if available!(Prereq::Program {
+            name: "strace",
+            package: "strace"
+        }) {
             let d = tmpdir();
             let out = std::process::Command::new("strace")
                 .args(["-f", "-e", "trace=pwritev2", "-o"])

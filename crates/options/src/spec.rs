@@ -688,6 +688,10 @@ fn apply_fixups(b: &mut Builder, notes: &mut Vec<String>) -> Vec<String> {
             o.name
         ));
     }
+    if o.dp_scheme.is_some() && o.plid_select != crate::types::PlidSelect::Scheme {
+        // As in fio: the file is read only for plid_select=scheme.
+        note("dp_scheme changes nothing without plid_select=scheme".into());
+    }
     if o.gtod_reduce {
         o.disable_lat = true;
         o.disable_clat = true;

@@ -27,7 +27,7 @@ pub const OP_WRITE_ZEROES: u8 = 0x08;
 pub const OP_DSM: u8 = 0x09;
 pub const OP_VERIFY: u8 = 0x0C;
 /// Identify (admin), CNS 0: the namespace data structure.
-pub(crate) const OP_IDENTIFY: u8 = 0x06;
+const OP_IDENTIFY: u8 = 0x06;
 /// I/O Management Receive; management operation 1: Reclaim Unit Handle Status.
 const OP_IO_MGMT_RECV: u8 = 0x12;
 /// CDW12 DTYPE (bits 23:20) 2: the write carries a data placement directive, whose
@@ -140,20 +140,33 @@ pub fn ns_info(fd: RawFd) -> io::Result<NsInfo> {
         return Err(io::Error::last_os_error());
     }
     let nsid = nsid as u32;
+    // CNS 0: Identify Namespace.
+    let data = identify(fd, nsid, (0, 0), "Identify Namespace failed")?;
+    parse_identify(nsid, &data)
+}
+
+/// The 4096 bytes of an Identify of namespace `nsid` with CDW10 and CDW11 as given
+/// (CNS, and the command set for command-set-specific data).
+pub(crate) fn identify(
+    fd: RawFd,
+    nsid: u32,
+    (cdw10, cdw11): (u32, u32),
+    what: &str,
+) -> io::Result<Vec<u8>> {
     let mut data = vec![0u8; 4096];
     let mut cmd = PassthruCmd {
         opcode: OP_IDENTIFY,
         nsid,
         addr: data.as_mut_ptr() as u64,
         data_len: data.len() as u32,
-        // CNS 0: Identify Namespace.
-        cdw10: 0,
+        cdw10,
+        cdw11,
         ..Default::default()
     };
     // SAFETY: the command points at `data`, 4096 writable bytes that outlive the
     // synchronous call.
-    unsafe { submit(fd, Queue::Admin, &mut cmd, "Identify Namespace failed") }?;
-    parse_identify(nsid, &data)
+    unsafe { submit(fd, Queue::Admin, &mut cmd, what) }?;
+    Ok(data)
 }
 
 /// The placement identifiers of the namespace's reclaim unit handles, in the order of

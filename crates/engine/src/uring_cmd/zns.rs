@@ -4,7 +4,7 @@
 //! issues (Zone Management Send). Layouts from the NVMe Zoned Namespace Command Set
 //! specification. LBAs here; the runner converts.
 
-use super::nvme::{submit, PassthruCmd, Queue, OP_IDENTIFY};
+use super::nvme::{identify, submit, PassthruCmd, Queue};
 use std::io;
 use std::os::fd::RawFd;
 
@@ -41,18 +41,13 @@ pub enum ZoneAction {
 /// The namespace's open and active zone limits (0: none), or None when it is not a
 /// zoned namespace (the ZNS Identify is refused).
 pub fn limits(fd: RawFd, nsid: u32) -> Option<(u32, u32)> {
-    let mut data = vec![0u8; 4096];
-    let mut cmd = PassthruCmd {
-        opcode: OP_IDENTIFY,
+    let data = identify(
+        fd,
         nsid,
-        addr: data.as_mut_ptr() as u64,
-        data_len: data.len() as u32,
-        cdw10: CNS_CSI_NS,
-        cdw11: CSI_ZNS << 24,
-        ..Default::default()
-    };
-    // SAFETY: the command points at `data`, 4096 writable bytes alive for the call.
-    unsafe { submit(fd, Queue::Admin, &mut cmd, "Identify (zoned namespace)") }.ok()?;
+        (CNS_CSI_NS, CSI_ZNS << 24),
+        "Identify (zoned namespace)",
+    )
+    .ok()?;
     // MAR (bytes 4-7) and MOR (8-11), 0-based; all ones: no limit.
     let limit = |at: usize| {
         let v = u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);

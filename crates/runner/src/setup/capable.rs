@@ -80,7 +80,9 @@ struct WriteSizes {
 }
 
 fn write_sizes(o: &JobOptions) -> Result<WriteSizes, String> {
-    let mut sizes: Vec<u64> = match (&o.bssplit, &o.bsrange) {
+    // A bssplit without write sizes ("4k/100,") leaves writes at bs.
+    let split = o.bssplit.as_ref().filter(|s| !s.0[1].is_empty());
+    let mut sizes: Vec<u64> = match (split, &o.bsrange) {
         (Some(split), _) => split.0[1].iter().map(|e| e.bs).collect(),
         (None, Some(r)) => {
             let (lo, hi) = (r.0 .0[1].lo, r.0 .0[1].hi);
@@ -182,6 +184,14 @@ mod tests {
         assert!(fits(&rand, UNIT, 0).is_err());
         let ba = sizes(&["--rw=randwrite", "--bssplit=4k/50:64k/50", "--ba=64k"]).unwrap();
         assert_eq!(fits(&ba, UNIT, 0), Ok(()));
+        let reads_only = sizes(&["--rw=randwrite", "--bssplit=4k/100,", "--bs=16k"]).unwrap();
+        assert_eq!(
+            reads_only,
+            WriteSizes {
+                sizes: vec![16384],
+                align: 16384
+            }
+        );
         let pair = sizes(&["--rw=randwrite", "--bsrange=8k-16k", "--ba=16k"]).unwrap();
         assert_eq!(pair.sizes, vec![8192, 16384]);
         assert_eq!(fits(&pair, UNIT, 0), Ok(()));
