@@ -523,13 +523,6 @@ fn check_zbd(
              writes are in flight) are not supported yet; rw=trim and rw=randtrim are",
         );
     }
-    if o.numjobs > 1 && o.rw.mode.writes() {
-        return refuse(
-            "numjobs",
-            "several jobs writing one zoned device (zones shared between jobs) are not \
-             supported yet",
-        );
-    }
     Ok(())
 }
 

@@ -124,6 +124,7 @@ impl Runner {
                 cleanup.track(&r)?;
                 ready.push(r);
             }
+            crate::setup::share_zones(&mut ready)?;
             cleanup.watch_disks();
             obs.phase_ready(n);
             let (done, exit_all) = run_phase((n, ready), env, started, obs, globals, compress)?;

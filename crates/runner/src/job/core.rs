@@ -111,11 +111,22 @@ impl<'a, E: Engine> Loop<'a, E> {
                 }
                 now = self.s.think_pause();
             }
+            if self.s.zones_shared && self.s.held.is_none() && self.s.zone_pace_wait(now) {
+                return false;
+            }
             let next = match self.s.held.take() {
                 Some(io) => Some(io),
                 None => match self.s.next_io() {
-                    Next::Io(io) => Some(io),
-                    Next::Wait => return false,
+                    Next::Io(io) => {
+                        self.s.zone_waits = 0;
+                        Some(io)
+                    }
+                    Next::Wait => {
+                        if self.s.wl.zone_blocked() {
+                            self.zone_wait();
+                        }
+                        return false;
+                    }
                     Next::Done => None,
                 },
             };
@@ -280,8 +291,26 @@ impl<'a, E: Engine> Loop<'a, E> {
             if let Err(e) = self.s.zone_op(op) {
                 failed.get_or_insert(e);
             }
+            self.s.wl.zone_op_done(op);
         }
         failed
+    }
+
+    /// zonemode=zbd, zones shared with other jobs: the next I/O's zone is another
+    /// job's for now. Complete this job's I/O and issue its zone operations (the other
+    /// may wait for them), then give the other the CPU: at once for the first rounds
+    /// (its write in flight is about to complete), then by a short sleep.
+    #[cold]
+    #[inline(never)]
+    fn zone_wait(&mut self) {
+        if let Some((errno, text)) = self.zone_ops(false) {
+            self.s.fail(errno, &text);
+        }
+        self.s.zone_waits = self.s.zone_waits.saturating_add(1);
+        match self.s.zone_waits {
+            0..=64 => std::thread::yield_now(),
+            _ => std::thread::sleep(std::time::Duration::from_micros(50)),
+        }
     }
 
     /// A synchronous engine: time the call itself.
@@ -455,9 +484,14 @@ impl<'a, E: Engine> Loop<'a, E> {
     fn drain(&mut self) {
         self.quiesce();
         if self.s.wl.is_zoned() {
+            if let Some(io) = self.s.held.take().filter(|io| io.ddir == Ddir::Write) {
+                // Placed in its zone, never issued.
+                self.s.wl.zone_write_done(io.offset);
+            }
             if let Some((errno, text)) = self.zone_ops(true) {
                 self.s.fail(errno, &text);
             }
+            self.s.wl.leave_zones();
         }
         self.s.drain_checks();
     }

@@ -108,6 +108,18 @@ impl Pacer {
         true
     }
 
+    /// When the first of the directions in `dirs` that are paced is due next (None:
+    /// none is paced, or the schedule has not started).
+    pub fn earliest_due(&self, dirs: [bool; 3]) -> Option<Ticks> {
+        if !self.paced || !self.started {
+            return None;
+        }
+        (0..3)
+            .filter(|&d| dirs[d] && (self.per_byte[d] > 0.0 || self.per_io[d] > 0.0))
+            .map(|d| self.due[d].ceil() as Ticks)
+            .min()
+    }
+
     /// rate_ignore_thinktime: the schedule moves on by the time spent thinking, so the
     /// job resumes at its rate instead of catching up on what it did not issue.
     pub fn skip(&mut self, ticks: Ticks) {

@@ -108,6 +108,11 @@ pub(super) struct State<'a> {
     pub zone_resets: u64,
     /// zonemode=zbd: the errno of the reset a trim stands for, when it failed.
     pub zone_err: Option<i32>,
+    /// zonemode=zbd with zones shared with other jobs: completed writes are counted
+    /// off their zones.
+    pub zones_shared: bool,
+    /// zonemode=zbd: rounds in a row the job waited for a zone another job holds.
+    pub zone_waits: u32,
     pub hipri_pct: u32,
     /// verify_mode=compare: verify reads are NVMe Compare commands.
     pub compare: bool,
@@ -174,6 +179,8 @@ impl<'a> State<'a> {
             submit_calls: 0,
             zone_resets: 0,
             zone_err: None,
+            zones_shared: false,
+            zone_waits: 0,
             reap_calls: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
             compare: o.verify_mode == ioscope_options::CmdVerifyMode::Compare,
@@ -190,6 +197,7 @@ impl<'a> State<'a> {
         if s.rec.in_ramp() {
             s.wl.begin_ramp();
         }
+        s.zones_shared = s.wl.zones_shared();
         s
     }
 
@@ -235,6 +243,7 @@ impl<'a> State<'a> {
         let Some(v) = self.verify.as_mut() else {
             return match self.wl.next_io() {
                 Some(io) => Next::Io(io),
+                None if self.wl.zone_blocked() => Next::Wait,
                 None => Next::Done,
             };
         };
@@ -292,7 +301,8 @@ impl<'a> State<'a> {
         // Only a real mix swaps: rwmixread=100 (or 0) never issues the other direction.
         let o = &self.ctx.opts;
         let mixed = o.rw.mode.reads() && o.rw.mode.writes() && (1..100).contains(&o.rwmixread);
-        if mixed && !io.verify {
+        // A zoned job's I/O was placed for its direction: it keeps it.
+        if mixed && !io.verify && !self.wl.is_zoned() {
             let other = match io.ddir {
                 Ddir::Read => Ddir::Write,
                 _ => Ddir::Read,
@@ -307,6 +317,21 @@ impl<'a> State<'a> {
         }
         self.held = Some(io);
         None
+    }
+
+    /// zonemode=zbd with zones shared with other jobs: a paced job waits for its
+    /// schedule before it draws (and places) its next I/O, as fio does, so that no
+    /// zone waits for a write it placed and holds back.
+    #[cold]
+    pub fn zone_pace_wait(&mut self, now: Ticks) -> bool {
+        match self.pacer.earliest_due(self.ctx.dirs) {
+            Some(due) if now < due => {
+                self.pacer.next_due = due;
+                self.pacer.waiting = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Fill unit `idx` for `io`: priority, hipri, the data of a write (or the
@@ -402,6 +427,9 @@ impl<'a> State<'a> {
     pub fn complete(&mut self, c: Completion, t: Ticks) {
         self.think.completed();
         let u = &self.q.units[c.unit as usize];
+        if self.zones_shared && u.ddir == Ddir::Write {
+            self.wl.zone_write_done(u.offset);
+        }
         if c.result < 0 {
             self.q.free.push(c.unit);
             let (ddir, offset, len) = (u.ddir, u.offset, u.len);

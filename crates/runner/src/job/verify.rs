@@ -275,6 +275,7 @@ impl Verifier {
                 }
             }
             match wl.next_io() {
+                None if wl.zone_blocked() => return Next::Wait,
                 None => return Next::Done,
                 Some(io) if self.verify_only && io.ddir == Ddir::Write => self.simulate(io),
                 Some(io) => {

@@ -10,6 +10,7 @@ mod scheme;
 mod zoned;
 
 pub(crate) use ctx::{JobCtx, JobMeta, Ready};
+pub(crate) use zoned::share as share_zones;
 
 use crate::clock::unix_ms;
 use crate::env::Env;

@@ -84,11 +84,16 @@ pub(crate) fn prepare(
     cut_to_zones(f, size).map_err(&err)?;
     let rules = ZoneRules {
         max_open,
+        job_max_open: o.job_max_open_zones,
         read_beyond_wp: o.read_beyond_wp,
         min_bs: o.min_bs(1).max(1),
         write_remainder: o.write_zone_remainder,
         reset_threshold: o.zone_reset_threshold,
         reset_every: reset_every(o.zone_reset_frequency),
+        write_first: o.rw.mode.reads()
+            && o.rw.mode.writes()
+            && o.rwmixread < 100
+            && !o.read_beyond_wp,
     };
     let mut map = ZoneMap::new(zones_of_region(&all, f.start, f.len), rules);
     if writes && verifies {
@@ -208,21 +213,64 @@ fn check_geometry(
 }
 
 /// How many zones may take writes at once: max_open_zones (the device's limit by
-/// default; above it only with ignore_zone_limits), then job_max_open_zones. 0: none.
-/// `dev_open`: the device's limit (0: none, as for emulated zones).
+/// default; above it only with ignore_zone_limits); job_max_open_zones limits each job
+/// within it. 0: none. `dev_open`: the device's limit (0: none, as for emulated zones).
 fn open_limit(o: &JobOptions, dev_open: u32) -> Result<u32, String> {
-    let mut limit = match o.max_open_zones {
-        0 => dev_open,
-        n if dev_open != 0 && n > dev_open && !o.ignore_zone_limits => {
-            return Err(format!(
-                "max_open_zones ({n}) is larger than the device's limit ({dev_open}; \
-                 ignore_zone_limits=1 allows it)"
-            ))
-        }
-        n => n,
-    };
-    if o.job_max_open_zones != 0 && (limit == 0 || o.job_max_open_zones < limit) {
-        limit = o.job_max_open_zones;
+    match o.max_open_zones {
+        0 => Ok(dev_open),
+        n if dev_open != 0 && n > dev_open && !o.ignore_zone_limits => Err(format!(
+            "max_open_zones ({n}) is larger than the device's limit ({dev_open}; \
+             ignore_zone_limits=1 allows it)"
+        )),
+        n => Ok(n),
     }
-    Ok(limit)
+}
+
+/// The jobs of a phase with zonemode=zbd on one device (or file) share its zones, as in
+/// fio. Several of them writing it with verify is refused: each would reset and
+/// overwrite zones holding the others' data before they check it.
+pub(crate) fn share(ready: &mut [crate::setup::Ready]) -> Result<(), RunError> {
+    use std::collections::BTreeMap;
+    let mut groups: BTreeMap<(u64, u64), Vec<usize>> = BTreeMap::new();
+    for (k, r) in ready.iter().enumerate() {
+        if let (Some(_), Some(f)) = (&r.ctx.zones, r.ctx.files.first()) {
+            if let Some(id) = identity(&f.file) {
+                groups.entry(id).or_default().push(k);
+            }
+        }
+    }
+    for jobs in groups.into_values().filter(|g| g.len() > 1) {
+        let writes = |k: &usize| ready[*k].ctx.dirs[1];
+        let checks = jobs
+            .iter()
+            .find(|k| writes(k) && ready[**k].ctx.verify.is_some());
+        if let Some(&k) = checks.filter(|_| jobs.iter().filter(|k| writes(k)).count() > 1) {
+            return Err(RunError::Setup(format!(
+                "job '{}': zonemode=zbd: verify with several jobs writing one zoned device \
+                 is not supported (their zone resets lose each other's data); write and \
+                 verify in one job, or give each job its own zones (offset, size)",
+                ready[k].ctx.opts.name
+            )));
+        }
+        let mut maps: Vec<&mut crate::workload::zbd::ZoneMap> = ready
+            .iter_mut()
+            .enumerate()
+            .filter(|(k, _)| jobs.contains(k))
+            .filter_map(|(_, r)| r.ctx.zones.as_mut())
+            .collect();
+        crate::workload::zbd::share(&mut maps);
+    }
+    Ok(())
+}
+
+/// What a file is, whatever path names it: its device number for a device, its device
+/// and inode for a file.
+fn identity(f: &std::fs::File) -> Option<(u64, u64)> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let md = f.metadata().ok()?;
+    let t = md.file_type();
+    Some(match t.is_block_device() || t.is_char_device() {
+        true => (u64::MAX, md.rdev()),
+        false => (md.dev(), md.ino()),
+    })
 }

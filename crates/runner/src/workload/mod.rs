@@ -124,6 +124,8 @@ pub struct Workload {
     zones: Option<Box<StridedZones>>,
     /// zonemode=zbd: the device's zones, where each I/O is placed.
     zbd: Option<Box<zbd::ZoneMap>>,
+    /// zonemode=zbd: an I/O drawn whose zone another job holds, placed again next.
+    zbd_held: Option<Io>,
     /// write_iolog: where the issued I/O is recorded.
     pub recorder: Option<crate::workload::replay::Recorder>,
     /// Granularity of random offsets (blockalign, default the smallest bs).
@@ -215,6 +217,7 @@ impl Workload {
             replay: None,
             zones: StridedZones::new(o, grain, seed).map(Box::new),
             zbd: None,
+            zbd_held: None,
             recorder: None,
             grain,
             random_pct: o.percentage_random.0,
@@ -450,6 +453,11 @@ impl Workload {
     fn next_general(&mut self) -> Option<Io> {
         if self.ranges.is_some() {
             return self.next_ranged();
+        }
+        if let Some(io) = self.zbd_held.take() {
+            let io = self.zoned(io)?;
+            self.account(io);
+            return Some(io);
         }
         if let Some(r) = self.replay.as_mut() {
             let e = *r.entries.get(r.next)?;
