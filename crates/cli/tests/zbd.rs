@@ -156,6 +156,104 @@ fn emulated_zones_follow_fio_342() {
     }
 }
 
+/// What several jobs did: (write io_bytes, read io_bytes, zone_resets), summed over
+/// them, and the blocks written.
+fn jobs_run(prog: &Path, dir: &Path, extra: &[&str]) -> ((u64, u64, u64), Vec<bool>) {
+    let file = dir.join("zoned");
+    let _ = std::fs::remove_file(&file);
+    assert!(sh(&format!("truncate -s 8m {}", file.display())).is_some());
+    let mut args = vec![
+        "--name=z",
+        "--filename=zoned",
+        "--zonemode=zbd",
+        "--zonesize=1m",
+        "--output-format=json",
+    ];
+    args.extend_from_slice(extra);
+    let r = run_tool(prog, dir, &args, &[]);
+    assert_eq!(r.code, 0, "{} {extra:?}: {}", prog.display(), r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("{} {extra:?}: {e}: {}", prog.display(), r.stdout));
+    let jobs = v["jobs"].as_array().expect("jobs");
+    assert_eq!(jobs.len(), 2, "{} {extra:?}", prog.display());
+    let sum = |f: &dyn Fn(&serde_json::Value) -> u64| jobs.iter().map(f).sum::<u64>();
+    let did = (
+        sum(&|j| u(&j["write"]["io_bytes"])),
+        sum(&|j| u(&j["read"]["io_bytes"])),
+        sum(&|j| u(&j["zone_resets"])),
+    );
+    (did, written(&file))
+}
+
+/// Zones with data (of 1 MiB: 256 blocks of 4 KiB).
+fn zones_written(map: &[bool]) -> usize {
+    map.chunks(256).filter(|z| z.iter().any(|&b| b)).count()
+}
+
+/// Two jobs on one file of emulated zones share its zones, as in fio 3.42, each case
+/// run by both (figures are fio's, and so ioscope's, whatever the order the two jobs'
+/// writes interleave in):
+/// - both writing the same 4 zones sequentially, 12 MiB each: every write at a write
+///   pointer, so the 24 MiB fill 24 zones' worth and the 20 beyond the first 4 each
+///   reset a full zone;
+/// - random writes, 2 zones open at most on the device: 2 zones hold the 200 writes
+///   (none fills), where two jobs with zones of their own would open 4;
+/// - each its own zones (offset_increment): 2 zones each, no resets;
+/// - jobs that read and write turn their first reads into writes (every zone is empty
+///   at first): they do their 100 I/Os each instead of ending at once.
+#[test]
+fn jobs_sharing_emulated_zones_as_with_fio_342() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let seq = [
+        "--numjobs=2",
+        "--size=4m",
+        "--io_size=12m",
+        "--rw=write",
+        "--bs=64k",
+        "--ioengine=libaio",
+        "--iodepth=4",
+    ];
+    let rand = [
+        "--numjobs=2",
+        "--rw=randwrite",
+        "--bs=4k",
+        "--number_ios=100",
+        "--max_open_zones=2",
+        "--ioengine=psync",
+    ];
+    let own = [
+        "--numjobs=2",
+        "--size=2m",
+        "--offset_increment=2m",
+        "--rw=write",
+        "--bs=64k",
+    ];
+    let mixed = [
+        "--numjobs=2",
+        "--rw=randrw",
+        "--bs=4k",
+        "--number_ios=100",
+        "--size=4m",
+    ];
+    for prog in [fio342_path(), bin()] {
+        let who = prog.display().to_string();
+        let (did, map) = jobs_run(&prog, d.path(), &seq);
+        assert_eq!(did, (24 << 20, 0, 20), "{who} {seq:?}");
+        assert_eq!(runs(&map), "0-4096k", "{who} {seq:?}");
+        let (did, map) = jobs_run(&prog, d.path(), &rand);
+        assert_eq!(did, (800 << 10, 0, 0), "{who} {rand:?}");
+        assert_eq!(zones_written(&map), 2, "{who} {rand:?}: {}", runs(&map));
+        assert_eq!(map.iter().filter(|&&b| b).count(), 200, "{who} {rand:?}");
+        let (did, map) = jobs_run(&prog, d.path(), &own);
+        assert_eq!(did, (4 << 20, 0, 0), "{who} {own:?}");
+        assert_eq!(runs(&map), "0-4096k", "{who} {own:?}");
+        let (did, _) = jobs_run(&prog, d.path(), &mixed);
+        assert_eq!(did.0 + did.1, 200 * 4096, "{who} {mixed:?}");
+        assert!(did.1 > 0, "{who} {mixed:?}: {did:?}");
+    }
+}
+
 /// What fio refuses for zonemode=zbd on a file, ioscope refuses too, naming the option.
 #[test]
 fn emulated_zones_refuse_what_fio_refuses() {

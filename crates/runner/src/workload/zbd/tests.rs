@@ -270,10 +270,16 @@ fn shared_zones_count_the_device_and_the_job_open_limits() {
     assert_eq!(at(&mut b, Ddir::Write, 2 * Z, B, true), Some(2 * Z));
     b.write_done(2 * Z);
     let to = at(&mut b, Ddir::Write, 3 * Z, B, true).expect("placed");
-    assert!(to < Z || (2 * Z..3 * Z).contains(&to), "{to}: only zones 0 and 2 are open");
+    assert!(
+        to < Z || (2 * Z..3 * Z).contains(&to),
+        "{to}: only zones 0 and 2 are open"
+    );
     b.write_done(to);
     let to = at(&mut a, Ddir::Write, Z, B, true).expect("placed");
-    assert!(to < Z || (2 * Z..3 * Z).contains(&to), "{to}: the device's limit is 2");
+    assert!(
+        to < Z || (2 * Z..3 * Z).contains(&to),
+        "{to}: the device's limit is 2"
+    );
 }
 
 #[test]
