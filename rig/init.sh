@@ -12,13 +12,18 @@ hostname rig
 
 fail() { echo "rig-init: $*" >&2; [ -n "$OUT" ] && echo 125 > /newroot$OUT/rc; sync; poweroff -f; }
 for word in $(cat /proc/cmdline); do
-  case "$word" in rig.out=*) OUT="${word#rig.out=}" ;; esac
+  case "$word" in
+    rig.out=*) OUT="${word#rig.out=}" ;;
+    rig.multipath=*) MULTIPATH="${word#rig.multipath=}" ;;
+  esac
 done
 
 # Modules in dependency order; NVMe controllers are held back from the driver and
 # bound one by one in PCI order, so controller N is always nvmeN (nvme-rig.md, pitfall 1).
 while read -r mod params; do
   [ "$mod" = nvme.ko ] && echo 0 > /sys/bus/pci/drivers_autoprobe
+  # rig.py run --multipath: NVMe multipath heads, as a distribution kernel has them.
+  [ "$mod" = nvme-core.ko ] && [ -n "$MULTIPATH" ] && params="multipath=$MULTIPATH"
   insmod "/modules/$mod" $params || fail "insmod $mod $params"
   if [ "$mod" = nvme.ko ]; then
     n=0

@@ -5,7 +5,7 @@ status.
 
     rig/rig.py prepare [--kernel 6.1|6.12]     install QEMU, fetch a guest kernel, build an initramfs
     rig/rig.py status  [--kernel ...]          say whether the rig is ready (exit 0) or what is missing
-    rig/rig.py run [--kernel ...] [--timeout S] [--share DIR]... [--env K=V]... -- CMD [ARG]...
+    rig/rig.py run [--kernel ...] [--timeout S] [--share DIR]... [--env K=V]... [--multipath] -- CMD [ARG]...
 
 `run` boots a guest whose root is the host's `/`, read-only over virtio-9p with a RAM
 overlay on top, so every host program (ioscope, fio, nvme-cli, test binaries) runs there
@@ -352,7 +352,8 @@ def devices(tmp: Path) -> list:
     return a
 
 
-def run(kernel: str, timeout: float, shares: list, envs: list, cmd: list) -> int:
+def run(kernel: str, timeout: float, shares: list, envs: list, cmd: list,
+        multipath: bool = False) -> int:
     lack = missing(kernel)
     if lack:
         raise SystemExit(f"rig: not prepared ({', '.join(lack)}): run rig/rig.py prepare "
@@ -382,7 +383,8 @@ def run(kernel: str, timeout: float, shares: list, envs: list, cmd: list) -> int
             "-M", "q35", "-m", "2G", "-smp", "2", "-display", "none", "-monitor", "none",
             "-no-reboot", "-serial", f"file:{tmp / 'console.log'}",
             "-kernel", str(d / "vmlinuz"), "-initrd", str(img),
-            "-append", "console=ttyS0 panic=-1 quiet loglevel=4 rig.out=" + str(out),
+            "-append", "console=ttyS0 panic=-1 quiet loglevel=4 rig.out=" + str(out)
+            + (" rig.multipath=Y" if multipath else ""),
             "-fsdev", "local,id=fsroot,path=/,readonly=on,security_model=none",
             "-device", "virtio-9p-pci,fsdev=fsroot,mount_tag=hostroot",
         ]
@@ -434,6 +436,8 @@ def main():
             s.add_argument("--timeout", type=float, default=900)
             s.add_argument("--share", action="append", default=[])
             s.add_argument("--env", action="append", default=[])
+            s.add_argument("--multipath", action="store_true",
+                           help="NVMe multipath heads on each namespace (nvme-rig.md, pitfall 2)")
             s.add_argument("cmd", nargs=argparse.REMAINDER)
     a = p.parse_args()
     if a.verb == "prepare":
@@ -446,7 +450,7 @@ def main():
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     if not cmd:
         p.error("run needs a command after --")
-    return run(a.kernel, a.timeout, a.share, a.env, cmd)
+    return run(a.kernel, a.timeout, a.share, a.env, cmd, a.multipath)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ pub(crate) fn prepare(
                     .into()));
             }
             let all = zoned::report(&f.file).map_err(cannot)?;
-            let limit = open_limit(o, zoned::limits(disk).0).map_err(&err)?;
+            let limit = open_limit(o, block_open_limit(disk, f)).map_err(&err)?;
             (all, limit, ZoneDev::Block)
         }
         (None, Some((ns, open))) => {
@@ -109,16 +109,32 @@ pub(crate) fn prepare(
 /// A zoned namespace open through its generic device: its identity and its open zone
 /// limit (0: none). None for anything else.
 fn zoned_namespace(f: &JobFile) -> Option<(ioscope_engine::uring_cmd::nvme::NsInfo, u32)> {
-    use std::os::fd::AsRawFd;
     use std::os::unix::fs::FileTypeExt;
     let md = f.file.metadata().ok()?;
     if !md.file_type().is_char_device() {
         return None;
     }
+    nvme_zone_limit(f)
+}
+
+/// An NVMe zoned namespace (its generic device or block device): its identity and the
+/// controller's open zone limit (0: none), from Identify.
+fn nvme_zone_limit(f: &JobFile) -> Option<(ioscope_engine::uring_cmd::nvme::NsInfo, u32)> {
+    use std::os::fd::AsRawFd;
     let fd = f.file.as_raw_fd();
     let ns = ioscope_engine::uring_cmd::nvme::ns_info(fd).ok()?;
     let (open, _active) = ioscope_engine::uring_cmd::zns::limits(fd, ns.nsid)?;
     Some((ns, open))
+}
+
+/// A zoned block device's open zone limit (0: none): the block layer's, or where it
+/// reports none for an NVMe namespace, the controller's own. (A multipath head reports
+/// no limit although the controller enforces one: writes to more zones would fail.)
+fn block_open_limit(disk: &str, f: &JobFile) -> u32 {
+    match zoned::limits(disk).0 {
+        0 => nvme_zone_limit(f).map_or(0, |(_, open)| open),
+        n => n,
+    }
 }
 
 /// zone_reset_frequency: a reset every 1/frequency writes (whole writes, as in fio);
