@@ -379,7 +379,7 @@ option_table! {
     zone_reset_threshold: f64 { kind: Kind::Float, default: "0", category: C::Zones, help: "zonemode=zbd: share (0 to 1) of the region holding data above which writes reset zones as zone_reset_frequency says (emulated garbage collection)" }
     zone_reset_frequency: f64 { kind: Kind::Float, default: "0", category: C::Zones, help: "zonemode=zbd: above zone_reset_threshold, every 1/frequency-th write first resets the zone it goes to (0 to 1; 0: never)" }
     write_zone_remainder: bool { kind: BOOL, default: "0", aliases: &["write_zone_remainders"], category: C::Zones, help: "zonemode=zbd: write a zone's remainder smaller than the block size with a shorter write instead of finishing the zone" }
-    recover_zbd_write_error: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd with continue_on_error: move write pointers past failed writes (not supported yet)", status: NOT_YET }
+    recover_zbd_write_error: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd with continue_on_error: move write pointers past failed writes (not yet: proving it needs writes that fail on a zoned device, and the rig cannot make them fail: its Debian guest kernels have no fault injection)", status: NOT_YET }
 
     // ---- fio profile options: --profile=tiobench reads them; elsewhere without effect, as in fio ----
     threads: Option<u32> { kind: INT, category: C::Profile, help: "--profile=tiobench: jobs (numjobs) per test", status: noop("only --profile=tiobench reads it (it is not `thread`)") }

@@ -111,22 +111,11 @@ impl<'a, E: Engine> Loop<'a, E> {
                 }
                 now = self.s.think_pause();
             }
-            if self.s.zones_shared && self.s.held.is_none() && self.s.zone_pace_wait(now) {
-                return false;
-            }
             let next = match self.s.held.take() {
                 Some(io) => Some(io),
-                None => match self.s.next_io() {
-                    Next::Io(io) => {
-                        self.s.zone_waits = 0;
-                        Some(io)
-                    }
-                    Next::Wait => {
-                        if self.s.wl.zone_blocked() {
-                            self.zone_wait();
-                        }
-                        return false;
-                    }
+                None => match self.s.next_io(now) {
+                    Next::Io(io) => Some(io),
+                    Next::Wait => return self.waited(),
                     Next::Done => None,
                 },
             };
@@ -186,6 +175,17 @@ impl<'a, E: Engine> Loop<'a, E> {
                 Fill::Committed => now = self.s.clock.now(),
                 Fill::End(exhausted) => return exhausted,
             }
+        }
+        false
+    }
+
+    /// Nothing to issue yet; with zones shared with other jobs, the next I/O's zone may
+    /// be another job's for now (`zone_wait`). False: the workload is not done.
+    #[cold]
+    #[inline(never)]
+    fn waited(&mut self) -> bool {
+        if self.s.wl.zone_blocked() {
+            self.zone_wait();
         }
         false
     }

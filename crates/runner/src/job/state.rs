@@ -113,6 +113,9 @@ pub(super) struct State<'a> {
     pub zones_shared: bool,
     /// zonemode=zbd: rounds in a row the job waited for a zone another job holds.
     pub zone_waits: u32,
+    /// The job verifies or shares zones: its next I/O and its completions take the
+    /// general path (one check on the common one).
+    general: bool,
     pub hipri_pct: u32,
     /// verify_mode=compare: verify reads are NVMe Compare commands.
     pub compare: bool,
@@ -181,6 +184,7 @@ impl<'a> State<'a> {
             zone_err: None,
             zones_shared: false,
             zone_waits: 0,
+            general: false,
             reap_calls: 0,
             hipri_pct: if o.hipri { o.hipri_percentage } else { 0 },
             compare: o.verify_mode == ioscope_options::CmdVerifyMode::Compare,
@@ -198,6 +202,7 @@ impl<'a> State<'a> {
             s.wl.begin_ramp();
         }
         s.zones_shared = s.wl.zones_shared();
+        s.general = s.zones_shared || s.verify.is_some();
         s
     }
 
@@ -239,10 +244,31 @@ impl<'a> State<'a> {
     /// The workload's next I/O, or, with verify, a verify read (or a wait for the
     /// writes in flight before a verify phase).
     #[inline(always)]
-    pub fn next_io(&mut self) -> Next {
-        let Some(v) = self.verify.as_mut() else {
+    pub fn next_io(&mut self, now: Ticks) -> Next {
+        if !self.general {
             return match self.wl.next_io() {
                 Some(io) => Next::Io(io),
+                None => Next::Done,
+            };
+        }
+        self.next_io_general(now)
+    }
+
+    /// [`Self::next_io`] of a job that verifies or shares its zones with other jobs.
+    /// Sharing zones, a paced job waits for its schedule before it places its I/O (as
+    /// fio does: no zone waits for a write placed and held back), and one whose zone
+    /// another job holds waits (`Next::Wait`, with the workload's `zone_blocked`).
+    #[inline(never)]
+    fn next_io_general(&mut self, now: Ticks) -> Next {
+        if self.zones_shared && self.zone_pace_wait(now) {
+            return Next::Wait;
+        }
+        let Some(v) = self.verify.as_mut() else {
+            return match self.wl.next_io() {
+                Some(io) => {
+                    self.zone_waits = 0;
+                    Next::Io(io)
+                }
                 None if self.wl.zone_blocked() => Next::Wait,
                 None => Next::Done,
             };
@@ -255,6 +281,17 @@ impl<'a> State<'a> {
             self.drop_caches();
         }
         next
+    }
+
+    /// A completion of a job that verifies or shares its zones: a write no longer in
+    /// flight in its zone; a block to check.
+    #[inline(never)]
+    fn completed_general(&mut self, c: Completion) {
+        let u = &self.q.units[c.unit as usize];
+        if self.zones_shared && u.ddir == Ddir::Write {
+            self.wl.zone_write_done(u.offset);
+        }
+        self.verified(c);
     }
 
     /// Before reading back what the job wrote: the data goes to the device and the
@@ -323,7 +360,7 @@ impl<'a> State<'a> {
     /// schedule before it draws (and places) its next I/O, as fio does, so that no
     /// zone waits for a write it placed and holds back.
     #[cold]
-    pub fn zone_pace_wait(&mut self, now: Ticks) -> bool {
+    fn zone_pace_wait(&mut self, now: Ticks) -> bool {
         match self.pacer.earliest_due(self.ctx.dirs) {
             Some(due) if now < due => {
                 self.pacer.next_due = due;
@@ -427,10 +464,10 @@ impl<'a> State<'a> {
     pub fn complete(&mut self, c: Completion, t: Ticks) {
         self.think.completed();
         let u = &self.q.units[c.unit as usize];
-        if self.zones_shared && u.ddir == Ddir::Write {
-            self.wl.zone_write_done(u.offset);
-        }
         if c.result < 0 {
+            if self.zones_shared && u.ddir == Ddir::Write {
+                self.wl.zone_write_done(u.offset);
+            }
             self.q.free.push(c.unit);
             let (ddir, offset, len) = (u.ddir, u.offset, u.len);
             if let Some(v) = self.verify.as_mut() {
@@ -446,8 +483,8 @@ impl<'a> State<'a> {
                 &format!("latency {lat} ns exceeds max_latency {max} ns"),
             );
         }
-        match self.verify.is_some() {
-            true => self.verified(c),
+        match self.general {
+            true => self.completed_general(c),
             false => self.q.free.push(c.unit),
         }
     }

@@ -245,7 +245,7 @@ fn open_limit(o: &JobOptions, dev_open: u32) -> Result<u32, String> {
 /// The jobs of a phase with zonemode=zbd on one device (or file) share its zones, as in
 /// fio. Several of them writing it with verify is refused: each would reset and
 /// overwrite zones holding the others' data before they check it.
-pub(crate) fn share(ready: &mut [crate::setup::Ready]) -> Result<(), RunError> {
+pub(crate) fn share(ready: &mut [super::ctx::Ready]) -> Result<(), RunError> {
     use std::collections::BTreeMap;
     let mut groups: BTreeMap<(u64, u64), Vec<usize>> = BTreeMap::new();
     for (k, r) in ready.iter().enumerate() {
