@@ -1449,6 +1449,48 @@ mod guest {
         sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
     }
 
+    /// A sweep on the zoned namespace: purge=discard resets every zone (a discard would
+    /// leave them full), the fill pass and the points write at the write pointers
+    /// (zonemode=zbd from the sweep's defaults), and every point runs.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn a_sweep_purges_and_preconditions_the_zoned_namespace() {
+        in_guest();
+        let d = tmpdir();
+        // Zones 8 and 9 full, beyond the 128 MiB the sweep writes: only the purge can
+        // empty them.
+        zbd_job(
+            &bin(),
+            &["--rw=write", "--bs=1m", "--offset=512m", "--size=128m"],
+        );
+        assert_eq!(zones_now()[8].1, "14(fu)", "{:?}", zones_now());
+        let f = d.path().join("z.toml");
+        std::fs::write(
+            &f,
+            "[target]\nfilename = \"/dev/rig/zoned\"\nsize = \"128m\"\nexpect_serial = \"zoned\"\n\
+             allow_destructive = true\n[defaults]\nioengine = \"libaio\"\ndirect = 1\n\
+             zonemode = \"zbd\"\nruntime = \"100ms\"\ntime_based = 1\n[precondition]\n\
+             purge = \"discard\"\npasses = 1\nbs = \"1m\"\n[[sweep]]\nname = \"z\"\n\
+             profiles = [\"seqwrite\", \"randwrite\"]\naxes = { bs = [\"64k\"], iodepth = [1, 4] }\n",
+        )
+        .expect("the sweep file");
+        let r = run_tool(
+            &bin(),
+            d.path(),
+            &["sweep", "run", &f.display().to_string(), "-o", "out"],
+            &[],
+        );
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("4 points: 4 run"), "{}", r.stdout);
+        let z = zones_now();
+        assert!(
+            z[2..].iter().all(|x| *x == (0, "1(em)".to_string())),
+            "only the 2 zones of the target written: {z:?}"
+        );
+        assert!(z[..2].iter().all(|x| x.0 > 0), "{z:?}");
+        sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+    }
+
     /// zonemode=zbd on the host-managed namespace (16 zones of 64 MiB, 8 open at most),
     /// each step run by ioscope and by fio 3.42 from the same empty zones: writes land
     /// at the write pointers (read back with blkzone, outside both), a rewrite resets

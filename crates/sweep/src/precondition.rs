@@ -1,6 +1,6 @@
-//! Preconditioning before the points: purge (BLKDISCARD over the whole device; only
-//! with explicit permission and a model or serial the disk must match), the
-//! workload-independent fill (sequential writes over the target, `passes` times: SNIA's
+//! Preconditioning before the points: purge (BLKDISCARD over the whole device, every
+//! zone reset on a zoned one; only with explicit permission and a model or serial the
+//! disk must match), the workload-independent fill (sequential writes over the target, `passes` times: SNIA's
 //! 2× capacity), then steady state — rounds of a tracking workload until SNIA's
 //! criteria hold (or the round limit), or one run with fio's `ss=` for parity.
 //!
@@ -273,13 +273,16 @@ fn failed_job(run: &Ran, what: &str) -> Result<(), SweepError> {
     }
 }
 
-/// Discard every block of a device. O_EXCL fails on a mounted or otherwise claimed
-/// device, so a purge never pulls the disk from under a file system.
+/// Discard every block of a device, or on a zoned device reset every zone (a discard
+/// leaves its zones' data and write pointers as they were). O_EXCL fails on a mounted or
+/// otherwise claimed device, so a purge never pulls the disk from under a file system.
 fn discard_device(path: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     use std::os::unix::io::AsRawFd;
     const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
     const BLKDISCARD: libc::c_ulong = 0x1277;
+    // _IOW(0x12, 131, struct blk_zone_range { u64 sector, nr_sectors })
+    const BLKRESETZONE: libc::c_ulong = 0x4010_1283;
     let f = std::fs::OpenOptions::new()
         .write(true)
         .custom_flags(libc::O_EXCL)
@@ -289,9 +292,17 @@ fn discard_device(path: &Path) -> std::io::Result<()> {
     if unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64 as _, &mut size) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    let range: [u64; 2] = [0, size];
-    // SAFETY: BLKDISCARD reads two u64 (start, length) through the pointer.
-    if unsafe { libc::ioctl(f.as_raw_fd(), BLKDISCARD as _, range.as_ptr()) } != 0 {
+    let rdev = f.metadata()?.rdev();
+    let (major, minor) = (libc::major(rdev), libc::minor(rdev));
+    let model = std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/queue/zoned"))
+        .unwrap_or_default();
+    let (request, range) = match model.trim() {
+        "host-managed" | "host-aware" => (BLKRESETZONE, [0, size >> 9]),
+        _ => (BLKDISCARD, [0, size]),
+    };
+    // SAFETY: BLKDISCARD reads two u64 (start, length in bytes) through the pointer,
+    // BLKRESETZONE two u64 (start, length in sectors).
+    if unsafe { libc::ioctl(f.as_raw_fd(), request as _, range.as_ptr()) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
     Ok(())
