@@ -5,7 +5,7 @@
 use super::place::{Zones, NOBODY};
 use super::{Held, ZoneInfo, ZoneMap};
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering::Release};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed, Ordering::Release};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 /// The device's zones and what the jobs have in flight on them.
@@ -41,7 +41,9 @@ impl Shared {
 
     pub fn write_done(&self, offset: u64) {
         if let Some(n) = self.index_of(offset).and_then(|i| self.inflight.get(i)) {
-            n.fetch_sub(1, Release);
+            // Never below 0: a write the zones did not place (a replayed iolog's) is
+            // not counted, and must not leave its zone taken for ever.
+            let _ = n.fetch_update(Release, Relaxed, |n| n.checked_sub(1));
         }
     }
 
