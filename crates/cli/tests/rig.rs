@@ -1725,6 +1725,53 @@ mod guest {
         }
     }
 
+    /// zoneskip on the host-managed namespace, by ioscope and by fio 3.42 from the same
+    /// empty zones, the zones read back by blkzone outside both: a sequential writer over
+    /// 4 zones skipping one after each it fills writes zones 0 and 2, then again from the
+    /// region's start, resetting both; a reader skipping one reads zones 0 and 2, going
+    /// round until it has read its bytes.
+    #[test]
+    #[ignore = "runs in the rig's guest (rig::device_group_in_the_rig)"]
+    fn zoneskip_on_the_zoned_namespace_as_with_fio() {
+        in_guest();
+        let base = [
+            "--ioengine=psync",
+            "--bs=1m",
+            "--size=256m",
+            "--zoneskip=64m",
+        ];
+        let full = (64u64 << 20, "14(fu)".to_string());
+        let empty = (0u64, "1(em)".to_string());
+        let mut seen = Vec::new();
+        for prog in with_fio342() {
+            let who = prog.display().to_string();
+            sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+            let w = zbd_job(&prog, &[&base[..], &["--rw=write"]].concat());
+            let zones = zones_now()[..5].to_vec();
+            let r = zbd_job(&prog, &[&base[..], &["--rw=read"]].concat());
+            let did = (
+                bytes_resets(&w, "write"),
+                bytes_resets(&r, "read"),
+                zones.clone(),
+            );
+            assert_eq!(did.0, (256 << 20, Some(2)), "{who}");
+            assert_eq!(did.1, (256 << 20, None), "{who}");
+            let want = [
+                full.clone(),
+                empty.clone(),
+                full.clone(),
+                empty.clone(),
+                empty.clone(),
+            ];
+            assert_eq!(zones, want, "{who}");
+            seen.push(did);
+        }
+        sh("/sbin/blkzone reset /dev/rig/zoned").expect("reset every zone");
+        if let [ours, fio] = &seen[..] {
+            assert_eq!(ours, fio, "ioscope, then fio 3.42");
+        }
+    }
+
     /// What zonemode=zbd refuses, with the reason: a zone size that is not the
     /// device's, more open zones than it allows, buffered writes, a device that is not
     /// zoned, and several jobs writing it with verify.

@@ -231,7 +231,10 @@ fn zone_options_need_their_mode() {
             "zonemode=zbd on data, which is not a zoned block device: specifying the zone \
              size is mandatory",
         ),
-        (&["--zonemode=zbd", "--zoneskip=8k"][..], "zoneskip"),
+        (
+            &["--zonemode=zbd", "--zonesize=16k", "--zoneskip=8k"][..],
+            "zoneskip': 8192 is not a multiple of the zone size 16384",
+        ),
         (
             &["--zonemode=zbd", "--rw=trimwrite"][..],
             "trims mixed with reads or writes",

@@ -468,6 +468,8 @@ fn check_sprandom(b: &Builder) -> Result<(), OptionsError> {
 
 /// zonemode=strided needs zonesize; zonesize means nothing without a zone mode (fio
 /// refuses that too). zoneskip alone, which fio ignores silently, is refused as well.
+/// With zonemode=zbd, zoneskip is a multiple of the zone size (fio checks it when the
+/// job starts; given zonesize, ioscope checks it here too).
 fn check_zones(b: &Builder) -> Result<(), OptionsError> {
     let o = &b.opts;
     let refuse = |name: &str, why: &str| {
@@ -477,7 +479,7 @@ fn check_zones(b: &Builder) -> Result<(), OptionsError> {
     if o.zonemode == ZoneMode::None {
         for z in ["zonesize", "zonerange", "zoneskip"] {
             if b.has(z) {
-                return refuse(z, "needs zonemode=strided");
+                return refuse(z, "needs zonemode=strided (or zbd)");
             }
         }
     } else if o.zonemode == ZoneMode::Strided && o.zonesize == 0 {
@@ -496,8 +498,14 @@ fn check_zbd(
     refuse: &dyn Fn(&str, &str) -> Result<(), OptionsError>,
 ) -> Result<(), OptionsError> {
     let o = &b.opts;
-    if o.zoneskip != 0 {
-        return refuse("zoneskip", "must be 0 with zonemode=zbd");
+    if o.zonesize != 0 && o.zoneskip % o.zonesize != 0 {
+        return refuse(
+            "zoneskip",
+            &format!(
+                "{} is not a multiple of the zone size {}",
+                o.zoneskip, o.zonesize
+            ),
+        );
     }
     for (name, v) in [
         ("zone_reset_threshold", o.zone_reset_threshold),

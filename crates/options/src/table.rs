@@ -370,7 +370,7 @@ option_table! {
     zonemode: ZoneMode { kind: Kind::Choice(ZoneMode::CHOICES), default: "none", category: C::Zones, help: "Zone mode: strided walks zones of zonesize bytes, zonerange apart; zbd follows a zoned block device's zones" }
     zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes of I/O in each zone before moving to the next; zonemode=zbd: the zone size (must be the device's; over a regular file or a device that is not zoned, the size of the zones emulated on it)" }
     zonerange: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: size of a zone, where its I/O falls (default zonesize)" }
-    zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes skipped after each zone" }
+    zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes skipped after each zone; zonemode=zbd: bytes a sequential job skips after writing a zone full or reading all its data (a multiple of the zone size)" }
     zonecapacity: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=zbd over a regular file or a device that is not zoned: the writable bytes of each emulated zone (default zonesize; a zoned device reports its own)" }
     read_beyond_wp: bool { kind: BOOL, default: "0", category: C::Zones, help: "zonemode=zbd: reads may go past a zone's write pointer (where the device returns no data)" }
     max_open_zones: u32 { kind: INT, default: "0", category: C::Zones, help: "zonemode=zbd: zones written at once (default and most: the device's open-zone limit)" }

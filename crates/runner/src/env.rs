@@ -95,4 +95,6 @@ pub(crate) struct Env<'a> {
     pub clock: &'static Clock,
     pub stop: &'static AtomicBool,
     pub engine: EngineSource,
+    /// zonemode=zbd: the write pointers of zones emulated over files, from job to job.
+    pub zones: &'a crate::workload::zbd::KeptZones,
 }

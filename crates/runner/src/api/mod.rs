@@ -138,11 +138,13 @@ impl Runner {
 
     /// Run a plan and return the results (already merged per group_reporting).
     pub fn run(&self, plan: &Plan, obs: &mut dyn Observer) -> Result<RunResult, RunError> {
+        let kept = crate::workload::zbd::KeptZones::default();
         let env = Env {
             opts: &self.opts,
             clock: self.clock,
             stop: self.stop,
             engine: self.engine.clone(),
+            zones: &kept,
         };
         let started = Instant::now();
         let timestamp_ms = unix_ms();

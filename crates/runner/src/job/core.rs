@@ -151,11 +151,11 @@ impl<'a, E: Engine> Loop<'a, E> {
                 return false;
             };
             self.s.prepare(idx, io, now);
-            if io.ddir == Ddir::Trim && self.s.wl.is_zoned() {
-                return self.zone_trim(idx, io);
-            }
             if self.s.extras {
                 self.s.issued_extras(io, now);
+            }
+            if io.ddir == Ddir::Trim && self.s.wl.is_zoned() {
+                return self.zone_trim(idx, io);
             }
             let locked = self.s.extras && self.s.lock_file(&io);
             if self.eng.is_sync() {

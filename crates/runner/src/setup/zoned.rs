@@ -1,7 +1,7 @@
 //! `zonemode=zbd` at setup: the job's file is a zoned block device, a zoned
 //! namespace's generic device (io_uring_cmd, through NVMe passthrough), or a regular file
-//! or device whose zones fio emulates (zonesize, zonecapacity: every zone sequential
-//! and empty when the job starts, as in fio); its region is cut to whole zones (offset
+//! or device whose zones fio emulates (zonesize, zonecapacity: every zone sequential,
+//! empty when the run starts and as the run's jobs left it after, as in fio); its region is cut to whole zones (offset
 //! rounded up, size down, as fio does), a device's zones are read from it, and fio's
 //! zone options are checked against its geometry and limits. The resets and finishes
 //! a job needs are issued by the job loop (see [`crate::workload::zbd`]); a job that
@@ -11,7 +11,7 @@
 use crate::error::RunError;
 use crate::setup::files::JobFile;
 use crate::sys::zoned::{self, Zone, ZoneDev, ZoneKind};
-use crate::workload::zbd::{ZoneInfo, ZoneMap, ZoneRules};
+use crate::workload::zbd::{restore, KeptZones, ZoneInfo, ZoneMap, ZoneRules};
 use ioscope_options::{JobOptions, ZoneMode};
 
 /// A job's zones, as the job loop takes them.
@@ -30,7 +30,7 @@ pub(crate) fn prepare(
     files: &mut [JobFile],
     access: crate::plan::Access,
     verifies: bool,
-    diskless: bool,
+    (diskless, kept): (bool, &KeptZones),
 ) -> Result<Option<Zoned>, RunError> {
     let writes = access.writes;
     if o.zonemode != ZoneMode::Zbd || diskless {
@@ -94,8 +94,20 @@ pub(crate) fn prepare(
             && o.rw.mode.writes()
             && o.rwmixread < 100
             && !o.read_beyond_wp,
+        skip: o.zoneskip,
     };
-    let mut map = ZoneMap::new(zones_of_region(&all, f.start, f.len), rules);
+    let mut zones = zones_of_region(&all, f.start, f.len);
+    let kept = match dev {
+        ZoneDev::Emulated => identity(&f.file).map(|id| kept.slot(id)),
+        _ => None,
+    };
+    if let Some(slot) = &kept {
+        restore(slot, &mut zones);
+    }
+    let mut map = ZoneMap::new(zones, rules);
+    if let Some(slot) = kept {
+        map.keep_in(slot);
+    }
     if writes && verifies {
         map.reset_all();
     }
@@ -216,6 +228,12 @@ fn check_geometry(
         return Err(err(format!(
             "zonesize {} does not match the device's zone size {size}",
             o.zonesize
+        )));
+    }
+    if o.zoneskip % size != 0 {
+        return Err(err(format!(
+            "zoneskip {} is not a multiple of the device's zone size {size}",
+            o.zoneskip
         )));
     }
     // A trim resets one zone: its size is the zone's.

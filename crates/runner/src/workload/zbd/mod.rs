@@ -23,6 +23,10 @@
 //!   zone without data, into the next one with data; with no data anywhere the job
 //!   ends at once;
 //! - a trim is a reset of its zone (bs must be the zone size), of a zone with data;
+//! - `zoneskip` (sequential jobs): once a write fills its zone, a read has read all of
+//!   its zone's data or a trim has reset it, the job goes on `zoneskip` bytes past the
+//!   zone, and from the region's first zone once that is past the region's end: the
+//!   job writes or reads its bytes (size, io_size) going round the zones it visits;
 //! - conventional zones take I/O anywhere.
 //!
 //! The jobs of a phase that use one device share its zones ([`share`]): write pointers,
@@ -35,6 +39,7 @@
 //! The zone operations (resets, finishes) are issued by the job loop between I/Os,
 //! after the I/O in flight has completed: [`ZoneMap::next_op`].
 
+mod kept;
 mod place;
 mod shared;
 #[cfg(test)]
@@ -42,6 +47,7 @@ mod tests;
 
 use super::io::Io;
 use ioscope_engine::Ddir;
+pub use kept::{restore, KeptZones, Slot};
 use place::{Job, Placer, Zones};
 pub(crate) use shared::share;
 use shared::Shared;
@@ -97,6 +103,9 @@ pub struct ZoneRules {
     /// The job reads and writes: until its first write, its reads are writes (with
     /// every zone empty there would be nothing to read), as in fio.
     pub write_first: bool,
+    /// zoneskip: bytes a sequential job skips once it has written a zone full or read
+    /// all its data (a multiple of the zone size; 0: none).
+    pub skip: u64,
 }
 
 /// Where the zones put an I/O.
@@ -122,6 +131,8 @@ enum Held {
 pub struct ZoneMap {
     held: Held,
     job: Job,
+    /// Emulated zones: where their write pointers are kept when the job ends.
+    kept: Option<Slot>,
 }
 
 impl ZoneMap {
@@ -134,7 +145,13 @@ impl ZoneMap {
         ZoneMap {
             held: Held::Own(z),
             job,
+            kept: None,
         }
+    }
+
+    /// Emulated zones: keep their write pointers in `slot` when the job ends.
+    pub fn keep_in(&mut self, slot: Slot) {
+        self.kept = Some(slot);
     }
 
     /// Run `f` on the zones, locked when they are shared.
@@ -207,6 +224,9 @@ impl ZoneMap {
     pub fn leave(&mut self) {
         if let Held::Shared(s) = &self.held {
             s.leave(self.job.id);
+        }
+        if let Some(slot) = self.kept.take() {
+            self.with(|p| p.keep(&slot));
         }
     }
 
@@ -302,7 +322,7 @@ impl super::Workload {
         if !random {
             // A sequential job goes on from where the zones put this I/O.
             if let Some(f) = self.files.get_mut(io.file as usize) {
-                f.pos[io.ddir.index()] = p.next - f.start;
+                f.pos[io.ddir.index()] = p.next.saturating_sub(f.start);
             }
         }
         Some(Io {

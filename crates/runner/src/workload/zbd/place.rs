@@ -122,6 +122,14 @@ impl<'a> Placer<'a> {
     }
 
     pub fn place(&mut self, ddir: Ddir, offset: u64, len: u64, random: bool) -> Option<Placed> {
+        let p = self.place_in_zone(ddir, offset, len, random)?;
+        match random || self.j.rules.skip == 0 {
+            true => Some(p),
+            false => Some(self.skipped(p)),
+        }
+    }
+
+    fn place_in_zone(&mut self, ddir: Ddir, offset: u64, len: u64, random: bool) -> Option<Placed> {
         let i = self.index_of(offset)?;
         let at = |offset| Placed {
             ddir,
@@ -142,6 +150,33 @@ impl<'a> Placer<'a> {
             Ddir::Trim => self.place_trim(i).map(at),
             _ => Some(at(offset)),
         }
+    }
+
+    /// zoneskip: a sequential I/O that ends where its zone ends (a write that fills it,
+    /// a read of its last written bytes, a trim) sends the job `skip` bytes past the
+    /// zone, back to the first zone once that is past the region, as fio does. A zone
+    /// finished with room left (less than a block) is not skipped from.
+    fn skipped(&self, mut p: Placed) -> Placed {
+        let Some(i) = self.index_of(p.offset) else {
+            return p;
+        };
+        let z = &self.z.zones[i];
+        let end = match p.ddir {
+            Ddir::Write if z.seq => z.end(),
+            Ddir::Read if z.seq && !self.j.rules.read_beyond_wp => z.wp,
+            _ => z.start + z.len,
+        };
+        if p.offset + p.len != end {
+            return p;
+        }
+        let r = &self.j.range;
+        let last = &self.z.zones[r.end - 1];
+        let next = z.start + z.len + self.j.rules.skip;
+        p.next = match next >= last.start + last.len {
+            true => self.z.zones[r.start].start,
+            false => next,
+        };
+        p
     }
 
     /// Whether zone `i` is another job's for now: a reset or finish of it is due, or
@@ -392,6 +427,11 @@ impl<'a> Placer<'a> {
         let rel = (offset - self.z.zones[i].start) % z.len;
         let span = self.data(j) - len;
         Some(z.start + if span == 0 { 0 } else { rel % span })
+    }
+
+    /// Emulated zones: keep their write pointers for the jobs after this one.
+    pub fn keep(&self, slot: &super::Slot) {
+        super::kept::keep(slot, &self.z.zones);
     }
 
     /// Reset every zone of the job's with data.

@@ -294,3 +294,69 @@ fn a_read_of_a_job_that_writes_is_a_write_until_its_first_write() {
     let p = m.place(Ddir::Read, Z + 8192, B, true).expect("placed");
     assert_eq!((p.ddir, p.offset), (Ddir::Read, Z));
 }
+
+/// A sequential job's path through the zones: each I/O placed where the last one's
+/// `next` points, as the workload does.
+fn walk(m: &mut ZoneMap, ddir: Ddir, len: u64, n: usize) -> Vec<u64> {
+    let mut pos = 0;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let Some(p) = m.place(ddir, pos, len, false) else {
+            break;
+        };
+        out.push(p.offset);
+        pos = p.next;
+    }
+    out
+}
+
+fn skipping(n: u64, wp: &[u64], skip: u64) -> ZoneMap {
+    let r = ZoneRules { skip, ..rules(0) };
+    ZoneMap::new(zones(n, wp), r)
+}
+
+#[test]
+fn zoneskip_skips_after_a_full_zone_and_wraps_to_the_first() {
+    // 8 zones, skip one: zones 0, 2, 4, 6, then 0 again (reset: it is full).
+    let mut m = skipping(8, &[], Z);
+    let offs = walk(&mut m, Ddir::Write, Z / 2, 10);
+    let zones: Vec<u64> = offs.iter().map(|o| o / Z).collect();
+    assert_eq!(zones, [0, 0, 2, 2, 4, 4, 6, 6, 0, 0]);
+    assert_eq!(ops(&mut m, false), [ZoneOp::Reset(0, Z)]);
+    // Skipping two: 0, 3, 6, then 0 (not 1: the region starts again).
+    let mut m = skipping(8, &[], 2 * Z);
+    let offs = walk(&mut m, Ddir::Write, Z, 4);
+    assert_eq!(offs, [0, 3 * Z, 6 * Z, 0]);
+}
+
+#[test]
+fn zoneskip_reads_all_of_a_zones_data_then_skips() {
+    // Zones with half their data: the reads stop at each write pointer and skip.
+    let half = [Z / 2; 8];
+    let mut m = skipping(8, &half, Z);
+    let offs = walk(&mut m, Ddir::Read, Z / 4, 10);
+    let zones: Vec<u64> = offs.iter().map(|o| o / Z).collect();
+    assert_eq!(zones, [0, 0, 2, 2, 4, 4, 6, 6, 0, 0]);
+    // Zones 0-3 full, 4-7 empty: zones 0 and 2, then nothing to read from zone 4 on.
+    let mut m = skipping(8, &[Z, Z, Z, Z], Z);
+    let offs = walk(&mut m, Ddir::Read, Z, 10);
+    assert_eq!(offs, [0, 2 * Z]);
+}
+
+#[test]
+fn zoneskip_does_not_skip_from_a_zone_finished_with_room_left() {
+    // Capacity 100k, 64k writes: each zone is finished after one write, and the job
+    // goes on to the next zone, as fio does.
+    let mut zs = zones(4, &[]);
+    for z in &mut zs {
+        z.capacity = 100 << 10;
+    }
+    let r = ZoneRules {
+        skip: Z,
+        min_bs: 64 << 10,
+        ..rules(0)
+    };
+    let mut m = ZoneMap::new(zs, r);
+    let offs = walk(&mut m, Ddir::Write, 64 << 10, 4);
+    assert_eq!(offs, [0, Z, 2 * Z, 3 * Z]);
+}
