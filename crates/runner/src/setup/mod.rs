@@ -106,13 +106,7 @@ pub(crate) fn prepare_job(
     let diskless = diskless(o, env);
     let mut files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
     capable::check(&job, &files, diskless || env.opts.nop, trace.is_some())?;
-    let zones = zoned::prepare(
-        o,
-        &mut files,
-        job.access,
-        job.verify.is_some(),
-        (diskless, env.zones),
-    )?;
+    let zones = zoned::prepare(&job, &mut files, diskless, env.zones)?;
     let dp_scheme = scheme::read(o, &mut |s| obs.message(&s))?;
     let blocks = block_track(o, &files)?;
     if let Some(cmd) = &o.exec_prerun {

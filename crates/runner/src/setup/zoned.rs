@@ -9,9 +9,10 @@
 //! first write, as fio does.
 
 use crate::error::RunError;
+use crate::plan::Resolved;
 use crate::setup::files::JobFile;
 use crate::sys::zoned::{self, Zone, ZoneDev, ZoneKind};
-use crate::workload::zbd::{restore, KeptZones, ZoneInfo, ZoneMap, ZoneRules};
+use crate::workload::zbd::{restore, KeptZones, Slot, ZoneInfo, ZoneMap, ZoneRules};
 use ioscope_options::{JobOptions, ZoneMode};
 
 /// A job's zones, as the job loop takes them.
@@ -26,12 +27,12 @@ pub(crate) struct Zoned {
 
 /// The zones of the job's region, or None without zonemode=zbd.
 pub(crate) fn prepare(
-    o: &JobOptions,
+    job: &Resolved,
     files: &mut [JobFile],
-    access: crate::plan::Access,
-    verifies: bool,
-    (diskless, kept): (bool, &KeptZones),
+    diskless: bool,
+    kept: &KeptZones,
 ) -> Result<Option<Zoned>, RunError> {
+    let (o, access) = (&job.opts, job.access);
     let writes = access.writes;
     if o.zonemode != ZoneMode::Zbd || diskless {
         return Ok(None);
@@ -82,6 +83,29 @@ pub(crate) fn prepare(
     }
     check_geometry(o, size, &err)?;
     cut_to_zones(f, size).map_err(&err)?;
+    let kept = match dev {
+        ZoneDev::Emulated => identity(&f.file).map(|id| kept.slot(id)),
+        _ => None,
+    };
+    let mut map = zone_map(o, zones_of_region(&all, f.start, f.len), max_open, kept);
+    if writes && job.verify.is_some() {
+        map.reset_all();
+    }
+    Ok(Some(Zoned {
+        map,
+        dev,
+        report_resets: access.writes || access.trims,
+    }))
+}
+
+/// The job's zones and how it places I/O in them; emulated zones start where the run's
+/// jobs before left them (`kept`), and are kept there for those after.
+fn zone_map(
+    o: &JobOptions,
+    mut zones: Vec<ZoneInfo>,
+    max_open: u32,
+    kept: Option<Slot>,
+) -> ZoneMap {
     let rules = ZoneRules {
         max_open,
         job_max_open: o.job_max_open_zones,
@@ -96,11 +120,6 @@ pub(crate) fn prepare(
             && !o.read_beyond_wp,
         skip: o.zoneskip,
     };
-    let mut zones = zones_of_region(&all, f.start, f.len);
-    let kept = match dev {
-        ZoneDev::Emulated => identity(&f.file).map(|id| kept.slot(id)),
-        _ => None,
-    };
     if let Some(slot) = &kept {
         restore(slot, &mut zones);
     }
@@ -108,14 +127,7 @@ pub(crate) fn prepare(
     if let Some(slot) = kept {
         map.keep_in(slot);
     }
-    if writes && verifies {
-        map.reset_all();
-    }
-    Ok(Some(Zoned {
-        map,
-        dev,
-        report_resets: access.writes || access.trims,
-    }))
+    map
 }
 
 /// A zoned namespace open through its generic device: its identity and its open zone
