@@ -167,7 +167,7 @@ fn convert(files: &[PathBuf], dir: Option<&Path>, force: bool) -> Result<ExitCod
                 continue;
             };
             let dest = destination(f, into, &p, force)?;
-            let (tmp, file) = crate::term::files::create_temp(&dest)
+            let (tmp, file) = ioscope_fs::create_temp(&dest)
                 .with_context(|| format!("{}: cannot create a file beside it", dest.display()))?;
             temps.push((tmp, dest));
             outs.push(Some(BufWriter::with_capacity(1 << 20, file)));

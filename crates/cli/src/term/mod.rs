@@ -2,7 +2,6 @@
 //! flags.
 
 pub mod colour;
-pub mod files;
 pub mod signals;
 pub mod status;
 
