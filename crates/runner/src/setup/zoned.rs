@@ -1,8 +1,8 @@
 //! `zonemode=zbd` at setup: the job's file is a zoned block device, a zoned
 //! namespace's generic device (io_uring_cmd, through NVMe passthrough), or a regular file
 //! or device whose zones fio emulates (zonesize, zonecapacity: every zone sequential,
-//! empty when the run starts and as the run's jobs left it after, as in fio); its region is cut to whole zones (offset
-//! rounded up, size down, as fio does), a device's zones are read from it, and fio's
+//! empty when the run starts, then as the run's earlier jobs left it, as in fio); its
+//! region is cut to whole zones (offset rounded up, size down, as fio does), a device's zones are read from it, and fio's
 //! zone options are checked against its geometry and limits. The resets and finishes
 //! a job needs are issued by the job loop (see [`crate::workload::zbd`]); a job that
 //! verifies what it writes has the zones of its region with data reset before its
