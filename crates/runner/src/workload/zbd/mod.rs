@@ -226,7 +226,10 @@ impl ZoneMap {
             s.leave(self.job.id);
         }
         if let Some(slot) = self.kept.take() {
-            self.with(|p| p.keep(&slot));
+            match &self.held {
+                Held::Own(z) => kept::keep(&slot, &z.zones),
+                Held::Shared(s) => kept::keep(&slot, &s.lock().zones),
+            }
         }
     }
 

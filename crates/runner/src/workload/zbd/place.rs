@@ -429,11 +429,6 @@ impl<'a> Placer<'a> {
         Some(z.start + if span == 0 { 0 } else { rel % span })
     }
 
-    /// Emulated zones: keep their write pointers for the jobs after this one.
-    pub fn keep(&self, slot: &super::Slot) {
-        super::kept::keep(slot, &self.z.zones);
-    }
-
     /// Reset every zone of the job's with data.
     pub fn reset_all(&mut self) {
         for i in self.j.range.clone() {
