@@ -175,20 +175,51 @@ fn not_yet_supported_option_fails_parse_only_and_the_run() {
     let d = tmpdir();
     fs::write(
         d.path().join("j.fio"),
-        "[job]\nsize=1m\nrecover_zbd_write_error=1\n",
+        "[job]\nsize=1m\nioengine=sg\nstream_id=1\n",
     )
     .unwrap();
     // --parse-only checks everything a run would, short of I/O.
     fails_with(
         &["--parse-only", "j.fio"],
         d.path(),
-        &["j.fio:3", "recover_zbd_write_error", "not supported yet"],
+        &["j.fio:4", "stream_id", "not supported yet"],
     );
     fails_with(
         &["j.fio"],
         d.path(),
-        &["j.fio:3", "recover_zbd_write_error", "not supported yet"],
+        &["j.fio:4", "stream_id", "not supported yet"],
     );
+}
+
+/// recover_zbd_write_error refused where fio refuses it: in a write job without
+/// continue_on_error, and with verify on an asynchronous engine.
+#[test]
+fn recover_zbd_write_error_needs_continue_on_error_and_a_sync_engine_to_verify() {
+    let d = tmpdir();
+    let base = "[job]\nfilename=z\nsize=4m\nzonemode=zbd\nzonesize=1m\nrw=write\n";
+    for (extra, want) in [
+        ("", "works only when continue_on_error is set"),
+        (
+            "continue_on_error=all\nioengine=libaio\nverify=crc32c\n",
+            "with an asynchronous engine (libaio) does not support verify",
+        ),
+    ] {
+        let job = format!("{base}{extra}recover_zbd_write_error=1\n");
+        fs::write(d.path().join("j.fio"), &job).unwrap();
+        let line = format!("j.fio:{}", job.lines().count());
+        for args in [&["--parse-only", "j.fio"][..], &["j.fio"]] {
+            fails_with(args, d.path(), &[&line, "recover_zbd_write_error", want]);
+        }
+    }
+    // A synchronous engine verifies with it; a job that only reads takes it as is.
+    let sync = format!("{base}continue_on_error=all\nverify=crc32c\nrecover_zbd_write_error=1\n");
+    let read = "[job]\nfilename=z\nsize=4m\nzonemode=zbd\nzonesize=1m\nrw=read\n\
+                recover_zbd_write_error=1\n";
+    for job in [sync.as_str(), read] {
+        fs::write(d.path().join("j.fio"), job).unwrap();
+        let r = run_tool(&bin(), d.path(), &["--parse-only", "j.fio"], &[]);
+        assert_eq!(r.code, 0, "{job}: {}", r.stderr);
+    }
 }
 
 #[test]

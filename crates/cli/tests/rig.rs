@@ -92,6 +92,8 @@ mod guest {
     use crate::common::*;
     use std::path::Path;
 
+    mod recover;
+
     /// Inside the rig's guest, or a clear failure naming how these tests are run.
     fn in_guest() {
         assert!(

@@ -524,11 +524,38 @@ fn check_zbd(
             ),
         );
     }
+    if o.recover_zbd_write_error && o.rw.mode.writes() {
+        check_recover(o, refuse)?;
+    }
     if o.rw.mode.trims() && (o.rw.mode.writes() || o.rw.mode.reads()) {
         return refuse(
             "rw",
             "trims mixed with reads or writes under zonemode=zbd (zone resets while \
              writes are in flight) are not supported yet; rw=trim and rw=randtrim are",
+        );
+    }
+    Ok(())
+}
+
+/// recover_zbd_write_error in a job that writes: as fio, it needs continue_on_error
+/// (the failed writes must not end the job), and an asynchronous engine cannot verify
+/// with it (the write pointer is moved by writing zeros over what failed).
+fn check_recover(
+    o: &JobOptions,
+    refuse: &dyn Fn(&str, &str) -> Result<(), OptionsError>,
+) -> Result<(), OptionsError> {
+    const NAME: &str = "recover_zbd_write_error";
+    if o.continue_on_error == crate::types::ContinueOnError::None {
+        return refuse(NAME, "works only when continue_on_error is set");
+    }
+    let verifies = !matches!(o.verify.as_str(), "0" | "none");
+    if verifies && !crate::engines::is_sync(&o.ioengine, o.iodepth) {
+        return refuse(
+            NAME,
+            &format!(
+                "with an asynchronous engine ({}) does not support verify",
+                o.ioengine
+            ),
         );
     }
     Ok(())

@@ -131,6 +131,41 @@ pub fn act(fd: RawFd, nsid: u32, slba: u64, action: ZoneAction) -> io::Result<()
     unsafe { submit(fd, Queue::Io, &mut cmd, "Zone Management Send") }.map(|_| ())
 }
 
+/// Write Zeroes covers at most this many blocks (its count is 16 bits, 0-based).
+const ZEROES_MAX: u64 = 1 << 16;
+
+/// Write `nlb` blocks at `slba` (a zone's write pointer, which moves on): `data` (the
+/// blocks' bytes) or, without, zeros (Write Zeroes, in commands of at most 65536
+/// blocks). recover_zbd_write_error moves a write pointer past failed writes so.
+pub fn write_from(
+    fd: RawFd,
+    nsid: u32,
+    (slba, nlb): (u64, u64),
+    data: Option<&[u8]>,
+) -> io::Result<()> {
+    use super::nvme::{rw, OP_WRITE, OP_WRITE_ZEROES};
+    if let Some(d) = data {
+        let mut cmd = rw(
+            OP_WRITE,
+            nsid,
+            slba,
+            nlb as u32,
+            (d.as_ptr() as u64, d.len() as u32),
+        );
+        // SAFETY: the command reads `d`, data_len bytes, alive for the call.
+        return unsafe { submit(fd, Queue::Io, &mut cmd, "Write") }.map(|_| ());
+    }
+    let mut at = slba;
+    while at < slba + nlb {
+        let n = (slba + nlb - at).min(ZEROES_MAX);
+        let mut cmd = rw(OP_WRITE_ZEROES, nsid, at, n as u32, (0, 0));
+        // SAFETY: Write Zeroes moves no data.
+        unsafe { submit(fd, Queue::Io, &mut cmd, "Write Zeroes") }?;
+        at += n;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

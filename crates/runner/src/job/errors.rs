@@ -53,6 +53,9 @@ impl State<'_> {
                 self.say_io_error(&text);
             }
             self.rec.tolerated_error(errno);
+            if ddir == Ddir::Write && self.wl.zone_write_failed(offset, u64::from(len)) {
+                self.recovering.push((unit, offset, len));
+            }
             return;
         }
         self.fail(errno, &text);

@@ -107,6 +107,9 @@ pub(super) struct State<'a> {
     /// threshold).
     pub zone_resets: u64,
     /// zonemode=zbd: the errno of the reset a trim stands for, when it failed.
+    /// recover_zbd_write_error: the failed writes (unit, offset, length) whose zones'
+    /// write pointers are to be moved (`zones.rs`).
+    pub recovering: Vec<(u32, u64, u32)>,
     pub zone_err: Option<i32>,
     /// zonemode=zbd with zones shared with other jobs: completed writes are counted
     /// off their zones.
@@ -182,6 +185,7 @@ impl<'a> State<'a> {
             submit_calls: 0,
             zone_resets: 0,
             zone_err: None,
+            recovering: Vec::new(),
             zones_shared: false,
             zone_waits: 0,
             general: false,

@@ -119,6 +119,7 @@ fn zone_map(
             && o.rwmixread < 100
             && !o.read_beyond_wp,
         skip: o.zoneskip,
+        recover: o.recover_zbd_write_error,
     };
     if let Some(slot) = &kept {
         restore(slot, &mut zones);

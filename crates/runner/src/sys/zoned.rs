@@ -212,8 +212,73 @@ fn sysfs(name: &str, file: &str) -> Option<String> {
     Some(s.trim().to_string())
 }
 
+/// The zone that starts at `start` on the device open as `f`, as the device reports
+/// it now (recover_zbd_write_error reads its write pointer after failed writes).
+pub fn zone_at(dev: ZoneDev, f: &std::fs::File, start: u64) -> io::Result<Zone> {
+    let zones = match dev {
+        ZoneDev::Emulated => return Err(io::Error::from_raw_os_error(libc::ENOTTY)),
+        ZoneDev::Block => report_from(f, start / SECTOR, 1)?,
+        ZoneDev::Nvme {
+            nsid, lba_shift, ..
+        } => report_nvme(f, nsid, lba_shift)?,
+    };
+    zones
+        .into_iter()
+        .find(|z| z.start == start)
+        .ok_or_else(|| io::Error::other(format!("no zone starts at {start}")))
+}
+
+/// Move a zone's write pointer from `wp` to `end` by writing there: `data` (the
+/// `end - wp` bytes a failed write had for that range, in a buffer fit for direct
+/// I/O) or, without, zeros (a zero-range fallocate, Write Zeroes on the namespace).
+pub fn move_wp(
+    dev: ZoneDev,
+    f: &std::fs::File,
+    (wp, end): (u64, u64),
+    data: Option<&[u8]>,
+) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    let len = end.saturating_sub(wp);
+    match (dev, data) {
+        (_, _) if len == 0 => Ok(()),
+        (ZoneDev::Emulated, _) => Ok(()),
+        (ZoneDev::Block, Some(d)) => f.write_all_at(d, wp),
+        (ZoneDev::Block, None) => {
+            // SAFETY: fallocate on an fd the job owns; no memory is passed.
+            let r = unsafe {
+                libc::fallocate(
+                    f.as_raw_fd(),
+                    libc::FALLOC_FL_ZERO_RANGE,
+                    wp as libc::off_t,
+                    len as libc::off_t,
+                )
+            };
+            match r {
+                0 => Ok(()),
+                _ => Err(io::Error::last_os_error()),
+            }
+        }
+        (
+            ZoneDev::Nvme {
+                nsid, lba_shift, ..
+            },
+            d,
+        ) => ioscope_engine::uring_cmd::zns::write_from(
+            f.as_raw_fd(),
+            nsid,
+            (wp >> lba_shift, len >> lba_shift),
+            d,
+        ),
+    }
+}
+
 /// Every zone of the device open as `f`, in order.
 pub fn report(f: &std::fs::File) -> io::Result<Vec<Zone>> {
+    report_from(f, 0, usize::MAX)
+}
+
+/// At most `max` zones of the device open as `f`, from the one at `sector`.
+fn report_from(f: &std::fs::File, mut sector: u64, max: usize) -> io::Result<Vec<Zone>> {
     let mut out = Vec::new();
     let mut rep = Box::new(Report {
         sector: 0,
@@ -232,10 +297,9 @@ pub fn report(f: &std::fs::File) -> io::Result<Vec<Zone>> {
             reserved: [0; 24],
         }; BATCH],
     });
-    let mut sector = 0;
-    loop {
+    while out.len() < max {
         rep.sector = sector;
-        rep.nr_zones = BATCH as u32;
+        rep.nr_zones = BATCH.min(max - out.len()) as u32;
         rep.flags = 0;
         // SAFETY: `rep` is a blk_zone_report header followed by room for `nr_zones`
         // zones, which the kernel fills (and lowers nr_zones to what it wrote).
@@ -264,6 +328,7 @@ pub fn report(f: &std::fs::File) -> io::Result<Vec<Zone>> {
         let last = &rep.zones[n - 1];
         sector = last.start + last.len.max(1);
     }
+    Ok(out)
 }
 
 fn range_op(f: &std::fs::File, op: libc::c_ulong, offset: u64, len: u64) -> io::Result<()> {

@@ -98,8 +98,8 @@ fn plan_refuses_values_not_implemented_yet() {
             "ioengine=e4defrag is not supported yet",
         ),
         (
-            "recover_zbd_write_error=1",
-            "option recover_zbd_write_error is not supported yet",
+            "ioengine=sg\nstream_id=1",
+            "option stream_id is not supported yet",
         ),
     ] {
         let set = jobs(&format!("[a]\nsize=1m\n{job}\n"));

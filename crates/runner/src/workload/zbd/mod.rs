@@ -75,12 +75,15 @@ impl ZoneInfo {
 pub enum ZoneOp {
     Reset(u64, u64),
     Finish(u64, u64),
+    /// recover_zbd_write_error: (start of the zone, end of its failed writes): move the
+    /// device's write pointer there, where the zone map has it.
+    Recover(u64, u64),
 }
 
 impl ZoneOp {
     fn start(self) -> u64 {
         match self {
-            ZoneOp::Reset(s, _) | ZoneOp::Finish(s, _) => s,
+            ZoneOp::Reset(s, _) | ZoneOp::Finish(s, _) | ZoneOp::Recover(s, _) => s,
         }
     }
 }
@@ -106,6 +109,9 @@ pub struct ZoneRules {
     /// zoneskip: bytes a sequential job skips once it has written a zone full or read
     /// all its data (a multiple of the zone size; 0: none).
     pub skip: u64,
+    /// recover_zbd_write_error: a failed write's zone gets its write pointer moved past
+    /// it ([`ZoneMap::write_failed`]).
+    pub recover: bool,
 }
 
 /// Where the zones put an I/O.
@@ -215,6 +221,17 @@ impl ZoneMap {
         }
     }
 
+    /// A write placed by this map failed (and the job goes on): with
+    /// recover_zbd_write_error, its zone's write pointer is to be moved past it before
+    /// the next I/O (one operation per zone, to the end of its last failed write), as
+    /// the zone map already has it. Returns whether a recovery is due.
+    pub fn write_failed(&mut self, offset: u64, len: u64) -> bool {
+        if !self.job.rules.recover {
+            return false;
+        }
+        self.with(|p| p.recover(offset, len))
+    }
+
     /// Whether the zones are shared with other jobs.
     pub fn is_shared(&self) -> bool {
         matches!(self.held, Held::Shared(_))
@@ -293,6 +310,14 @@ impl super::Workload {
         if let Some(z) = self.zbd.as_deref() {
             z.write_done(offset);
         }
+    }
+
+    /// zonemode=zbd: a write at `offset` of `len` bytes failed and the job goes on;
+    /// whether its zone's write pointer is to be recovered ([`ZoneMap::write_failed`]).
+    pub fn zone_write_failed(&mut self, offset: u64, len: u64) -> bool {
+        self.zbd
+            .as_deref_mut()
+            .is_some_and(|z| z.write_failed(offset, len))
     }
 
     /// zonemode=zbd: whether the I/O drawn last waits for a zone another job holds.

@@ -429,6 +429,30 @@ impl<'a> Placer<'a> {
         Some(z.start + if span == 0 { 0 } else { rel % span })
     }
 
+    /// recover_zbd_write_error: a write at `offset` of `len` failed. Its zone's write
+    /// pointer is moved to the end of the zone's failed writes by an operation before
+    /// the next I/O (after those in flight have completed; until then no other job
+    /// writes the zone). False: not a zone with a write pointer.
+    pub fn recover(&mut self, offset: u64, len: u64) -> bool {
+        let Some(i) = self.index_of(offset) else {
+            return false;
+        };
+        let z = self.z.zones[i];
+        if !z.seq {
+            return false;
+        }
+        let end = (offset + len).min(z.end());
+        let pending = self.j.ops.iter_mut().find_map(|op| match op {
+            ZoneOp::Recover(s, e) if *s == z.start => Some(e),
+            _ => None,
+        });
+        match pending {
+            Some(e) => *e = (*e).max(end),
+            None => self.due(ZoneOp::Recover(z.start, end), i, true),
+        }
+        true
+    }
+
     /// Reset every zone of the job's with data.
     pub fn reset_all(&mut self) {
         for i in self.j.range.clone() {

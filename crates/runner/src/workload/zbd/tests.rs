@@ -360,3 +360,30 @@ fn zoneskip_does_not_skip_from_a_zone_finished_with_room_left() {
     let offs = walk(&mut m, Ddir::Write, 64 << 10, 4);
     assert_eq!(offs, [0, Z, 2 * Z, 3 * Z]);
 }
+
+#[test]
+fn a_failed_write_asks_for_its_zone_to_be_recovered_once() {
+    let r = ZoneRules {
+        recover: true,
+        ..rules(0)
+    };
+    let mut m = ZoneMap::new(zones(4, &[]), r);
+    let offs = walk(&mut m, Ddir::Write, 64 << 10, 4);
+    assert_eq!(offs, [0, 64 << 10, 128 << 10, 192 << 10]);
+    // Three writes in flight fail: one recovery of the zone, to the last one's end.
+    for off in [64 << 10, 192 << 10, 128 << 10] {
+        assert!(m.write_failed(off, 64 << 10));
+    }
+    assert!(m.ops_due());
+    assert_eq!(ops(&mut m, false), [ZoneOp::Recover(0, 256 << 10)]);
+    // The next write goes on from there: the zone map's write pointer is not moved back.
+    assert_eq!(at(&mut m, Ddir::Write, 0, 64 << 10, false), Some(256 << 10));
+    // A write to a conventional zone has no write pointer to recover.
+    own_mut(&mut m).zones[2].seq = false;
+    assert!(!m.write_failed(2 * Z, 64 << 10));
+    // Without recover_zbd_write_error, nothing is due.
+    let mut m = map(4, &[], 0);
+    walk(&mut m, Ddir::Write, 64 << 10, 1);
+    assert!(!m.write_failed(0, 64 << 10));
+    assert!(ops(&mut m, true).is_empty());
+}
