@@ -11,18 +11,14 @@ impl State<'_> {
     /// Issue one zone operation on the job's file (zones emulated over a file without
     /// any: nothing to issue). Err: the errno and what failed.
     pub(super) fn zone_op(&mut self, op: ZoneOp) -> Result<(), (i32, String)> {
-        let (what, start, len) = match op {
-            ZoneOp::Reset(s, l) => ("reset", s, l),
-            ZoneOp::Finish(s, l) => ("finish", s, l),
+        let (what, act, start, len) = match op {
+            ZoneOp::Reset(s, l) => ("reset", ZoneAct::Reset, s, l),
+            ZoneOp::Finish(s, l) => ("finish", ZoneAct::Finish, s, l),
             ZoneOp::Recover(s, end) => return self.recover_zone(s, end),
         };
         if self.ctx.zone_dev != ZoneDev::Emulated {
             let Some(f) = self.ctx.files.first() else {
                 return Err((libc::EBADF, format!("zone {what}: no file")));
-            };
-            let act = match op {
-                ZoneOp::Finish(..) => ZoneAct::Finish,
-                _ => ZoneAct::Reset,
             };
             crate::sys::zoned::act(self.ctx.zone_dev, &f.file, act, start, len).map_err(|e| {
                 let errno = e.raw_os_error().unwrap_or(libc::EIO);
@@ -30,7 +26,7 @@ impl State<'_> {
                 (errno, text)
             })?;
         }
-        if matches!(op, ZoneOp::Reset(..)) {
+        if act == ZoneAct::Reset {
             self.zone_resets += 1;
         }
         Ok(())
