@@ -12,13 +12,14 @@ overlay on top, so every host program (ioscope, fio, nvme-cli, test binaries) ru
 unchanged. CMD runs in the current directory; its stdout and stderr come back on ours and
 its exit status is ours. Each --share DIR is writable and seen at the same path in the
 guest (results are written there). The devices' backing images (plain.img, zoned.img,
-pi.img, fdp.img, scsi.img: raw, 1 GiB) are shared writable at $IOSCOPE_RIG_IMAGES, for
+pi.img, fdp.img, zcap.img, scsi.img: raw, 1 GiB) are shared writable at $IOSCOPE_RIG_IMAGES, for
 tests that change a device's bytes behind its controller. Devices in the guest, by stable name:
 
     /dev/rig/plain   /dev/rig/plain-ng   NVMe, 4 KiB LBAs, 2 poll queues        (1 GiB)
     /dev/rig/zoned   /dev/rig/zoned-ng   NVMe ZNS, 16 x 64 MiB zones, 8 open/active
     /dev/rig/pi      /dev/rig/pi-ng      NVMe, 512 B LBAs + 8 B metadata, PI type 1
     /dev/rig/fdp     /dev/rig/fdp-ng     NVMe FDP subsystem, 8 reclaim unit handles
+    /dev/rig/zcap    /dev/rig/zcap-ng    NVMe ZNS, 16 x 64 MiB zones of 48 MiB capacity
     /dev/rig/scsi    /dev/rig/scsi-sg    virtio-scsi disk and its SCSI generic node
 
 The guest runs under TCG (our machines' KVM is PVM, which stock kernels cannot use):
@@ -316,7 +317,7 @@ def missing(kernel: str):
 
 def images(tmp: Path):
     """The backing files: sparse, on the host's disk (not RAM)."""
-    for name in ["plain", "zoned", "pi", "fdp", "scsi"]:
+    for name in ["plain", "zoned", "pi", "fdp", "zcap", "scsi"]:
         with open(tmp / f"{name}.img", "wb") as f:
             f.truncate(1 << 30)
 
@@ -346,6 +347,13 @@ def devices(tmp: Path) -> list:
         "-device", "nvme-subsys,id=sfdp,nqn=fdp,fdp=on,fdp.runs=32M,fdp.nrg=1,fdp.nruh=8",
         "-device", "nvme,id=cfdp,serial=fdp,subsys=sfdp",
         "-device", "nvme-ns,drive=dfdp,bus=cfdp,nsid=1,fdp.ruhs=0-7"]
+    # Zones whose capacity is below their size (48 of 64 MiB), as ZNS drives have them;
+    # last of the NVMe controllers so the others keep their numbers.
+    a += drive(tmp, "zcap") + [
+        "-device", "nvme,id=czcap,serial=zcap,zoned.zasl=5",
+        "-device", "nvme-ns,drive=dzcap,bus=czcap,nsid=1,logical_block_size=4096,"
+        "physical_block_size=4096,zoned=true,zoned.zone_size=64M,zoned.zone_capacity=48M,"
+        "zoned.max_open=8,zoned.max_active=8"]
     a += drive(tmp, "scsi") + [
         "-device", "virtio-scsi-pci,id=vscsi",
         "-device", "scsi-hd,drive=dscsi,bus=vscsi.0,serial=scsi0"]

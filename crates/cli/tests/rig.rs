@@ -93,6 +93,7 @@ mod guest {
     use std::path::Path;
 
     mod recover;
+    mod zcap;
 
     /// Inside the rig's guest, or a clear failure naming how these tests are run.
     fn in_guest() {
@@ -1243,7 +1244,12 @@ mod guest {
     /// The zoned namespace's zones: (write pointer relative to the zone start, in
     /// bytes; condition), from util-linux's `blkzone report`, outside ioscope.
     fn zones_now() -> Vec<(u64, String)> {
-        let text = sh("/sbin/blkzone report /dev/rig/zoned").expect("blkzone report");
+        zones_of("/dev/rig/zoned")
+    }
+
+    /// The zones of the zoned block device `dev`, as [`zones_now`] has them.
+    fn zones_of(dev: &str) -> Vec<(u64, String)> {
+        let text = sh(&format!("/sbin/blkzone report {dev}")).expect("blkzone report");
         text.lines()
             .filter_map(|l| {
                 let wp = l.split("wptr 0x").nth(1)?.split_whitespace().next()?;

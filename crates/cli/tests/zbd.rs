@@ -71,7 +71,11 @@ fn zbd_run(prog: &Path, dir: &Path, size: &str, extra: &[&str]) -> Did {
 /// - random writes with the random map: 16 draws per zone of 12 blocks, so each zone
 ///   fills and is reset once;
 /// - zone_reset_threshold/frequency: once 61 of 128 blocks hold data, every 4th write
-///   resets the zone it goes to (the first countdown ends in an empty zone).
+///   resets the zone it goes to (the first countdown ends in an empty zone);
+/// - the same with zonecapacity 768k and io_size twice the region: once 2 MiB of the
+///   3 MiB the zones take hold data (zones 0 and 1 full, 512k in zone 2), every write
+///   resets zone 2 again, 12 times for 128 writes; the job stays in zone 2, as it never
+///   reaches the region's end (a pass ends there, not after 4 MiB of writes).
 #[test]
 fn emulated_zones_follow_fio_342() {
     require!(Prereq::Fio342);
@@ -141,6 +145,19 @@ fn emulated_zones_follow_fio_342() {
                 "--zone_reset_frequency=0.25",
             ],
             (8 << 20, 128, 15),
+        ),
+        (
+            "4m",
+            &[
+                "--zonesize=1m",
+                "--zonecapacity=768k",
+                "--rw=write",
+                "--bs=64k",
+                "--io_size=8m",
+                "--zone_reset_threshold=0.5",
+                "--zone_reset_frequency=1",
+            ],
+            (8 << 20, 128, 12),
         ),
     ];
     for (size, extra, want) in cases {

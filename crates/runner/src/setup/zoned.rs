@@ -214,7 +214,9 @@ fn cut_to_zones(f: &mut JobFile, size: u64) -> Result<(), String> {
     Ok(())
 }
 
-/// The zones [start, start + len) touches.
+/// The zones [start, start + len) touches. A full zone's write pointer is reported at
+/// the zone's end, past its capacity where that is smaller: the workload has it at the
+/// end of the capacity, where writes stop and reads of data end.
 fn zones_of_region(all: &[Zone], start: u64, len: u64) -> Vec<ZoneInfo> {
     all.iter()
         .filter(|z| z.start + z.len > start && z.start < start + len)
@@ -222,7 +224,7 @@ fn zones_of_region(all: &[Zone], start: u64, len: u64) -> Vec<ZoneInfo> {
             start: z.start,
             len: z.len,
             capacity: z.capacity,
-            wp: z.wp,
+            wp: z.wp.min(z.start + z.capacity),
             seq: z.kind == ZoneKind::Sequential,
         })
         .collect()

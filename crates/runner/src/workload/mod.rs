@@ -480,7 +480,7 @@ impl Workload {
         if let Some(s) = self.sync_due() {
             return Some(s);
         }
-        if self.pass_done >= self.pass_bytes {
+        if self.pass_done >= self.pass_bytes && !self.passes_by_position() {
             self.start_pass();
         }
         let io = if self.repeat_left > 0 {

@@ -320,6 +320,15 @@ impl super::Workload {
             .is_some_and(|z| z.write_failed(offset, len))
     }
 
+    /// zonemode=zbd, sequential: the zones put each I/O at a write pointer or below
+    /// one, so the bytes of a pass and the positions it covers part (a reset zone is
+    /// written again, a zone's capacity may be below its size). As in fio, the job
+    /// starts over at the region's start when its position reaches the region's end,
+    /// never after a region's worth of bytes.
+    pub(super) fn passes_by_position(&self) -> bool {
+        self.zbd.is_some() && !self.mode.is_random()
+    }
+
     /// zonemode=zbd: whether the I/O drawn last waits for a zone another job holds.
     pub fn zone_blocked(&self) -> bool {
         self.zbd_held.is_some()
