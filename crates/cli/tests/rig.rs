@@ -93,6 +93,7 @@ mod guest {
     use std::path::Path;
 
     mod recover;
+    mod trims;
     mod zcap;
 
     /// Inside the rig's guest, or a clear failure naming how these tests are run.

@@ -461,3 +461,61 @@ fn zoneskip_as_with_fio_342() {
     let did = skip_run(&bin(), d.path(), off);
     assert_eq!(did[0], ((4 * M, 0, 0, 2), "w1 w3 w1 w3".into()));
 }
+
+/// Trims are zone resets, alone or each followed by its write (trimwrite), as in fio
+/// 3.42: jobs one after another (stonewall) on 8 emulated zones of 1 MiB, each job's
+/// trims, writes and resets equal to fio's, which the list spells out:
+/// - 5 zones written, then 3 random trims: each drawn in an empty zone goes to the
+///   nearest zone with data, so 3 resets; a random trim job without a count then
+///   resets the 2 zones left with data and ends (no zone has data to trim);
+/// - 3 zones written again, then trimwrite twice over the 8 zones: 16 trims and 16
+///   writes, 3 + 8 resets (the second pass finds every zone written by the first);
+/// - 3 random trims: 3 resets.
+#[test]
+fn trims_and_trimwrite_as_with_fio_342() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let job = "[global]\nfilename=zoned\nzonemode=zbd\nzonesize=1m\nioengine=psync\n\
+               size=8m\nbs=1m\n\
+               [w]\nrw=write\nsize=5m\n\
+               [t]\nstonewall\nrw=randtrim\nnumber_ios=3\n\
+               [t2]\nstonewall\nrw=randtrim\n\
+               [w2]\nstonewall\nrw=write\nsize=3m\n\
+               [tw]\nstonewall\nrw=trimwrite\nloops=2\n\
+               [t3]\nstonewall\nrw=randtrim\nnumber_ios=3\n";
+    std::fs::write(d.path().join("trims.fio"), job).expect("job file");
+    const M: u64 = 1 << 20;
+    // Per job: (trim io_bytes, trim I/Os, write io_bytes, write I/Os, zone_resets).
+    let want: Vec<(u64, u64, u64, u64, u64)> = vec![
+        (0, 0, 5 * M, 5, 0),
+        (3 * M, 3, 0, 0, 3),
+        (2 * M, 2, 0, 0, 2),
+        (0, 0, 3 * M, 3, 0),
+        (16 * M, 16, 16 * M, 16, 11),
+        (3 * M, 3, 0, 0, 3),
+    ];
+    for prog in [fio342_path(), bin()] {
+        let file = d.path().join("zoned");
+        let _ = std::fs::remove_file(&file);
+        assert!(sh(&format!("truncate -s 8m {}", file.display())).is_some());
+        let r = run_tool(&prog, d.path(), &["trims.fio", "--output-format=json"], &[]);
+        assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("{}: {e}: {}", prog.display(), r.stdout));
+        let did: Vec<_> = v["jobs"]
+            .as_array()
+            .expect("jobs")
+            .iter()
+            .map(|j| {
+                (
+                    u(&j["trim"]["io_bytes"]),
+                    u(&j["trim"]["total_ios"]),
+                    u(&j["write"]["io_bytes"]),
+                    u(&j["write"]["total_ios"]),
+                    u(&j["zone_resets"]),
+                )
+            })
+            .collect();
+        assert_eq!(did, want, "{}", prog.display());
+    }
+}

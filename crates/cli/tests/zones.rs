@@ -235,10 +235,6 @@ fn zone_options_need_their_mode() {
             &["--zonemode=zbd", "--zonesize=16k", "--zoneskip=8k"][..],
             "zoneskip': 8192 is not a multiple of the zone size 16384",
         ),
-        (
-            &["--zonemode=zbd", "--rw=trimwrite"][..],
-            "trims mixed with reads or writes",
-        ),
     ] {
         let mut a = vec!["--name=z", "--filename=data", "--size=64k", "--parse-only"];
         a.extend_from_slice(args);

@@ -527,13 +527,6 @@ fn check_zbd(
     if o.recover_zbd_write_error && o.rw.mode.writes() {
         check_recover(o, refuse)?;
     }
-    if o.rw.mode.trims() && (o.rw.mode.writes() || o.rw.mode.reads()) {
-        return refuse(
-            "rw",
-            "trims mixed with reads or writes under zonemode=zbd (zone resets while \
-             writes are in flight) are not supported yet; rw=trim and rw=randtrim are",
-        );
-    }
     Ok(())
 }
 

@@ -367,7 +367,7 @@ option_table! {
     unit_base: UnitBase { kind: Kind::Choice(UnitBase::CHOICES), default: "0", category: C::Reporting, help: "Report bandwidth in bytes or bits" }
 
     // ---- Zones ----
-    zonemode: ZoneMode { kind: Kind::Choice(ZoneMode::CHOICES), default: "none", category: C::Zones, help: "Zone mode: strided walks zones of zonesize bytes, zonerange apart; zbd follows a zoned block device's zones" }
+    zonemode: ZoneMode { kind: Kind::Choice(ZoneMode::CHOICES), default: "none", category: C::Zones, help: "Zone mode: strided walks zones of zonesize bytes, zonerange apart; zbd follows a zoned block device's zones (writes at write pointers; a trim, of a zone's size, resets its zone; random trims go to zones with data)" }
     zonesize: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes of I/O in each zone before moving to the next; zonemode=zbd: the zone size (must be the device's; over a regular file or a device that is not zoned, the size of the zones emulated on it)" }
     zonerange: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: size of a zone, where its I/O falls (default zonesize)" }
     zoneskip: u64 { kind: SIZE, default: "0", category: C::Zones, help: "zonemode=strided: bytes skipped after each zone; zonemode=zbd: bytes a sequential job skips after writing a zone full or reading all its data (a multiple of the zone size)" }

@@ -456,7 +456,10 @@ impl Workload {
         }
         if let Some(io) = self.zbd_held.take() {
             let io = self.zoned(io)?;
-            self.account(io);
+            // trimwrite's write (its trims alone are drawn) was counted with its trim.
+            if !(self.mode.trims() && io.ddir == Ddir::Write) {
+                self.account(io);
+            }
             return Some(io);
         }
         if let Some(r) = self.replay.as_mut() {
@@ -468,7 +471,8 @@ impl Workload {
         }
         // trimwrite: a trim and its write count as one of number_ios, as in fio.
         if let Some(w) = self.pending_write.take() {
-            return Some(w);
+            // zonemode=zbd: at the zone's write pointer (its trim has reset it).
+            return self.zoned(w);
         }
         if self.ios_left == 0 {
             return None;
@@ -538,7 +542,7 @@ impl Workload {
                 });
             }
         }
-        if matches!(self.mode, RwMode::TrimWrite | RwMode::RandTrimWrite) {
+        if io.ddir == Ddir::Trim && matches!(self.mode, RwMode::TrimWrite | RwMode::RandTrimWrite) {
             self.pending_write = Some(Io {
                 ddir: Ddir::Write,
                 ..io

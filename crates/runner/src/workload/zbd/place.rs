@@ -147,7 +147,7 @@ impl<'a> Placer<'a> {
             Ddir::Write => self.place_write(i, len, random),
             Ddir::Read if random => self.place_random_read(i, offset, len).map(at),
             Ddir::Read => self.place_seq_read(i, offset, len).map(at),
-            Ddir::Trim => self.place_trim(i).map(at),
+            Ddir::Trim => self.place_trim(i, random).map(at),
             _ => Some(at(offset)),
         }
     }
@@ -218,8 +218,14 @@ impl<'a> Placer<'a> {
     }
 
     /// A trim is a reset of its zone (its size is the zone's): only a zone with data
-    /// is reset; the trim of an empty one resets nothing.
-    fn place_trim(&mut self, i: usize) -> Option<u64> {
+    /// is reset; a sequential trim of an empty one resets nothing. A random trim drawn
+    /// in an empty zone goes to the nearest zone with data instead, and with none left
+    /// the job ends, as in fio.
+    fn place_trim(&mut self, i: usize, random: bool) -> Option<u64> {
+        let i = match random && self.data(i) == 0 {
+            true => self.nearest_with_data(i)?,
+            false => i,
+        };
         if self.taken(i) {
             return self.block();
         }
@@ -405,6 +411,17 @@ impl<'a> Placer<'a> {
         } else {
             z.len
         }
+    }
+
+    /// The zone nearest `i` holding data: the one after, then the one before, and so
+    /// on outwards (fio's order).
+    fn nearest_with_data(&self, i: usize) -> Option<usize> {
+        let Range { start: lo, end: hi } = self.j.range;
+        (1..hi - lo)
+            .flat_map(|k| [Some(i + k).filter(|&j| j < hi), i.checked_sub(k)])
+            .flatten()
+            .filter(|&j| j >= lo)
+            .find(|&j| self.data(j) > 0)
     }
 
     fn place_seq_read(&self, i: usize, offset: u64, len: u64) -> Option<u64> {

@@ -173,6 +173,20 @@ fn trims_reset_zones_with_data() {
 }
 
 #[test]
+fn random_trims_go_to_the_nearest_zone_with_data_and_end_with_none() {
+    let mut m = map(5, &[B, 0, 0, 0, B], 0);
+    // Zone 2 is empty: zones 3 and 1 are as near, the one after is taken first (fio's
+    // order); both empty, so zone 4, after, and then zone 0, before.
+    assert_eq!(at(&mut m, Ddir::Trim, 2 * Z, Z, true), Some(4 * Z));
+    assert_eq!(at(&mut m, Ddir::Trim, 2 * Z, Z, true), Some(0));
+    assert_eq!(
+        ops(&mut m, false),
+        vec![ZoneOp::Reset(4 * Z, Z), ZoneOp::Reset(0, Z)]
+    );
+    assert_eq!(at(&mut m, Ddir::Trim, 2 * Z, Z, true), None, "no zone has data");
+}
+
+#[test]
 fn reads_stay_below_the_write_pointer() {
     let mut m = map(3, &[0, 16384], 0);
     // Zone 0 is empty: the read moves to zone 1, inside its data less a block.
