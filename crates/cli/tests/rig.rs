@@ -92,6 +92,7 @@ mod guest {
     use crate::common::*;
     use std::path::Path;
 
+    mod mixed;
     mod recover;
     mod trims;
     mod zcap;

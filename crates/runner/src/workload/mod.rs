@@ -494,7 +494,7 @@ impl Workload {
             self.repeat_left = self.per_offset - 1;
             self.fresh()?
         };
-        let io = self.zoned(io)?;
+        let io = self.zoned_or_next_pass(io)?;
         self.account(io);
         Some(io)
     }

@@ -178,16 +178,7 @@ impl Workload {
                 self.window_done(fi);
             }
         }
-        // Every file exhausted before the byte count (holes in rw=read:8k skip
-        // bytes): the pass is over, and like fio the skipped bytes count as done.
-        if !self.time_based && !self.io_size_set {
-            let skipped = self.pass_bytes.saturating_sub(self.pass_done);
-            self.total_left = self.total_left.saturating_sub(skipped);
-            if self.total_left == 0 {
-                return None;
-            }
-        }
-        self.start_pass();
+        self.next_pass_early()?;
         let fi = self.choose_file();
         let off = if random {
             self.random_offset(fi, d)?
@@ -208,6 +199,22 @@ impl Workload {
             len: len as u32,
             verify: false,
         })
+    }
+
+    /// Every file exhausted before the pass's bytes were done (holes in rw=read:8k
+    /// skip bytes; zonemode=zbd has no data or room for an I/O): the pass is over, and
+    /// as in fio the bytes left count as done unless io_size or time_based asks for
+    /// more. None: the job is done; else the next pass has begun.
+    pub(super) fn next_pass_early(&mut self) -> Option<()> {
+        if !self.time_based && !self.io_size_set {
+            let skipped = self.pass_bytes.saturating_sub(self.pass_done);
+            self.total_left = self.total_left.saturating_sub(skipped);
+            if self.total_left == 0 {
+                return None;
+            }
+        }
+        self.start_pass();
+        Some(())
     }
 
     /// With the random map and I/Os larger than a block: take the blocks the random

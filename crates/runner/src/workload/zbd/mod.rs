@@ -341,6 +341,21 @@ impl super::Workload {
         }
     }
 
+    /// zonemode=zbd: `io` where the zones put it; when they have no room or data for
+    /// it, the pass is over as when the files are exhausted, and the next pass (if the
+    /// job's bytes call for one: io_size, loops, time_based) draws again, as in fio.
+    pub(super) fn zoned_or_next_pass(&mut self, io: Io) -> Option<Io> {
+        if let Some(io) = self.zoned(io) {
+            return Some(io);
+        }
+        if self.zbd.is_none() || self.zbd_held.is_some() {
+            return None;
+        }
+        self.next_pass_early()?;
+        let io = self.fresh()?;
+        self.zoned(io)
+    }
+
     /// zonemode=zbd: `io` where the zones put it (None: they have no room or no data
     /// for it, and the job ends, or its zone is another job's for now: the I/O is kept
     /// and placed again by the next call of `next_io`).
@@ -357,9 +372,13 @@ impl super::Workload {
             return None;
         };
         if !random {
-            // A sequential job goes on from where the zones put this I/O.
+            // A sequential job goes on from where the zones put this I/O. A read made
+            // a write leaves the reads where they were: fio picks the direction first.
             if let Some(f) = self.files.get_mut(io.file as usize) {
-                f.pos[io.ddir.index()] = p.next.saturating_sub(f.start);
+                if p.ddir != io.ddir {
+                    f.pos[io.ddir.index()] = io.offset.saturating_sub(f.start);
+                }
+                f.pos[p.ddir.index()] = p.next.saturating_sub(f.start);
             }
         }
         Some(Io {

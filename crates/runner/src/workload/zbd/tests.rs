@@ -183,7 +183,11 @@ fn random_trims_go_to_the_nearest_zone_with_data_and_end_with_none() {
         ops(&mut m, false),
         vec![ZoneOp::Reset(4 * Z, Z), ZoneOp::Reset(0, Z)]
     );
-    assert_eq!(at(&mut m, Ddir::Trim, 2 * Z, Z, true), None, "no zone has data");
+    assert_eq!(
+        at(&mut m, Ddir::Trim, 2 * Z, Z, true),
+        None,
+        "no zone has data"
+    );
 }
 
 #[test]
