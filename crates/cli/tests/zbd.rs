@@ -519,3 +519,45 @@ fn trims_and_trimwrite_as_with_fio_342() {
         assert_eq!(did, want, "{}", prog.display());
     }
 }
+
+/// Reads that come to the end of the data, as in fio 3.42: 2 MiB written over 8
+/// emulated zones of 1 MiB, then (jobs stonewalled, figures in 64 KiB blocks, fio's
+/// and so ioscope's) a sequential read with io_size=6m reads the 2 MiB three times
+/// (each pass ends where the data ends, and io_size asks for more); without io_size it
+/// reads them once; loops=2 twice; random reads with io_size=3m do 48 blocks.
+#[test]
+fn reads_past_the_data_start_a_new_pass_as_with_fio_342() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let job = "[global]\nfilename=zoned\nzonemode=zbd\nzonesize=1m\nioengine=psync\n\
+               size=8m\nbs=64k\n\
+               [w]\nrw=write\nsize=2m\n\
+               [r]\nstonewall\nrw=read\nio_size=6m\n\
+               [r2]\nstonewall\nrw=read\n\
+               [r3]\nstonewall\nrw=read\nloops=2\n\
+               [rr]\nstonewall\nrw=randread\nio_size=3m\n";
+    std::fs::write(d.path().join("reads.fio"), job).expect("job file");
+    // Per job: (read blocks, write blocks).
+    let want: Vec<(u64, u64)> = vec![(0, 32), (96, 0), (32, 0), (64, 0), (48, 0)];
+    for prog in [fio342_path(), bin()] {
+        let file = d.path().join("zoned");
+        let _ = std::fs::remove_file(&file);
+        assert!(sh(&format!("truncate -s 8m {}", file.display())).is_some());
+        let r = run_tool(&prog, d.path(), &["reads.fio", "--output-format=json"], &[]);
+        assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout)
+            .unwrap_or_else(|e| panic!("{}: {e}: {}", prog.display(), r.stdout));
+        let did: Vec<_> = v["jobs"]
+            .as_array()
+            .expect("jobs")
+            .iter()
+            .map(|j| {
+                (
+                    u(&j["read"]["io_bytes"]) >> 16,
+                    u(&j["write"]["io_bytes"]) >> 16,
+                )
+            })
+            .collect();
+        assert_eq!(did, want, "{}", prog.display());
+    }
+}

@@ -405,6 +405,7 @@ impl Workload {
         }
         (self.ios_left == 0 || (!self.time_based && self.total_left == 0))
             && self.pending_write.is_none()
+            && self.zbd_held.is_none()
     }
 
     /// Which of the job's `loops` the last I/O belongs to (0 first). A time_based job
@@ -419,7 +420,7 @@ impl Workload {
 
     /// The current pass over the files is complete (the next I/O starts a loop).
     pub fn pass_complete(&self) -> bool {
-        self.pass_done >= self.pass_bytes && self.pending_write.is_none()
+        self.pass_done >= self.pass_bytes && self.pending_write.is_none() && self.zbd_held.is_none()
     }
 
     /// The next I/O, or None when the job has issued all it should.
@@ -455,11 +456,12 @@ impl Workload {
             return self.next_ranged();
         }
         if let Some(io) = self.zbd_held.take() {
-            let io = self.zoned(io)?;
             // trimwrite's write (its trims alone are drawn) was counted with its trim.
-            if !(self.mode.trims() && io.ddir == Ddir::Write) {
-                self.account(io);
+            if self.mode.trims() && io.ddir == Ddir::Write {
+                return self.zoned(io);
             }
+            let io = self.zoned_or_next_pass(io)?;
+            self.account(io);
             return Some(io);
         }
         if let Some(r) = self.replay.as_mut() {

@@ -344,10 +344,17 @@ impl super::Workload {
     /// zonemode=zbd: `io` where the zones put it; when they have no room or data for
     /// it, the pass is over as when the files are exhausted, and the next pass (if the
     /// job's bytes call for one: io_size, loops, time_based) draws again, as in fio.
+    #[inline]
     pub(super) fn zoned_or_next_pass(&mut self, io: Io) -> Option<Io> {
-        if let Some(io) = self.zoned(io) {
-            return Some(io);
+        match self.zoned(io) {
+            Some(io) => Some(io),
+            None => self.zoned_pass_over(),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn zoned_pass_over(&mut self) -> Option<Io> {
         if self.zbd.is_none() || self.zbd_held.is_some() {
             return None;
         }

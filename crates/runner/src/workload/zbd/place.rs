@@ -413,14 +413,15 @@ impl<'a> Placer<'a> {
         }
     }
 
-    /// The zone nearest `i` holding data: the one after, then the one before, and so
-    /// on outwards (fio's order).
+    /// The sequential zone nearest `i` holding data: the one after, then the one
+    /// before, and so on outwards (fio's order). Conventional zones have no write
+    /// pointer to reset.
     fn nearest_with_data(&self, i: usize) -> Option<usize> {
         let Range { start: lo, end: hi } = self.j.range;
         (1..hi - lo)
             .flat_map(|k| [Some(i + k).filter(|&j| j < hi), i.checked_sub(k)])
             .flatten()
-            .filter(|&j| j >= lo)
+            .filter(|&j| j >= lo && self.z.zones[j].seq)
             .find(|&j| self.data(j) > 0)
     }
 

@@ -191,6 +191,17 @@ fn random_trims_go_to_the_nearest_zone_with_data_and_end_with_none() {
 }
 
 #[test]
+fn random_trims_never_reset_a_conventional_zone() {
+    let mut z = zones(3, &[0, 0, B]);
+    z[1].seq = false;
+    let mut m = ZoneMap::new(z, rules(0));
+    // Zone 0 is empty; zone 1, as near, is conventional: zone 2 is reset.
+    assert_eq!(at(&mut m, Ddir::Trim, 0, Z, true), Some(2 * Z));
+    assert_eq!(ops(&mut m, false), vec![ZoneOp::Reset(2 * Z, Z)]);
+    assert_eq!(at(&mut m, Ddir::Trim, 0, Z, true), None, "no zone has data");
+}
+
+#[test]
 fn reads_stay_below_the_write_pointer() {
     let mut m = map(3, &[0, 16384], 0);
     // Zone 0 is empty: the read moves to zone 1, inside its data less a block.
