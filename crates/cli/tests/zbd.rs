@@ -495,16 +495,7 @@ fn trims_and_trimwrite_as_with_fio_342() {
         (3 * M, 3, 0, 0, 3),
     ];
     for prog in [fio342_path(), bin()] {
-        let file = d.path().join("zoned");
-        let _ = std::fs::remove_file(&file);
-        assert!(sh(&format!("truncate -s 8m {}", file.display())).is_some());
-        let r = run_tool(&prog, d.path(), &["trims.fio", "--output-format=json"], &[]);
-        assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout)
-            .unwrap_or_else(|e| panic!("{}: {e}: {}", prog.display(), r.stdout));
-        let did: Vec<_> = v["jobs"]
-            .as_array()
-            .expect("jobs")
+        let did: Vec<_> = job_file_run(&prog, d.path(), "trims.fio")
             .iter()
             .map(|j| {
                 (
@@ -540,16 +531,7 @@ fn reads_past_the_data_start_a_new_pass_as_with_fio_342() {
     // Per job: (read blocks, write blocks).
     let want: Vec<(u64, u64)> = vec![(0, 32), (96, 0), (32, 0), (64, 0), (48, 0)];
     for prog in [fio342_path(), bin()] {
-        let file = d.path().join("zoned");
-        let _ = std::fs::remove_file(&file);
-        assert!(sh(&format!("truncate -s 8m {}", file.display())).is_some());
-        let r = run_tool(&prog, d.path(), &["reads.fio", "--output-format=json"], &[]);
-        assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout)
-            .unwrap_or_else(|e| panic!("{}: {e}: {}", prog.display(), r.stdout));
-        let did: Vec<_> = v["jobs"]
-            .as_array()
-            .expect("jobs")
+        let did: Vec<_> = job_file_run(&prog, d.path(), "reads.fio")
             .iter()
             .map(|j| {
                 (
@@ -560,4 +542,17 @@ fn reads_past_the_data_start_a_new_pass_as_with_fio_342() {
             .collect();
         assert_eq!(did, want, "{}", prog.display());
     }
+}
+
+/// Run `prog` on the job file `name` in `dir` over a new zeroed 8 MiB file `zoned`:
+/// its jobs' JSON.
+fn job_file_run(prog: &Path, dir: &Path, name: &str) -> Vec<serde_json::Value> {
+    let file = dir.join("zoned");
+    let _ = std::fs::remove_file(&file);
+    assert!(sh(&format!("truncate -s 8m {}", file.display())).is_some());
+    let r = run_tool(prog, dir, &[name, "--output-format=json"], &[]);
+    assert_eq!(r.code, 0, "{}: {}", prog.display(), r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout)
+        .unwrap_or_else(|e| panic!("{}: {e}: {}", prog.display(), r.stdout));
+    v["jobs"].as_array().expect("jobs").clone()
 }
