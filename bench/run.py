@@ -17,6 +17,9 @@ median of --reps repetitions.  Python 3 standard library only; installs and buil
 import argparse
 import os
 import shutil
+import signal
+import subprocess
+import tempfile
 import sys
 
 sys.dont_write_bytecode = True  # leave no __pycache__ in bench/
@@ -26,24 +29,44 @@ import _benchlib as bl  # noqa: E402
 GiB = 1 << 30
 
 
-def t_io_uring_path():
-    """fio 3.42's t/io_uring: $T_IO_URING, else ../shared/tools/fio-3.42/t-io_uring."""
+def t_io_uring_path(b):
+    """fio 3.42's t/io_uring: $T_IO_URING, else ../shared/tools/fio-3.42/t-io_uring. The shipped
+    binary was built for the CPU it was built on (-march=native) and dies of SIGILL on an older
+    one: then t/io_uring is built from the fio 3.42 source beside it (fio-3.42-src.tar.xz,
+    ./configure --disable-native; about 2 s, in the bench's temporary directory) and a note says
+    so. None: neither runs here."""
     here = os.path.dirname(os.path.abspath(__file__))
-    p = os.environ.get("T_IO_URING") or os.path.join(here, "..", "..", "shared", "tools", "fio-3.42", "t-io_uring")
-    return p if os.access(p, os.X_OK) else None
+    tools = os.path.join(here, "..", "..", "shared", "tools", "fio-3.42")
+    p = os.environ.get("T_IO_URING") or os.path.join(tools, "t-io_uring")
+    if not os.access(p, os.X_OK):
+        return None
+    rc = subprocess.run([p, "-N1", "-r1", "/dev/null"], stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, timeout=60).returncode
+    if rc != -signal.SIGILL:
+        return p
+    src = os.path.join(tools, "fio-3.42-src.tar.xz")
+    if not os.path.exists(src):
+        b.note("t/io_uring: %s dies of SIGILL on this CPU and the fio 3.42 source is not beside it" % p)
+        return None
+    work = tempfile.mkdtemp(prefix="t-io_uring-", dir=b.tmp)
+    subprocess.run(["tar", "-xf", src, "-C", work], check=True)
+    top = os.path.join(work, "fio-3.42")
+    steps = [["./configure", "--disable-native"], ["make", "-j2", "t/io_uring"]]
+    for cmd in steps:
+        if subprocess.run(cmd, cwd=top, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+            b.note("t/io_uring: %s dies of SIGILL on this CPU and building it from %s failed (%s)"
+                   % (p, src, " ".join(cmd)))
+            return None
+    b.note("t/io_uring: the shipped binary dies of SIGILL on this CPU (built for a newer one); built from "
+           "%s with ./configure --disable-native; make t/io_uring" % src)
+    return os.path.join(top, "t", "io_uring")
 
 
-def t_io_uring(b, path, args, runtime):
-    """Run t/io_uring for `runtime` s; its IOPS: the median of its once-a-second lines
-    ("IOPS=14.53M, IOS/call=8/8"). It wants a file even for NOPs: a sparse one in
-    /dev/shm, opened buffered (-O0), never read."""
-    f = "/dev/shm/ioscope-bench-tio-%d" % os.getpid()
-    with open(f, "wb") as h:
-        h.truncate(GiB)
-    try:
-        rc, out, err, wall = b.run([path] + args + ["-O0", "-r%d" % runtime, f], timeout=runtime + 60)
-    finally:
-        os.unlink(f)
+def t_io_uring(b, path, args, runtime, f):
+    """Run t/io_uring for `runtime` s on file `f` (it wants one even for NOPs, which name it;
+    opened buffered, -O0, never read); its IOPS: the median of its once-a-second lines
+    ("IOPS=14.53M, IOS/call=8/8")."""
+    rc, out, err, wall = b.run([path] + args + ["-O0", "-r%d" % runtime, f], timeout=runtime + 60)
     scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
     vals = []
     for line in (out + err).splitlines():
@@ -225,36 +248,56 @@ def run_all(b, reps, rt, skip, rows):
 
     # ---------------------------------------------------------------- 5. ioscope peak
     if "peak" not in skip:
-        out = {"lat": [], "nolat": []}
+        out = {"lat": [], "nolat": [], "file": []}
         base = ["--nop", "--depth=32", "--batch=8"]
         # fio 3.42's t/io_uring on the same NOP path, latency tracking on as ours is
-        # (-t1): the anchor for speed. Each repetition runs ioscope, t/io_uring and
-        # ioscope --no-lat back to back, so that the machine's load drifts through
-        # all three alike (on a shared machine it moves by 2x within minutes).
-        tio = t_io_uring_path()
+        # (-t1): the anchor for speed. Its NOPs name a file and a buffer, both registered
+        # (-F1 -B1, its defaults), and the kernel looks both up; `peak --nop FILE
+        # --registerfiles --fixedbufs` issues the same NOPs, so the two do the same kernel
+        # work and the ratio is the programs' own. Each repetition runs all four back to
+        # back, so that the machine's load drifts through them alike (on a shared machine
+        # it moves by 2x within minutes).
+        tio = t_io_uring_path(b)
+        nopfile = "/dev/shm/ioscope-bench-nop-%d" % os.getpid()
+        with open(nopfile, "wb") as h:
+            h.truncate(GiB)
+        like = base + ["--registerfiles", "--fixedbufs", nopfile]
         tu = []
-        for rep in range(reps):
-            b.progress("peak nop lat rep %d/%d" % (rep + 1, reps))
-            res = b.peak(base, rt)
-            b.record("peak --nop --depth=32 --batch=8 [lat]", "ioscope", rep + 1, res)
-            out["lat"].append(res)
-            if tio:
-                b.progress("t/io_uring -N1 rep %d/%d" % (rep + 1, reps))
-                res = t_io_uring(b, tio, ["-N1", "-d32", "-s8", "-c8", "-t1"], rt)
-                b.record("t/io_uring -N1 -d32 -s8 -c8 -t1", "t/io_uring", rep + 1, res)
-                tu.append(res)
-            b.progress("peak nop nolat rep %d/%d" % (rep + 1, reps))
-            res = b.peak(base + ["--no-lat"], rt)
-            b.record("peak --nop --depth=32 --batch=8 [nolat]", "ioscope", rep + 1, res)
-            out["nolat"].append(res)
-        with_lat, without = med(out["lat"], "iops"), med(out["nolat"], "iops")
+        try:
+            for rep in range(reps):
+                b.progress("peak nop lat rep %d/%d" % (rep + 1, reps))
+                res = b.peak(base, rt)
+                b.record("peak --nop --depth=32 --batch=8 [lat]", "ioscope", rep + 1, res)
+                out["lat"].append(res)
+                if tio:
+                    b.progress("t/io_uring -N1 rep %d/%d" % (rep + 1, reps))
+                    res = t_io_uring(b, tio, ["-N1", "-d32", "-s8", "-c8", "-t1"], rt, nopfile)
+                    b.record("t/io_uring -N1 -d32 -s8 -c8 -t1", "t/io_uring", rep + 1, res)
+                    tu.append(res)
+                    b.progress("peak nop file rep %d/%d" % (rep + 1, reps))
+                    res = b.peak(like, rt)
+                    b.record("peak --nop --depth=32 --batch=8 --registerfiles --fixedbufs FILE", "ioscope",
+                             rep + 1, res)
+                    out["file"].append(res)
+                b.progress("peak nop nolat rep %d/%d" % (rep + 1, reps))
+                res = b.peak(base + ["--no-lat"], rt)
+                b.record("peak --nop --depth=32 --batch=8 [nolat]", "ioscope", rep + 1, res)
+                out["nolat"].append(res)
+        finally:
+            os.unlink(nopfile)
         if tio:
-            t_iops = med(tu, "iops")
-            rows.append(["peak --nop --depth=32 --batch=8 vs t/io_uring -N1 -d32 -s8 -c8 -t1",
-                         "IOPS, latency tracking on (fio column: t/io_uring 3.42)", bl.fmt_num(t_iops),
-                         bl.fmt_num(with_lat), bl.fmt_ratio(bl.ratio(with_lat, t_iops)) + " io/t", "≥ 1.0"])
+            t_iops, f_iops = med(tu, "iops"), med(out["file"], "iops")
+            pairs = [bl.ratio(x.get("iops"), y.get("iops")) for x, y in zip(out["file"], tu)]
+            pairs = sorted(r for r in pairs if r is not None)
+            b.note("peak --nop FILE / t/io_uring, repetition by repetition: %s"
+                   % ", ".join("%.2f" % r for r in pairs))
+            rows.append(["peak --nop --depth=32 --batch=8 --registerfiles --fixedbufs FILE vs t/io_uring -N1 -d32 "
+                         "-s8 -c8 -t1 FILE", "IOPS, latency tracking on, the same NOPs (fio column: t/io_uring "
+                         "3.42)", bl.fmt_num(t_iops), bl.fmt_num(f_iops),
+                         bl.fmt_ratio(bl.ratio(f_iops, t_iops)) + " io/t", "≥ 1.0"])
         else:
             b.note("t/io_uring: not found (../shared/tools/fio-3.42/t-io_uring or $T_IO_URING): its row is left out")
+        with_lat, without = med(out["lat"], "iops"), med(out["nolat"], "iops")
         rows.append(["ioscope peak --nop --depth=32 --batch=8", "IOPS with latency tracking", "", bl.fmt_num(with_lat),
                      "", ""])
         rows.append(["ioscope peak --nop --depth=32 --batch=8 --no-lat", "IOPS without latency tracking", "",

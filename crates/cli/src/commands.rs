@@ -64,7 +64,7 @@ pub static COMMANDS: &[Command] = &[
         name: "peak",
         about: "Peak IOPS with minimal overhead, like fio's t/io_uring",
         usage: "ioscope peak [FLAGS] FILE|DEVICE...",
-        operands: "files or block devices (none with --nop)",
+        operands: "files or block devices (with --nop: none, or one file that its NOPs name, as t/io_uring's do; it is never read or written)",
         details: "Prints IOPS, bandwidth and I/Os per submit/reap call once a second, then the \
                   totals, min/avg/max of the per-second IOPS and latency percentiles (submission \
                   to completion, self-calibrated TSC clock).",

@@ -34,6 +34,8 @@ pub struct Args {
     sqpoll: Option<Option<u32>>,
     buffered: bool,
     nop: bool,
+    /// With `nop`: the NOPs name the one file given (IORING_NOP_FILE).
+    nop_file: bool,
     /// NVMe passthrough: io_uring_cmd on a namespace's generic device.
     passthrough: bool,
     runtime: String,
@@ -66,6 +68,7 @@ impl Default for Args {
             sqpoll: None,
             buffered: false,
             nop: false,
+            nop_file: false,
             passthrough: false,
             runtime: "10".into(),
             lat: true,
@@ -98,8 +101,19 @@ impl command::Args for Args {
             if self.engine != "io_uring" {
                 return Err("peak: --nop needs --engine=io_uring".into());
             }
-            if self.files.is_empty() {
-                self.files.push("nop".into());
+            match self.files.len() {
+                0 => self.files.push("nop".into()),
+                1 if self.write => {
+                    return Err("peak: --nop with a file reads and writes nothing: \
+                                --write is not for it"
+                        .into())
+                }
+                1 => self.nop_file = true,
+                _ => {
+                    return Err("peak: --nop names at most one file (its NOPs name it, \
+                                as t/io_uring's do)"
+                        .into())
+                }
             }
         }
         if self.files.is_empty() {
@@ -273,7 +287,9 @@ const FLAGS: &[Flag<Args>] = &[
             "nop",
             NoVal,
             "",
-            "IORING_OP_NOP: no file I/O, the kernel submission path alone",
+            "IORING_OP_NOP: no file I/O, the kernel submission path alone; given a file, \
+             each NOP names it (and the registered buffer with --fixedbufs), as \
+             t/io_uring -N1's do (Linux 6.13 and later)",
         ),
         verbs: &[],
         set: |a, _| {
@@ -384,7 +400,8 @@ fn job_args(a: &Args) -> Vec<String> {
         "--group_reporting".into(),
         "--file_service_type=random".into(),
     ];
-    if a.nop {
+    // NOPs without a file need a size to count against; with one, its size is it.
+    if a.nop && !a.nop_file {
         v.push("--size=1g".into());
     }
     if a.polled {
@@ -508,6 +525,7 @@ pub fn main(cx: &Context, args: &[OsString]) -> Result<ExitCode> {
     let bs = set.jobs[0].opts.bs.read();
     let ro = RunOptions {
         nop: a.nop,
+        nop_file: a.nop_file,
         combine_submit_wait: true,
         engine_loop: true,
         live_interval: a.live.runner_interval(),

@@ -60,6 +60,60 @@ fn nop_mode_runs_with_sane_percentiles() {
 }
 
 #[test]
+fn nops_that_name_a_file_leave_it_untouched() {
+    // `peak --nop FILE`: every NOP names FILE (registered) and the registered buffer,
+    // as t/io_uring -N1's do, so the kernel looks both up; the file is opened only.
+    let d = tmpdir();
+    let f = d.path().join("nopfile");
+    let data: Vec<u8> = (0..1u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&f, &data).expect("write the file");
+    let mtime = || {
+        std::fs::metadata(&f)
+            .and_then(|m| m.modified())
+            .expect("mtime")
+    };
+    let before = mtime();
+    let path = f.to_str().expect("utf-8 path");
+    let args = [
+        "peak",
+        "--nop",
+        "--depth=16",
+        "--batch=4",
+        "--runtime=1",
+        "--registerfiles",
+        "--fixedbufs",
+        "--json",
+        path,
+    ];
+    let r = run_in(d.path(), &args);
+    if r.code != 0 && r.stderr.contains("refused by this kernel") {
+        skip!(
+            "a kernel whose NOPs name files (Linux 6.13+): {}",
+            r.stderr.trim()
+        );
+    }
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).expect("one JSON document");
+    assert!(u(&v["ios"]) > 1000, "{v}");
+    assert_eq!(u(&v["clat_ns"]["N"]), u(&v["ios"]), "every NOP timed");
+    let per_call = v["ios_per_submit"].as_f64().expect("ios_per_submit");
+    assert!((3.9..=4.1).contains(&per_call), "batches of 4: {v}");
+    assert_eq!(std::fs::read(&f).expect("read back"), data, "never written");
+    assert_eq!(mtime(), before, "never written");
+    for (bad, says) in [
+        (vec!["peak", "--nop", path, path], "at most one file"),
+        (
+            vec!["peak", "--nop", "--write", path],
+            "--write is not for it",
+        ),
+    ] {
+        let r = run_in(d.path(), &bad);
+        assert_eq!(r.code, 1, "{bad:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{bad:?}: {}", r.stderr);
+    }
+}
+
+#[test]
 fn file_mode_issues_the_io_it_claims() {
     // A loop device: the kernel's own I/O count of it checks peak's.
     require!(Prereq::Root, Prereq::LOSETUP);

@@ -31,3 +31,27 @@ pub trait Burst {
     /// (its runtime is over, or a stop was asked for).
     fn reaped(&mut self, n: u32, t: u64) -> bool;
 }
+
+/// The runner's side of an engine's NOP loop (`ioscope peak --nop`). Every NOP of a
+/// job is the same I/O, so none needs a unit of its own: the engine tags each SQE
+/// with its submission batch, as t/io_uring does, and hands the runner completions a
+/// batch at a time with the batch's times. Times are the runner's clock ticks.
+pub trait NopBurst {
+    /// NOPs per submission call, and completions to wait for per reaping call (each
+    /// at least 1).
+    fn batches(&self) -> (u32, u32);
+    /// The clock, now.
+    fn stamp(&mut self) -> u64;
+    /// The bytes one NOP stands for: its result when it succeeds.
+    fn nop_len(&self) -> u32;
+    /// Up to `k` more NOPs, counted by the job: how many it takes. Fewer than `k`:
+    /// the job issues nothing more after these.
+    fn take(&mut self, k: u32) -> u32;
+    /// One submission call handed the kernel `n` NOPs at `t`.
+    fn submitted(&mut self, n: u32, t: u64);
+    /// `n` NOPs set up at `start` and submitted at `issue` completed at `t`, each with
+    /// `result` (its length, or a negated errno).
+    fn completed(&mut self, n: u32, start: u64, issue: u64, result: i64, t: u64);
+    /// One reaping call returned `n` completions at `t`. False: the job must end.
+    fn reaped(&mut self, n: u32, t: u64) -> bool;
+}

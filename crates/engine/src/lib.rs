@@ -54,7 +54,7 @@ mod uring;
 pub mod uring_cmd;
 mod vsync;
 
-pub use burst::Burst;
+pub use burst::{Burst, NopBurst};
 pub use offload::{refusal as offload_refusal, with_offload};
 use sync_engine::SyncEngine;
 
@@ -200,6 +200,11 @@ pub struct EngineOptions {
     /// submission and completion path alone; `ioscope peak --nop`). A NOP completes
     /// with the unit's length so that counting works unchanged.
     pub nop: bool,
+    /// With `nop`: each NOP names the first file (IORING_NOP_FILE; FIXED_FILE when
+    /// files are registered), with fixedbufs the first registered buffer
+    /// (FIXED_BUFFER), and returns its length (INJECT_RESULT): the kernel looks up
+    /// what t/io_uring's NOPs make it look up (Linux 6.13 and later take these flags).
+    pub nop_file: bool,
     /// mmap: ask for transparent huge pages for the mappings (madvise MADV_HUGEPAGE).
     pub thp: bool,
     /// filestat, dirstat: which stat call.
@@ -281,6 +286,13 @@ pub trait Engine {
     /// more to issue or asks to stop, with nothing left in flight. None: this engine
     /// (or its configuration) has no such loop, and nothing was done.
     fn burst<B: Burst>(&mut self, _b: &mut B) -> Option<io::Result<()>> {
+        None
+    }
+
+    /// Runs the job's NOPs in the engine's NOP loop (see [`NopBurst`]), as
+    /// [`Self::burst`] does its I/Os. None: this engine (or its configuration) has no
+    /// such loop, and nothing was done.
+    fn burst_nops<N: NopBurst>(&mut self, _b: &mut N) -> Option<io::Result<()>> {
         None
     }
 }

@@ -17,6 +17,11 @@ pub struct RunOptions {
     pub max_jobs: Option<u32>,
     /// io_uring jobs issue IORING_OP_NOP and touch no files (`ioscope peak --nop`).
     pub nop: bool,
+    /// With `nop`: the NOPs name the job's file, as t/io_uring's do (IORING_NOP_FILE:
+    /// the kernel looks the file up, and the registered buffer with fixedbufs), so
+    /// the file is opened, and never read or written (`ioscope peak --nop FILE`).
+    #[serde(default)]
+    pub nop_file: bool,
     /// Print a full interim report this often (fio's --status-interval).
     pub status_interval: Option<Duration>,
     /// Cut each job's I/O into intervals this long for the observer's live stream

@@ -116,10 +116,13 @@ fn nops_taken_a_batch_at_a_time_stop_exactly_at_every_limit() {
         ("bs=12k\nloops=2", 683, 683 * 12288),
         ("io_size=1m\nloops=3", 3 * 256, 3 * (1 << 20)),
     ];
-    for (extra, ios, bytes) in cases {
+    // With submission latencies (units, one at a time) and without them (as `peak`
+    // runs: no unit at all, NOPs tagged by batch).
+    let slat = ["", "disable_slat=1\ndisable_lat=1"];
+    for ((extra, ios, bytes), slat) in cases.iter().flat_map(|c| slat.map(|s| (*c, s))) {
         let text = job(
             d.path(),
-            &format!("rw=randread\nnorandommap=1\niodepth_batch_submit=8\n{extra}"),
+            &format!("rw=randread\nnorandommap=1\niodepth_batch_submit=8\n{extra}\n{slat}"),
         );
         for engine_loop in [true, false] {
             let Some(j) = run_with(&text, engine_loop, true) else {
@@ -133,4 +136,31 @@ fn nops_taken_a_batch_at_a_time_stop_exactly_at_every_limit() {
             assert_eq!(r.clat.stat.n, ios, "every NOP timed ({how})");
         }
     }
+}
+
+#[test]
+fn nops_without_units_go_a_batch_per_call_and_are_reaped_after_it() {
+    // Without submission latencies (as `peak` runs) the engine's NOP loop takes over:
+    // each call submits a batch of 8 and what completed in it is reaped right after,
+    // as t/io_uring's rounds do, so every reap returns 8 (fio's "8" bucket) where the
+    // unit loop fills the queue of 16 first and reaps 16 at a time.
+    let d = tempfile::tempdir().expect("tempdir");
+    let text = job(
+        d.path(),
+        "rw=randread\nnorandommap=1\niodepth_batch_submit=8\niodepth_batch_complete_min=8\n\
+         number_ios=4000\nloops=4\ndisable_slat=1\ndisable_lat=1",
+    );
+    let Some(j) = run_with(&text, true, true) else {
+        return;
+    };
+    let r = &j.dirs[0];
+    assert_eq!(j.error, 0, "{:?}", j.error_text);
+    assert_eq!((r.total_ios, r.io_bytes), (4000, 4000 * 4096));
+    assert_eq!(r.clat.stat.n, 4000, "every NOP timed");
+    let hist = r.clat.hist.as_ref().expect("clat histogram");
+    assert_eq!(hist.count(), 4000);
+    assert!(r.clat.stat.min > 0 && r.clat.stat.max >= r.clat.stat.min);
+    let (submits, reaps): (u64, u64) = (j.submit.iter().sum(), j.complete.iter().sum());
+    assert_eq!((j.submit[2], submits), (500, 500), "{:?}", j.submit);
+    assert_eq!((j.complete[2], reaps), (500, 500), "{:?}", j.complete);
 }

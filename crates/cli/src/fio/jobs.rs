@@ -98,6 +98,7 @@ pub fn run_options(a: &FioArgs) -> RunOptions {
         allow_destructive: a.allow_destructive,
         readonly: a.readonly,
         nop: false,
+        nop_file: false,
         combine_submit_wait: false,
         engine_loop: false,
         status_interval: a.status_interval,

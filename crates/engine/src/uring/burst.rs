@@ -8,110 +8,11 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-use io_uring::{opcode, squeue};
+use io_uring::squeue;
 
+use super::ringfd::RingFd;
 use super::{shared, UringEngine, IORING_ENTER_GETEVENTS};
 use crate::{ops, Burst, Completion, Ddir, IoUnit};
-
-const IORING_ENTER_REGISTERED_RING: u32 = 16;
-const IORING_REGISTER_RING_FDS: libc::c_long = 20;
-const IORING_UNREGISTER_RING_FDS: libc::c_long = 21;
-
-/// struct io_uring_rsrc_update.
-#[repr(C)]
-struct RsrcUpdate {
-    offset: u32,
-    resv: u32,
-    data: u64,
-}
-
-/// How io_uring_enter names the ring: by its registered index where the kernel
-/// allows it (5.18 and later), by its descriptor otherwise. Unregistered on drop.
-struct RingFd {
-    ring: i32,
-    /// The index (registered) or the descriptor.
-    fd: i32,
-    /// IORING_ENTER_REGISTERED_RING when registered.
-    flag: u32,
-}
-
-impl RingFd {
-    fn register(ring: i32) -> RingFd {
-        let mut up = RsrcUpdate {
-            offset: u32::MAX,
-            resv: 0,
-            data: ring as u64,
-        };
-        // SAFETY: registers one descriptor, described by `up`, which lives across the
-        // call; the kernel writes the index it chose into `up.offset`.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_register,
-                ring,
-                IORING_REGISTER_RING_FDS,
-                &mut up as *mut RsrcUpdate,
-                1,
-            )
-        };
-        match r {
-            1 => RingFd {
-                ring,
-                fd: up.offset as i32,
-                flag: IORING_ENTER_REGISTERED_RING,
-            },
-            _ => RingFd {
-                ring,
-                fd: ring,
-                flag: 0,
-            },
-        }
-    }
-
-    /// Submits `to_submit` SQEs and, with GETEVENTS, waits for `min` completions.
-    #[inline(always)]
-    fn enter(&self, to_submit: u32, min: u32, flags: u32) -> io::Result<usize> {
-        // SAFETY: no argument structure is passed (NULL, size 0); `fd` names this ring.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_enter,
-                self.fd,
-                to_submit,
-                min,
-                flags | self.flag,
-                std::ptr::null::<libc::c_void>(),
-                0usize,
-            )
-        };
-        if r < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(r as usize)
-    }
-}
-
-impl Drop for RingFd {
-    fn drop(&mut self) {
-        if self.flag == 0 {
-            return;
-        }
-        let mut up = RsrcUpdate {
-            offset: self.fd as u32,
-            resv: 0,
-            data: 0,
-        };
-        // SAFETY: unregisters the index registered in `register`; `up` lives across
-        // the call. A failure leaves the registration to the thread's exit.
-        unsafe {
-            libc::syscall(
-                libc::SYS_io_uring_register,
-                self.ring,
-                IORING_UNREGISTER_RING_FDS,
-                &mut up as *mut RsrcUpdate,
-                1,
-            );
-        }
-    }
-}
 
 /// The loop's queue: units written to the submission ring and not yet submitted (the
 /// first `queued` of `slots`, in order), and how many are in the kernel.
@@ -150,7 +51,7 @@ impl UringEngine {
         // Allocated before the first I/O, never grown.
         let nops = match self.nop_len {
             Some(_) => (0..depth)
-                .map(|i| opcode::Nop::new().build().user_data(u64::from(i)))
+                .map(|i| self.nop_sqe.clone().user_data(u64::from(i)))
                 .collect(),
             None => Vec::new(),
         };
@@ -352,7 +253,7 @@ impl UringEngine {
         let entry = match (&mut self.nop_len, unit.ddir) {
             (Some(lens), _) => {
                 lens[idx as usize] = unit.len;
-                opcode::Nop::new().build()
+                self.nop_sqe.clone()
             }
             (None, Ddir::Read | Ddir::Write) => {
                 ops::check_rw(unit)?;

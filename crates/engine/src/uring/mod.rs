@@ -68,6 +68,8 @@ macro_rules! rw_sqe {
 }
 
 mod burst;
+mod nops;
+mod ringfd;
 pub(crate) mod setup;
 pub(crate) mod shared;
 
@@ -102,6 +104,8 @@ pub(crate) struct UringEngine {
     events: Box<[Completion]>,
     /// NOP mode: the length each unit asked for, reported as its result.
     nop_len: Option<Box<[u32]>>,
+    /// NOP mode: the SQE every NOP is (see [`setup::nop_entry`]).
+    nop_sqe: squeue::Entry,
     /// DEFER_TASKRUN ring: completions appear only after an enter with GETEVENTS.
     defer: bool,
 }
@@ -122,6 +126,10 @@ impl UringEngine {
         };
         if opts.hipri {
             setup::probe_iopoll(&mut ring, cfg.files)?;
+        }
+        let nop_sqe = setup::nop_entry(opts, cfg.files);
+        if opts.nop && opts.nop_file {
+            setup::probe_nop(&mut ring, &nop_sqe)?;
         }
         let rw_flags = ops::rw_flags(opts);
         let empty_iov = libc::iovec {
@@ -144,6 +152,7 @@ impl UringEngine {
             inflight: 0,
             events: vec![Completion { unit: 0, result: 0 }; depth as usize].into_boxed_slice(),
             nop_len: opts.nop.then(|| vec![0u32; units].into_boxed_slice()),
+            nop_sqe,
             defer,
         })
     }
@@ -267,7 +276,7 @@ impl Engine for UringEngine {
         let entry = match (&mut self.nop_len, unit.ddir) {
             (Some(lens), _) => {
                 lens[idx as usize] = unit.len;
-                opcode::Nop::new().build()
+                self.nop_sqe.clone()
             }
             (None, Ddir::Sync | Ddir::DataSync) => self.fsync_entry(unit, fd),
             (None, _) => self.rw_entry(idx, unit, fd),
@@ -316,6 +325,11 @@ impl Engine for UringEngine {
 
     fn burst<B: Burst>(&mut self, b: &mut B) -> Option<io::Result<()>> {
         self.burst_ready().then(|| self.burst_loop(b))
+    }
+
+    fn burst_nops<N: crate::NopBurst>(&mut self, b: &mut N) -> Option<io::Result<()>> {
+        let ready = self.burst_ready() && self.nop_len.is_some() && self.force_async.cadence_off();
+        ready.then(|| self.nop_loop(b))
     }
 
     /// One io_uring_enter both submits the queued SQEs and waits for completions.

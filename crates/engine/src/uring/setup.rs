@@ -251,3 +251,56 @@ fn wait_one(ring: &mut IoUring) -> io::Result<i32> {
         }
     }
 }
+
+/// sqe->nop_flags (where rw_flags sit): what a NOP makes the kernel look up.
+const IORING_NOP_FILE: u32 = 1 << 1;
+const IORING_NOP_FIXED_FILE: u32 = 1 << 2;
+const IORING_NOP_FIXED_BUFFER: u32 = 1 << 3;
+
+/// The SQE of every NOP of a NOP-mode engine: a plain NOP, or with `nop_file` one
+/// naming the first file (by its registered index when files are registered) and,
+/// with fixed buffers, the first registered buffer, as t/io_uring's NOPs do. (Its
+/// IORING_NOP_INJECT_RESULT is left out: a NOP's result is its unit's length either
+/// way, and the kernel does the same work for it.)
+pub(super) fn nop_entry(opts: &EngineOptions, files: &[FileInfo]) -> squeue::Entry {
+    let plain = opcode::Nop::new().build();
+    let Some(file) = files.first().filter(|_| opts.nop_file) else {
+        return plain;
+    };
+    let (fd, mut flags) = match opts.registerfiles {
+        true => (0, IORING_NOP_FILE | IORING_NOP_FIXED_FILE),
+        false => (file.fd, IORING_NOP_FILE),
+    };
+    if opts.fixedbufs {
+        flags |= IORING_NOP_FIXED_BUFFER;
+    }
+    // SAFETY: squeue::Entry is a #[repr(C)] wrapper of the kernel's 64-byte SQE, plain
+    // data in which any bytes are valid; the sizes are checked by transmute.
+    let mut sqe: [u8; 64] = unsafe { std::mem::transmute(plain) };
+    sqe[4..8].copy_from_slice(&fd.to_ne_bytes()); // fd
+    sqe[28..32].copy_from_slice(&flags.to_ne_bytes()); // nop_flags
+    sqe[40..42].copy_from_slice(&0u16.to_ne_bytes()); // buf_index
+                                                      // SAFETY: as above, back to the wrapper.
+    unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(sqe) }
+}
+
+/// A NOP naming a file is refused (EINVAL) by kernels older than its flags: find that
+/// out now, so it is a setup error that says why rather than a run of failed NOPs.
+pub(super) fn probe_nop(ring: &mut IoUring, nop: &squeue::Entry) -> Result<(), EngineError> {
+    let probe = nop.clone().user_data(u64::MAX);
+    // SAFETY: a NOP points at no memory of ours.
+    if unsafe { ring.submission().push(&probe) }.is_err() {
+        return Ok(());
+    }
+    let res = wait_one(ring).map_err(|e| setup_err("NOP probe".to_string(), e))?;
+    if res < 0 {
+        return Err(setup_err(
+            "IORING_OP_NOP naming a file (IORING_NOP_FILE, peak --nop FILE): refused by \
+             this kernel (Linux 6.13 and later take it; peak --nop without a file issues \
+             plain NOPs)"
+                .to_string(),
+            io::Error::from_raw_os_error(-res),
+        ));
+    }
+    Ok(())
+}

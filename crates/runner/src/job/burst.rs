@@ -21,7 +21,10 @@ pub(super) fn run_in_engine<E: Engine>(s: &mut State<'_>, eng: &mut E) {
     // I/Os stay in registers, and one for every other.
     let group = s.rec.groups();
     let done = match (s.wl.is_plain(), s.ctx.nop) {
-        (true, true) => eng.burst(&mut Sink::<NOPS>::new(s, group)),
+        (true, true) => match super::nop_burst::run(s, eng, group) {
+            Some(done) => Some(done),
+            None => eng.burst(&mut Sink::<NOPS>::new(s, group)),
+        },
         (true, false) => eng.burst(&mut Sink::<PLAIN>::new(s, group)),
         (false, _) => eng.burst(&mut Sink::<GENERAL>::new(s, group)),
     };
@@ -47,7 +50,7 @@ fn fits(s: &State<'_>) -> bool {
 
 /// A unit set up for `io` with none of the per-I/O extras (the lean prepare).
 #[inline(always)]
-fn set_io(u: &mut IoUnit, io: crate::workload::io::Io) {
+pub(super) fn set_io(u: &mut IoUnit, io: crate::workload::io::Io) {
     u.ddir = io.ddir;
     u.offset = io.offset;
     u.len = io.len;

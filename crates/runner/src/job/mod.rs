@@ -32,6 +32,7 @@ mod finish;
 pub(crate) mod flow;
 mod inputs;
 mod io_ops;
+mod nop_burst;
 mod qdsearch;
 mod rate;
 mod state;

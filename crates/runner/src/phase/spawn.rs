@@ -232,7 +232,7 @@ fn run_engine(run: JobRun, engine: &EngineSource) -> Result<Outcome, RunError> {
         })
         .collect();
     let paths: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
-    let mut opts = engine_options(&o, run.ctx.nop);
+    let mut opts = engine_options(&o, run.ctx.nop, run.ctx.nop_file);
     if let Some(p) = &mut opts.placement {
         p.scheme = run.ctx.dp_scheme.clone();
     }

@@ -5,7 +5,8 @@ use ioscope_options::{JobOptions, JobSpec};
 use ioscope_stats::JobInfo;
 
 /// Engine options of a job.
-pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
+/// `nop`, `nop_file`: the run issues NOPs, naming the job's file or not.
+pub(crate) fn engine_options(o: &JobOptions, nop: bool, nop_file: bool) -> EngineOptions {
     EngineOptions {
         hipri: o.hipri,
         hipri_percentage: o.hipri_percentage,
@@ -21,6 +22,7 @@ pub(crate) fn engine_options(o: &JobOptions, nop: bool) -> EngineOptions {
         nonvectored: o.nonvectored,
         force_async: o.force_async,
         nop,
+        nop_file,
         thp: o.thp != 0,
         stat_type: match o.stat_type {
             ioscope_options::StatType::Stat => ioscope_engine::StatType::Stat,

@@ -25,6 +25,8 @@ pub struct JobCtx {
     pub logs: Option<JobLogs>,
     /// Issue NOPs instead of I/O (io_uring).
     pub nop: bool,
+    /// The NOPs name the job's file (see [`crate::RunOptions::nop_file`]).
+    pub nop_file: bool,
     /// wait_for: jobs (all clones of the named job) that must finish first.
     pub wait_for: Vec<Arc<Shared>>,
     /// Which clone (numjobs) this is: cpus_allowed_policy=split picks its CPU by it.

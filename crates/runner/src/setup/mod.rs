@@ -143,6 +143,7 @@ pub(crate) fn prepare_job(
             clock: env.clock,
             logs,
             nop: env.opts.nop,
+            nop_file: env.opts.nop && env.opts.nop_file,
             wait_for: Vec::new(),
             clone: p.clone,
             combine_submit_wait: env.opts.combine_submit_wait,
@@ -206,11 +207,13 @@ fn with_trace(
     Ok((job, Some(t)))
 }
 
-/// No real files: the null engine, NOPs, the scripted engine; the metadata engines do
-/// no I/O to their files either. Syncs are no-ops then, as in fio.
+/// No real files: the null engine, NOPs (but for NOPs that name their file), the
+/// scripted engine; the metadata engines do no I/O to their files either. Syncs are
+/// no-ops then, as in fio.
 fn diskless(o: &JobOptions, env: &Env) -> bool {
     let scripted = matches!(env.engine, crate::env::EngineSource::Scripted(_));
-    o.ioengine == "null" || env.opts.nop || scripted || names_engine(o, env)
+    let nop = env.opts.nop && !env.opts.nop_file;
+    o.ioengine == "null" || nop || scripted || names_engine(o, env)
 }
 
 /// A metadata engine, whose "files" are names to operate on.
