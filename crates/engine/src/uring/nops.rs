@@ -19,8 +19,9 @@ use crate::NopBurst;
 const UNISSUED: u64 = u64::MAX;
 
 /// The batches written to the ring and not yet completed, by tag: their times and
-/// how many of their NOPs are still to complete. Twice the depth: at most `depth`
-/// batches are in flight (each has a NOP), so a free tag is always found.
+/// how many of their NOPs are still to complete. At least twice the depth: at most
+/// `depth` batches are in flight (each has a NOP), so a free tag is always found; a
+/// power of two, so that the next tag is a mask away (no division per batch).
 struct Tags {
     start: Box<[u64]>,
     issue: Box<[u64]>,
@@ -33,7 +34,7 @@ struct Tags {
 
 impl Tags {
     fn new(n: usize) -> Tags {
-        let n = n.max(2);
+        let n = n.max(2).next_power_of_two();
         Tags {
             start: vec![0; n].into_boxed_slice(),
             issue: vec![UNISSUED; n].into_boxed_slice(),
@@ -46,9 +47,9 @@ impl Tags {
     /// A tag no NOP in flight carries.
     #[inline(always)]
     fn free(&self) -> Option<usize> {
-        let n = self.left.len();
-        (1..=n)
-            .map(|i| (self.cur + i) % n)
+        let mask = self.left.len() - 1;
+        (1..=mask + 1)
+            .map(|i| (self.cur + i) & mask)
             .find(|&t| self.left[t] == 0)
     }
 
@@ -78,7 +79,7 @@ impl Tags {
             if i == self.cur {
                 break;
             }
-            i = (i + 1) % self.left.len();
+            i = (i + 1) & (self.left.len() - 1);
         }
         if all {
             self.queued_from = None;

@@ -7,6 +7,7 @@
 //! ends it, and the general loop carries on from there.
 
 use super::state::State;
+use super::units::set_io;
 use crate::clock::Ticks;
 use ioscope_engine::{Burst, Completion, Ddir, Engine, IoUnit};
 use std::sync::atomic::Ordering::Relaxed;
@@ -46,17 +47,6 @@ fn fits(s: &State<'_>) -> bool {
         && !s.pacer.paced()
         && !s.think.active()
         && s.x.qd.is_none()
-}
-
-/// A unit set up for `io` with none of the per-I/O extras (the lean prepare).
-#[inline(always)]
-pub(super) fn set_io(u: &mut IoUnit, io: crate::workload::io::Io) {
-    u.ddir = io.ddir;
-    u.offset = io.offset;
-    u.len = io.len;
-    u.file = io.file;
-    u.ioprio = 0;
-    u.flags = 0;
 }
 
 /// Where a [`Sink`] takes its I/Os from: the workload's general path, its plain path

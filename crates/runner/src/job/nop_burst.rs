@@ -5,8 +5,8 @@
 //! loop would one by one. A NOP that fails is recorded on its own, through a unit, as
 //! the general loop records any failure.
 
-use super::burst::set_io;
 use super::state::State;
+use super::units::set_io;
 use crate::clock::Ticks;
 use crate::workload::io::Io;
 use ioscope_engine::{Completion, Engine, NopBurst};

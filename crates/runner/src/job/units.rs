@@ -2,6 +2,7 @@
 
 use crate::clock::{Clock, Ticks};
 use crate::setup::buffers::Buffers;
+use crate::workload::io::Io;
 use ioscope_engine::IoUnit;
 use ioscope_options::JobOptions;
 
@@ -89,4 +90,15 @@ impl Stamper {
         }
         self.coarse
     }
+}
+
+/// A unit set up for `io` with none of the per-I/O extras (the lean prepare).
+#[inline(always)]
+pub(super) fn set_io(u: &mut IoUnit, io: Io) {
+    u.ddir = io.ddir;
+    u.offset = io.offset;
+    u.len = io.len;
+    u.file = io.file;
+    u.ioprio = 0;
+    u.flags = 0;
 }

@@ -23,6 +23,7 @@ use crate::record::log::JobLogs;
 use crate::record::Shared;
 use crate::sys::exec::exec_hook;
 use crate::sys::prio;
+use crate::sys::zoned::ZoneDev;
 use crate::workload::replay::Trace;
 use crate::workload::Workload;
 use files::JobFile;
@@ -159,9 +160,7 @@ pub(crate) fn prepare_job(
             verify_state: job.verify_state,
             offsets_32bit,
             zone_resets: zones.as_ref().and_then(|z| z.report_resets.then_some(0)),
-            zone_dev: zones
-                .as_ref()
-                .map_or(crate::sys::zoned::ZoneDev::Emulated, |z| z.dev),
+            zone_dev: zones.as_ref().map_or(ZoneDev::Emulated, |z| z.dev),
             zones: zones.map(|z| z.map),
             trace_io: env.opts.debug.io.then(|| env.opts.debug.out.clone()),
             dp_scheme,
