@@ -93,6 +93,7 @@ mod guest {
     use std::path::Path;
 
     mod mixed;
+    mod nops;
     mod recover;
     mod trims;
     mod zcap;

@@ -159,7 +159,10 @@ impl UringEngine {
             let t = b.stamp();
             let n = self.nop_reap(b, &mut tags, len, t);
             q.inflight = q.inflight.saturating_sub(n);
-            if (n > 0 || want > 0) && !b.reaped(n, t) {
+            // A call the kernel refused (EAGAIN, EBUSY) counts as a reap of none, so
+            // that the job's runtime and stops are still seen while it refuses.
+            let refused = consumed.is_none();
+            if (n > 0 || want > 0 || refused) && !b.reaped(n, t) {
                 issuing = false;
             }
             now = t;

@@ -284,23 +284,43 @@ pub(super) fn nop_entry(opts: &EngineOptions, files: &[FileInfo]) -> squeue::Ent
     unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(sqe) }
 }
 
-/// A NOP naming a file is refused (EINVAL) by kernels older than its flags: find that
-/// out now, so it is a setup error that says why rather than a run of failed NOPs.
+/// A NOP naming a file is refused (EINVAL) by kernels older than its flags, and
+/// kernels older still (before 6.10) ignore the flags and look nothing up: find
+/// either out now, so it is a setup error that says why rather than a run of failed
+/// NOPs or of plain NOPs taken for t/io_uring's. A NOP naming a file that does not
+/// exist (descriptor -1, or a registered index past the table) must fail with EBADF.
 pub(super) fn probe_nop(ring: &mut IoUring, nop: &squeue::Entry) -> Result<(), EngineError> {
+    let why = |res: i32| {
+        setup_err(
+            "IORING_OP_NOP naming a file (IORING_NOP_FILE, peak --nop FILE): not taken \
+             by this kernel (Linux 6.13 and later take it; peak --nop without a file \
+             issues plain NOPs)"
+                .to_string(),
+            io::Error::from_raw_os_error(res),
+        )
+    };
+    let res = nop_result(ring, nop)?;
+    if res < 0 {
+        return Err(why(-res));
+    }
+    // SAFETY: as in nop_entry: the 64 bytes of the SQE; fd -1 is no descriptor and no
+    // registered index (the table has one file).
+    let mut bad: [u8; 64] = unsafe { std::mem::transmute(nop.clone()) };
+    bad[4..8].copy_from_slice(&(-1i32).to_ne_bytes());
+    // SAFETY: as above, back to the wrapper.
+    let bad = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bad) };
+    match nop_result(ring, &bad)? {
+        r if r == -libc::EBADF => Ok(()),
+        _ => Err(why(libc::EOPNOTSUPP)),
+    }
+}
+
+/// The result of one NOP, issued alone.
+fn nop_result(ring: &mut IoUring, nop: &squeue::Entry) -> Result<i32, EngineError> {
     let probe = nop.clone().user_data(u64::MAX);
     // SAFETY: a NOP points at no memory of ours.
     if unsafe { ring.submission().push(&probe) }.is_err() {
-        return Ok(());
+        return Ok(0);
     }
-    let res = wait_one(ring).map_err(|e| setup_err("NOP probe".to_string(), e))?;
-    if res < 0 {
-        return Err(setup_err(
-            "IORING_OP_NOP naming a file (IORING_NOP_FILE, peak --nop FILE): refused by \
-             this kernel (Linux 6.13 and later take it; peak --nop without a file issues \
-             plain NOPs)"
-                .to_string(),
-            io::Error::from_raw_os_error(-res),
-        ));
-    }
-    Ok(())
+    wait_one(ring).map_err(|e| setup_err("NOP probe".to_string(), e))
 }

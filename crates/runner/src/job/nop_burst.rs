@@ -25,7 +25,13 @@ pub(super) fn run<E: Engine>(
         return None;
     }
     let io = s.wl.nop_io()?;
-    eng.burst_nops(&mut NopSink { s, io })
+    let done = eng.burst_nops(&mut NopSink { s, io });
+    if let Some(Err(_)) = &done {
+        // The NOPs the engine's loop left in flight went with it (none is a unit the
+        // general loop could reap): the job fails with its error.
+        s.q.inflight = 0;
+    }
+    done
 }
 
 /// The job's side of the engine's NOP loop.
