@@ -274,13 +274,25 @@ pub(super) fn nop_entry(opts: &EngineOptions, files: &[FileInfo]) -> squeue::Ent
     if opts.fixedbufs {
         flags |= IORING_NOP_FIXED_BUFFER;
     }
+    // buf_index (bytes 40..42) stays 0, the first registered buffer.
+    let with_fd = patched(plain, SQE_FD, &fd.to_ne_bytes());
+    patched(with_fd, SQE_NOP_FLAGS, &flags.to_ne_bytes())
+}
+
+/// Where the SQE holds its descriptor (or registered index) and its nop_flags.
+const SQE_FD: usize = 4;
+const SQE_NOP_FLAGS: usize = 28;
+
+/// `e` with `bytes` written at byte `at` of its SQE: the fields the io_uring crate's
+/// NOP builder has no setter for.
+fn patched(e: squeue::Entry, at: usize, bytes: &[u8]) -> squeue::Entry {
     // SAFETY: squeue::Entry is a #[repr(C)] wrapper of the kernel's 64-byte SQE, plain
     // data in which any bytes are valid; the sizes are checked by transmute.
-    let mut sqe: [u8; 64] = unsafe { std::mem::transmute(plain) };
-    sqe[4..8].copy_from_slice(&fd.to_ne_bytes()); // fd
-    sqe[28..32].copy_from_slice(&flags.to_ne_bytes()); // nop_flags
-    sqe[40..42].copy_from_slice(&0u16.to_ne_bytes()); // buf_index
-                                                      // SAFETY: as above, back to the wrapper.
+    let mut sqe: [u8; 64] = unsafe { std::mem::transmute(e) };
+    if let Some(field) = sqe.get_mut(at..at + bytes.len()) {
+        field.copy_from_slice(bytes);
+    }
+    // SAFETY: as above, back to the wrapper.
     unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(sqe) }
 }
 
@@ -303,12 +315,8 @@ pub(super) fn probe_nop(ring: &mut IoUring, nop: &squeue::Entry) -> Result<(), E
     if res < 0 {
         return Err(why(-res));
     }
-    // SAFETY: as in nop_entry: the 64 bytes of the SQE; fd -1 is no descriptor and no
-    // registered index (the table has one file).
-    let mut bad: [u8; 64] = unsafe { std::mem::transmute(nop.clone()) };
-    bad[4..8].copy_from_slice(&(-1i32).to_ne_bytes());
-    // SAFETY: as above, back to the wrapper.
-    let bad = unsafe { std::mem::transmute::<[u8; 64], squeue::Entry>(bad) };
+    // fd -1 is no descriptor and no registered index (the table has one file).
+    let bad = patched(nop.clone(), SQE_FD, &(-1i32).to_ne_bytes());
     match nop_result(ring, &bad)? {
         r if r == -libc::EBADF => Ok(()),
         _ => Err(why(libc::EOPNOTSUPP)),
