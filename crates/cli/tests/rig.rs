@@ -1439,6 +1439,15 @@ mod guest {
                 jobs_did(&ok_job(&prog, &base, case))
             };
             for dev in [&block[..], &cmd[..]] {
+                // fio 3.42 at depth 4 on the generic device fails about one run in 15
+                // with the device's Zone Invalid Write (sct 1, sc 0xbc): two jobs' writes
+                // to a zone reach it out of order. At depth 1 it never did (25 runs), so
+                // fio runs there at depth 1; ioscope at 4 (it holds a zone's writes
+                // back while the other job's are in flight).
+                let mut seq = seq.to_vec();
+                if prog != bin() && dev == &cmd[..] {
+                    seq.push("--iodepth=1");
+                }
                 assert_eq!(run(dev, &seq), (384 << 20, 4), "{who} {dev:?}");
                 let z = zones_now();
                 assert_eq!(
