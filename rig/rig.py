@@ -20,6 +20,8 @@ tests that change a device's bytes behind its controller. Devices in the guest, 
     /dev/rig/pi      /dev/rig/pi-ng      NVMe, 512 B LBAs + 8 B metadata, PI type 1
     /dev/rig/fdp     /dev/rig/fdp-ng     NVMe FDP subsystem, 8 reclaim unit handles
     /dev/rig/zcap    /dev/rig/zcap-ng    NVMe ZNS, 16 x 64 MiB zones of 48 MiB capacity
+    /dev/rig/pi64    /dev/rig/pi64-ng    NVMe, 512 B LBAs + 16 B metadata, PI type 1, 64-bit guard
+                     /dev/rig/piext-ng   NVMe, 520 B extended LBAs (8 B of PI in each), PI type 1
     /dev/rig/scsi    /dev/rig/scsi-sg    virtio-scsi disk and its SCSI generic node
 
 The guest runs under TCG (our machines' KVM is PVM, which stock kernels cannot use):
@@ -317,7 +319,7 @@ def missing(kernel: str):
 
 def images(tmp: Path):
     """The backing files: sparse, on the host's disk (not RAM)."""
-    for name in ["plain", "zoned", "pi", "fdp", "zcap", "scsi"]:
+    for name in ["plain", "zoned", "pi", "fdp", "zcap", "pi64", "piext", "scsi"]:
         with open(tmp / f"{name}.img", "wb") as f:
             f.truncate(1 << 30)
 
@@ -354,6 +356,14 @@ def devices(tmp: Path) -> list:
         "-device", "nvme-ns,drive=dzcap,bus=czcap,nsid=1,logical_block_size=4096,"
         "physical_block_size=4096,zoned=true,zoned.zone_size=64M,zoned.zone_capacity=48M,"
         "zoned.max_open=8,zoned.max_active=8"]
+    # 64-bit guard protection information (16 bytes of PI in 16 bytes of metadata).
+    a += drive(tmp, "pi64") + [
+        "-device", "nvme,id=cpi64,serial=pi64",
+        "-device", "nvme-ns,drive=dpi64,bus=cpi64,nsid=1,ms=16,mset=0,pi=1,pil=0,pif=2"]
+    # An extended-LBA format: each 512-byte block travels with its 8 bytes of PI.
+    a += drive(tmp, "piext") + [
+        "-device", "nvme,id=cpiext,serial=piext",
+        "-device", "nvme-ns,drive=dpiext,bus=cpiext,nsid=1,ms=8,mset=1,pi=1,pil=0"]
     a += drive(tmp, "scsi") + [
         "-device", "virtio-scsi-pci,id=vscsi",
         "-device", "scsi-hd,drive=dscsi,bus=vscsi.0,serial=scsi0"]

@@ -94,6 +94,8 @@ mod guest {
 
     mod mixed;
     mod nops;
+    mod pi64;
+    mod piext;
     mod recover;
     mod trims;
     mod zcap;

@@ -9,7 +9,9 @@
 //! positive NVMe status, handed to the runner through [`crate::device_status`] so the
 //! error says which status it was.
 
+mod meta;
 pub mod nvme;
+pub mod pi;
 pub mod zns;
 
 use std::io;
@@ -49,6 +51,11 @@ pub struct CmdOptions {
     pub apptag_mask: u16,
     /// Most ranges in one trim (`num_range`; at least 1).
     pub num_range: u32,
+    /// The job's smallest and largest block size, per direction (read, write, trim):
+    /// each must be whole blocks of every namespace.
+    pub bs: [(u64, u64); 3],
+    /// The job verifies what it writes.
+    pub verify: bool,
 }
 
 /// Flexible Data Placement for writes (`fdp=1` / `dataplacement=fdp`).
@@ -88,6 +95,9 @@ pub(crate) struct UringCmdEngine {
     ring: Ring,
     fds: Box<[i32]>,
     ns: Box<[NsInfo]>,
+    /// Per file, the host's bytes per block (data, and in an extended-LBA format the
+    /// metadata after it).
+    blocks: Box<[u64]>,
     fixed_files: bool,
     fixed_bufs: Option<FixedBufs>,
     /// NVME_URING_CMD_IO_VEC with this per-unit iovec (`nonvectored=0`).
@@ -138,7 +148,9 @@ impl UringCmdEngine {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let md_len = metadata_len(&ns, cfg)?;
+        meta::check_formats(&ns, cfg)?;
+        let md_len = meta::metadata_len(&ns, cfg)?;
+        let blocks = ns.iter().map(|n| n.host_block(opts.cmd.pi_act)).collect();
         let pids = placement_ids(&ns, cfg)?;
         let ring: Ring = ring_setup::build_ring_of(depth, opts, NAME)?;
         let fds: Box<[i32]> = cfg.files.iter().map(|f| f.fd).collect();
@@ -164,6 +176,7 @@ impl UringCmdEngine {
             ring,
             fds,
             ns: ns.into(),
+            blocks,
             fixed_files: opts.registerfiles || opts.sqthread_poll,
             fixed_bufs,
             vectored,
@@ -171,7 +184,7 @@ impl UringCmdEngine {
             ranges: vec![DsmRange::default(); units * cfg.opts.cmd.num_range.max(1) as usize]
                 .into_boxed_slice(),
             lens: vec![0; units].into_boxed_slice(),
-            md: vec![0; md_bytes(units, md_len)?].into_boxed_slice(),
+            md: vec![0; meta::md_bytes(units, md_len)?].into_boxed_slice(),
             md_len,
             pids,
             // Round robin starts at the first placement ID; random from the seed.
@@ -203,7 +216,7 @@ impl UringCmdEngine {
         &mut self,
         idx: usize,
         unit: &IoUnit,
-        ns: NsInfo,
+        (ns, block): (NsInfo, u64),
         (slba, nlb): (u64, u32),
     ) -> Result<nvme::PassthruCmd, i64> {
         let per = self.cmd.num_range.max(1) as usize;
@@ -224,7 +237,6 @@ impl UringCmdEngine {
             if unit.buf.is_null() || n * 16 > unit.buf_len as usize {
                 return Err(bad);
             }
-            let mask = ns.lba_size() - 1;
             for (i, r) in table.iter_mut().enumerate() {
                 // SAFETY: the buffer holds `buf_len` bytes, at least n pairs of u64
                 // (checked above); unaligned reads of plain integers.
@@ -232,14 +244,11 @@ impl UringCmdEngine {
                     let p = unit.buf.add(i * 16) as *const u64;
                     (p.read_unaligned(), p.add(1).read_unaligned())
                 };
-                let blocks = u32::try_from(len >> ns.lba_shift).map_err(|_| bad)?;
-                if off & mask != 0 || len & mask != 0 || blocks == 0 {
-                    return Err(bad);
-                }
+                let (slba, blocks) = meta::blocks_of(off, len, block).ok_or(bad)?;
                 *r = DsmRange {
                     cattr: 0,
-                    nlb: blocks,
-                    slba: off >> ns.lba_shift,
+                    nlb: u32::try_from(blocks).map_err(|_| bad)?,
+                    slba,
                 };
             }
         }
@@ -261,12 +270,11 @@ impl UringCmdEngine {
     ) -> Result<(nvme::PassthruCmd, Option<u16>), i64> {
         unit.placement = crate::NO_PLACEMENT;
         let ns = self.ns[unit.file as usize];
-        let mask = ns.lba_size() - 1;
-        if unit.offset & mask != 0 || u64::from(unit.len) & mask != 0 || unit.len == 0 {
-            return Err(-(libc::EINVAL as i64));
-        }
-        let slba = unit.offset >> ns.lba_shift;
-        let nlb = unit.len >> ns.lba_shift;
+        let block = self.blocks[unit.file as usize];
+        let (slba, nlb) = meta::blocks_of(unit.offset, u64::from(unit.len), block)
+            .ok_or(-(libc::EINVAL as i64))?;
+        // (At most len, a u32.)
+        let nlb = nlb as u32;
         // NLB is a 16-bit field (0-based): Write Zeroes, Uncorrectable and Verify move
         // no data, so nothing else would stop a larger one from spilling into CDW12's
         // other bits. (A trim's ranges count their blocks in 32 bits.)
@@ -293,7 +301,7 @@ impl UringCmdEngine {
                 nvme::rw(nvme::OP_WRITE_UNCOR, ns.nsid, slba, nlb, none)
             }
             (Ddir::Write, WriteMode::Verify) => nvme::rw(nvme::OP_VERIFY, ns.nsid, slba, nlb, none),
-            (Ddir::Trim, _) => self.dsm(idx, unit, ns, (slba, nlb))?,
+            (Ddir::Trim, _) => self.dsm(idx, unit, (ns, block), (slba, nlb))?,
             (Ddir::Sync | Ddir::DataSync, _) => return Err(-(libc::EINVAL as i64)),
         };
         let fua = match unit.ddir {
@@ -379,13 +387,33 @@ impl UringCmdEngine {
             if c.pi_act {
                 cmd.cdw12 |= nvme::CDW12_PRACT;
             }
-            // Types 1 and 2 check the reference tag against the LBA (its low 32 bits).
+            // Types 1 and 2 check the reference tag against the LBA: its low 32 bits in
+            // CDW14, and with the 64-bit guard bits 47:32 in CDW3.
             if ns.pi_type != 3 {
                 cmd.cdw14 = slba as u32;
+                if ns.guard == pi::Guard::Crc64 {
+                    cmd.cdw3 = (slba >> 32) as u32 & 0xffff;
+                }
             }
             cmd.cdw15 = u32::from(c.apptag_mask) << 16 | u32::from(c.apptag);
         }
-        if self.md_len == 0 || !needs_md(&ns, &c) {
+        let host_pi = unit.ddir == Ddir::Write && !c.pi_act && ns.pi_type != 0;
+        let lba = ns.lba_size() as usize;
+        if ns.extended {
+            if host_pi {
+                // SAFETY: the unit's buffer holds `len` bytes (checked by check_rw), and
+                // the job does not touch it until the write completes; the PI goes in
+                // each block's metadata, inside the data (as fio writes it).
+                let data = unsafe { std::slice::from_raw_parts_mut(unit.buf, unit.len as usize) };
+                let blocks = data.chunks_mut(lba + usize::from(ns.ms)).map(|b| {
+                    let (d, m) = b.split_at_mut(lba);
+                    (&*d, m)
+                });
+                meta::write_pi(ns, c.apptag, slba, blocks);
+            }
+            return;
+        }
+        if self.md_len == 0 || !meta::needs_md(&ns, &c) {
             return;
         }
         let ms = usize::from(ns.ms);
@@ -393,23 +421,13 @@ impl UringCmdEngine {
         let md = &mut self.md[idx * self.md_len..][..want];
         cmd.metadata = md.as_mut_ptr() as u64;
         cmd.metadata_len = want as u32;
-        if unit.ddir != Ddir::Write || c.pi_act || ns.pi_type == 0 {
+        if !host_pi {
             return;
         }
-        let lba = ns.lba_size() as usize;
         // SAFETY: the unit's buffer holds `len` bytes (checked by check_rw), and the
         // job does not touch it until the write completes.
         let data = unsafe { std::slice::from_raw_parts(unit.buf, unit.len as usize) };
-        let at = if ns.pi_first { 0 } else { ms - nvme::PI_BYTES };
-        for (i, block) in data.chunks(lba).enumerate() {
-            let reftag = if ns.pi_type == 3 {
-                u32::MAX
-            } else {
-                (slba + i as u64) as u32
-            };
-            let pi = nvme::pi_tuple(block, c.apptag, reftag);
-            md[i * ms + at..][..nvme::PI_BYTES].copy_from_slice(&pi);
-        }
+        meta::write_pi(ns, c.apptag, slba, data.chunks(lba).zip(md.chunks_mut(ms)));
     }
 
     fn enter(&mut self, want: usize) -> io::Result<()> {
@@ -506,83 +524,6 @@ fn placement_ids(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<Box<[Box<[u16]
         out.push(pick.into_boxed_slice());
     }
     Ok(out.into_boxed_slice())
-}
-
-/// Whether commands to namespace `n` need a separate metadata buffer: it has
-/// metadata, and the controller does not insert and strip all of it (pi_act=1 on 8
-/// bytes of PI).
-fn needs_md(n: &NsInfo, c: &CmdOptions) -> bool {
-    n.ms > 0 && !(c.pi_act && n.pi_type != 0 && usize::from(n.ms) == nvme::PI_BYTES)
-}
-
-/// The metadata region: `units` buffers of `md_len` bytes, refused when absurd.
-fn md_bytes(units: usize, md_len: usize) -> Result<usize, EngineError> {
-    units
-        .checked_mul(md_len)
-        .filter(|&n| n <= 1 << 32)
-        .ok_or_else(|| EngineError::Invalid {
-            engine: NAME,
-            msg: format!("md_per_io_size={md_len} for {units} I/O units is more memory than ioscope will take"),
-        })
-}
-
-/// Bytes of separate metadata buffer each unit needs: none when no namespace has
-/// metadata, or when the controller inserts and strips all of it (pi_act=1 on 8 bytes
-/// of PI); else `md_per_io_size`, which must hold the metadata of the largest I/O.
-/// Extended-LBA formats (metadata inside each block) are refused: not yet.
-fn metadata_len(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<usize, EngineError> {
-    let c = cfg.opts.cmd;
-    let mut need = 0usize;
-    for (n, p) in ns.iter().zip(cfg.paths) {
-        if n.pi_type != 0 && usize::from(n.ms) < nvme::PI_BYTES {
-            return Err(EngineError::Invalid {
-                engine: NAME,
-                msg: format!(
-                    "{}: protection information in {} bytes of metadata: not supported",
-                    p.display(),
-                    n.ms
-                ),
-            });
-        }
-        if !needs_md(n, &c) {
-            continue;
-        }
-        if n.extended {
-            return Err(EngineError::Invalid {
-                engine: NAME,
-                msg: format!(
-                    "{}: an extended-LBA format (metadata inside each block) is not supported yet",
-                    p.display()
-                ),
-            });
-        }
-        need = need.max((cfg.unit_buf_len >> n.lba_shift) * usize::from(n.ms));
-    }
-    if need > c.md_per_io_size as usize {
-        return Err(EngineError::Invalid {
-            engine: NAME,
-            msg: format!(
-                "{}: the namespace carries {} bytes of metadata per I/O of the largest block \
-                 size; md_per_io_size={} is too small{}",
-                cfg.paths
-                    .first()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-                need,
-                c.md_per_io_size,
-                if c.pi_act {
-                    ""
-                } else {
-                    " (pi_act=0: ioscope writes the protection information)"
-                }
-            ),
-        });
-    }
-    Ok(if need > 0 {
-        c.md_per_io_size as usize
-    } else {
-        0
-    })
 }
 
 impl Engine for UringCmdEngine {

@@ -4,6 +4,7 @@
 //! (include/uapi/linux/nvme_ioctl.h; command layouts from the NVMe base and NVM command
 //! set specifications).
 
+use super::pi::Guard;
 use std::io;
 use std::os::fd::RawFd;
 
@@ -26,8 +27,15 @@ pub const OP_WRITE_UNCOR: u8 = 0x04;
 pub const OP_WRITE_ZEROES: u8 = 0x08;
 pub const OP_DSM: u8 = 0x09;
 pub const OP_VERIFY: u8 = 0x0C;
-/// Identify (admin), CNS 0: the namespace data structure.
+/// Identify (admin); CNS 0: the namespace data structure, 1: the controller's, 5 (with
+/// the command set in CDW11 bits 31:24, 0 for NVM): the command-set-specific
+/// namespace data structure.
 const OP_IDENTIFY: u8 = 0x06;
+const CNS_CTRL: u32 = 1;
+const CNS_CSI_NS: u32 = 5;
+/// Identify Controller CTRATT bit 15: Extended LBA Formats Supported (ELBAF, and
+/// with it the guard format of each LBA format).
+const CTRATT_ELBAS: u32 = 1 << 15;
 /// I/O Management Receive; management operation 1: Reclaim Unit Handle Status.
 const OP_IO_MGMT_RECV: u8 = 0x12;
 /// CDW12 DTYPE (bits 23:20) 2: the write carries a data placement directive, whose
@@ -45,8 +53,6 @@ pub const CDW12_PRACT: u32 = 1 << 29;
 pub const PRCHK_GUARD: u32 = 1 << 28;
 pub const PRCHK_APPTAG: u32 = 1 << 27;
 pub const PRCHK_REFTAG: u32 = 1 << 26;
-/// Bytes of 16-bit-guard protection information per block.
-pub const PI_BYTES: usize = 8;
 
 /// What a job needs to know of a namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,8 +66,10 @@ pub struct NsInfo {
     pub nsze: u64,
     /// Protection information type (0: none; 1, 2, 3).
     pub pi_type: u8,
-    /// The PI is in the first 8 bytes of the metadata (else the last).
+    /// The PI is the first bytes of the metadata (else the last).
     pub pi_first: bool,
+    /// The PI's guard format (its size with it).
+    pub guard: Guard,
     /// Metadata travels with each block's data (extended LBA) instead of in a
     /// separate buffer.
     pub extended: bool,
@@ -72,8 +80,26 @@ impl NsInfo {
         1 << self.lba_shift
     }
 
-    pub fn bytes(&self) -> u64 {
-        self.nsze << self.lba_shift
+    /// Whether the namespace's metadata reaches the host: it has some, and the
+    /// controller does not insert and strip all of it (`pi_act=1` on metadata that is
+    /// all PI, fio's rule).
+    pub fn carries_md(&self, pi_act: bool) -> bool {
+        self.ms > 0
+            && !(pi_act && self.pi_type != 0 && usize::from(self.ms) == self.guard.pi_bytes())
+    }
+
+    /// Bytes of a block on the host's side: its data, and in an extended-LBA format
+    /// the metadata after it, when that reaches the host.
+    pub fn host_block(&self, pi_act: bool) -> u64 {
+        match self.extended && self.carries_md(pi_act) {
+            true => self.lba_size() + u64::from(self.ms),
+            false => self.lba_size(),
+        }
+    }
+
+    /// The namespace's size in the host's bytes (what fio takes as its size).
+    pub fn host_bytes(&self, pi_act: bool) -> u64 {
+        self.nsze * self.host_block(pi_act)
     }
 }
 
@@ -142,7 +168,55 @@ pub fn ns_info(fd: RawFd) -> io::Result<NsInfo> {
     let nsid = nsid as u32;
     // CNS 0: Identify Namespace.
     let data = identify(fd, nsid, (0, 0), "Identify Namespace failed")?;
-    parse_identify(nsid, &data)
+    let mut ns = parse_identify(nsid, &data)?;
+    if ns.pi_type != 0 {
+        ns.guard = guard_format(fd, nsid, format_index(&data))?;
+    }
+    Ok(ns)
+}
+
+/// The guard format of LBA format `index`: from its ELBAF entry when the controller
+/// reports extended LBA formats, else the 16-bit guard (as fio 3.42 takes it). Storage
+/// tags and the 32-bit guard (which needs them) are refused.
+fn guard_format(fd: RawFd, nsid: u32, index: usize) -> io::Result<Guard> {
+    let ctrl = identify(fd, 0, (CNS_CTRL, 0), "Identify Controller failed")?;
+    let ctratt = u32::from_le_bytes([ctrl[96], ctrl[97], ctrl[98], ctrl[99]]);
+    if ctratt & CTRATT_ELBAS == 0 {
+        return Ok(Guard::Crc16);
+    }
+    let nvm = identify(
+        fd,
+        nsid,
+        (CNS_CSI_NS, 0),
+        "Identify Namespace (NVM command set) failed",
+    )?;
+    parse_elbaf(&nvm, index)
+}
+
+/// Guard format from ELBAF entry `index` (bytes 12.. of the NVM command set's
+/// Identify Namespace): STS bits 6:0 (storage tag size), PIF bits 8:7.
+fn parse_elbaf(d: &[u8], index: usize) -> io::Result<Guard> {
+    let at = 12 + 4 * index;
+    let elbaf = u32::from_le_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]]);
+    let (sts, pif) = (elbaf & 0x7f, (elbaf >> 7) & 0x3);
+    match (sts, pif) {
+        (0, 0) => Ok(Guard::Crc16),
+        (0, 2) => Ok(Guard::Crc64),
+        (0, _) => Err(io::Error::other(format!(
+            "protection information with a {} guard: not supported (16-bit and 64-bit are)",
+            if pif == 1 { "32-bit" } else { "reserved" }
+        ))),
+        _ => Err(io::Error::other(format!(
+            "protection information with a {sts}-bit storage tag: not supported"
+        ))),
+    }
+}
+
+/// The current LBA format's index: FLBAS bits 3:0, and 6:5 above them (up to 64
+/// formats).
+fn format_index(d: &[u8]) -> usize {
+    let flbas = d[26];
+    usize::from((flbas & 0x0f) | ((flbas >> 1) & 0x30))
 }
 
 /// The 4096 bytes of an Identify of namespace `nsid` with CDW10 and CDW11 as given
@@ -245,8 +319,7 @@ fn parse_identify(nsid: u32, d: &[u8]) -> io::Result<NsInfo> {
     let u64_at = |i: usize| u64::from_le_bytes(d[i..i + 8].try_into().unwrap_or([0; 8]));
     let nsze = u64_at(0);
     let flbas = d[26];
-    // FLBAS bits 3:0 and 6:5 index the LBA format (up to 64 formats).
-    let index = usize::from((flbas & 0x0f) | ((flbas >> 1) & 0x30));
+    let index = format_index(d);
     let f = 128 + 4 * index;
     let ms = u16::from_le_bytes([d[f], d[f + 1]]);
     let lba_shift = u32::from(d[f + 2]);
@@ -264,46 +337,9 @@ fn parse_identify(nsid: u32, d: &[u8]) -> io::Result<NsInfo> {
         nsze,
         pi_type: dps & 0x7,
         pi_first: dps & 0x8 != 0,
+        guard: Guard::Crc16,
         extended: flbas & 0x10 != 0,
     })
-}
-
-/// CRC-16 of T10-DIF (polynomial 0x8BB7, initial 0, not reflected): the guard of
-/// 16-bit-guard protection information.
-pub fn crc16_t10dif(data: &[u8]) -> u16 {
-    data.iter().fold(0u16, |crc, &b| {
-        (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ b)]
-    })
-}
-
-const CRC16_TABLE: [u16; 256] = {
-    let mut t = [0u16; 256];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = (i as u16) << 8;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 0x8000 != 0 {
-                (c << 1) ^ 0x8BB7
-            } else {
-                c << 1
-            };
-            k += 1;
-        }
-        t[i] = c;
-        i += 1;
-    }
-    t
-};
-
-/// 16-bit-guard protection information of one block: guard, application tag,
-/// reference tag, big-endian.
-pub fn pi_tuple(data: &[u8], apptag: u16, reftag: u32) -> [u8; PI_BYTES] {
-    let mut pi = [0u8; PI_BYTES];
-    pi[0..2].copy_from_slice(&crc16_t10dif(data).to_be_bytes());
-    pi[2..4].copy_from_slice(&apptag.to_be_bytes());
-    pi[4..8].copy_from_slice(&reftag.to_be_bytes());
-    pi
 }
 
 #[cfg(test)]
@@ -319,7 +355,7 @@ mod tests {
         d[128 + 4] = 8; // 8 bytes of metadata
         let ns = parse_identify(3, &d).unwrap();
         assert_eq!(
-            (ns.nsid, ns.lba_size(), ns.ms, ns.bytes()),
+            (ns.nsid, ns.lba_size(), ns.ms, ns.host_bytes(true)),
             (3, 4096, 8, 1 << 30)
         );
         d[26] = 0x20; // index 16 (bits 6:5 = 1)
@@ -351,10 +387,23 @@ mod tests {
     }
 
     #[test]
-    fn the_guard_is_t10_difs_crc16() {
-        // The check value of CRC-16/T10-DIF.
-        assert_eq!(crc16_t10dif(b"123456789"), 0xD0DB);
-        let pi = pi_tuple(&[0u8; 512], 0x1234, 7);
-        assert_eq!(&pi[2..], &[0x12, 0x34, 0, 0, 0, 7]);
+    fn the_guard_format_is_read_from_the_extended_lba_format() {
+        let mut d = vec![0u8; 4096];
+        let elbaf = |d: &mut Vec<u8>, i: usize, v: u32| {
+            d[12 + 4 * i..][..4].copy_from_slice(&v.to_le_bytes())
+        };
+        elbaf(&mut d, 2, 2 << 7);
+        assert_eq!(parse_elbaf(&d, 0).unwrap(), Guard::Crc16);
+        assert_eq!(parse_elbaf(&d, 2).unwrap(), Guard::Crc64);
+        elbaf(&mut d, 1, 1 << 7);
+        assert!(parse_elbaf(&d, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("32-bit guard"));
+        elbaf(&mut d, 3, (2 << 7) | 16);
+        assert!(parse_elbaf(&d, 3)
+            .unwrap_err()
+            .to_string()
+            .contains("16-bit storage tag"));
     }
 }

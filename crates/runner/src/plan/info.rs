@@ -97,13 +97,15 @@ fn cmd_options(o: &JobOptions) -> ioscope_engine::uring_cmd::CmdOptions {
         apptag: o.apptag as u16,
         apptag_mask: o.apptag_mask as u16,
         num_range: o.num_range.max(1),
+        bs: bs_ranges(o),
+        verify: !matches!(o.verify.as_str(), "0" | "none"),
     }
 }
 
-/// What reports need to know about a job.
-pub fn job_info(spec: &JobSpec, sync_engine: bool, files: &[std::path::PathBuf]) -> JobInfo {
-    let o = &spec.opts;
-    let bs = std::array::from_fn(|d| {
+/// The job's smallest and largest block size per direction (read, write, trim), from
+/// bssplit, bsrange or bs.
+fn bs_ranges(o: &JobOptions) -> [(u64, u64); 3] {
+    std::array::from_fn(|d| {
         if let Some(s) = o.bssplit.as_ref().filter(|s| !s.0[d].is_empty()) {
             let lo = s.0[d].iter().map(|e| e.bs).min().unwrap_or(o.bs.0[d]);
             let hi = s.0[d].iter().map(|e| e.bs).max().unwrap_or(o.bs.0[d]);
@@ -113,7 +115,13 @@ pub fn job_info(spec: &JobSpec, sync_engine: bool, files: &[std::path::PathBuf])
         } else {
             (o.bs.0[d], o.bs.0[d])
         }
-    });
+    })
+}
+
+/// What reports need to know about a job.
+pub fn job_info(spec: &JobSpec, sync_engine: bool, files: &[std::path::PathBuf]) -> JobInfo {
+    let o = &spec.opts;
+    let bs = bs_ranges(o);
     JobInfo {
         rw: o.rw.mode.name().to_string(),
         bs,

@@ -100,7 +100,13 @@ fn check_zbd(j: &JobSpec) -> Result<(), String> {
         let generic = md
             .as_ref()
             .filter(|m| m.file_type().is_char_device())
-            .and_then(|m| crate::sys::generic::probe(std::path::Path::new(&name), m.rdev()));
+            .and_then(|m| {
+                crate::sys::generic::probe(
+                    std::path::Path::new(&name),
+                    m.rdev(),
+                    j.opts.pi_act == 1,
+                )
+            });
         if generic.is_some_and(|g| g.is_ok_and(|g| g.kind == crate::sys::generic::Kind::Nvme)) {
             continue;
         }

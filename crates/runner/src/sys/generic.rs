@@ -18,8 +18,11 @@ pub enum Kind {
 #[derive(Clone, Debug)]
 pub struct Generic {
     pub kind: Kind,
-    /// The device's size in bytes (Identify Namespace, or READ CAPACITY).
+    /// The device's size in bytes (Identify Namespace, or READ CAPACITY), as I/O to it
+    /// counts them (in an NVMe extended-LBA format, each block with its metadata).
     pub bytes: u64,
+    /// Its data alone: what its block device shows.
+    pub data_bytes: u64,
     /// The block device of the same namespace or disk and its device number, when
     /// the kernel made one (not for NVMe formats the block layer cannot use, nor for
     /// SCSI devices that are no disks).
@@ -27,14 +30,20 @@ pub struct Generic {
 }
 
 /// `Some` when the character device `rdev` is a generic NVMe or SCSI device: its size
-/// (or why it could not be read) and its twin.
-pub fn probe(path: &Path, rdev: u64) -> Option<Result<Generic, String>> {
+/// (or why it could not be read) and its twin. `pi_act`: the job's, which decides
+/// whether an extended-LBA namespace's metadata counts in its size.
+pub fn probe(path: &Path, rdev: u64, pi_act: bool) -> Option<Result<Generic, String>> {
     let (kind, name) = generic_name(rdev)?;
     let twin = match kind {
         Kind::Nvme => nvme_twin(&name),
         Kind::Scsi => scsi_twin(&name),
     };
-    Some(size(path, kind).map(|bytes| Generic { kind, bytes, twin }))
+    Some(size(path, kind, pi_act).map(|(bytes, data_bytes)| Generic {
+        kind,
+        bytes,
+        data_bytes,
+        twin,
+    }))
 }
 
 /// The kernel's class and name of a generic device (`ng0n1`, `sg0`), from sysfs.
@@ -68,18 +77,20 @@ fn block_dev(name: &str) -> Option<(PathBuf, u64)> {
     md.file_type().is_block_device().then(|| (dev, md.rdev()))
 }
 
-/// The device's size, asked of the device itself.
-fn size(path: &Path, kind: Kind) -> Result<u64, String> {
+/// The device's size, asked of the device itself: for an NVMe namespace in the host's
+/// bytes (in an extended-LBA format its blocks hold their metadata, as in fio), and
+/// the size of its data alone.
+fn size(path: &Path, kind: Kind, pi_act: bool) -> Result<(u64, u64), String> {
     use std::os::fd::AsRawFd;
     let f =
         std::fs::File::open(path).map_err(|e| format!("{}: cannot open: {e}", path.display()))?;
     let fd = f.as_raw_fd();
     match kind {
         Kind::Nvme => ioscope_engine::uring_cmd::nvme::ns_info(fd)
-            .map(|ns| ns.bytes())
+            .map(|ns| (ns.host_bytes(pi_act), ns.nsze << ns.lba_shift))
             .map_err(|e| format!("{}: Identify Namespace: {e}", path.display())),
         Kind::Scsi => ioscope_engine::sg::scsi::capacity(fd)
-            .map(|(bs, blocks)| u64::from(bs) * blocks)
+            .map(|(bs, blocks)| (u64::from(bs) * blocks, u64::from(bs) * blocks))
             .map_err(|e| format!("{}: READ CAPACITY: {e}", path.display())),
     }
 }

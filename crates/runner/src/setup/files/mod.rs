@@ -134,7 +134,7 @@ struct FileLayout<'a> {
 
 impl FileLayout<'_> {
     fn plan(&self, o: &JobOptions, p: &Path) -> Result<FilePlan, RunError> {
-        let ex = probe(p, o.filetype)?;
+        let ex = probe(p, o.filetype, o.pi_act == 1)?;
         passthrough_target(o, p, ex.as_ref())?;
         let (mut start, mut len, mut target) = match self.trace {
             Some(t) => (0, t.ends[self.index], t.ends[self.index]),
@@ -232,16 +232,17 @@ impl FileLayout<'_> {
                 "the device has no block device to check for data and mounts".into(),
             ));
         };
-        // The checks read the twin: it must show the whole device (the kernel gives a
-        // namespace whose format its block layer cannot use a size of 0).
+        // The checks read the twin: it must show the whole device's data (the kernel
+        // gives a namespace whose format its block layer cannot use a size of 0).
         let shown = std::fs::File::open(twin)
             .and_then(|f| crate::sys::disk::block_size(&f))
             .unwrap_or(0);
-        if shown != g.bytes {
+        if shown != g.data_bytes {
             return Err(refuse(format!(
-                "its block device {} shows {shown} of its {} bytes, so its data cannot be checked",
+                "its block device {} shows {shown} of its {} bytes of data, so its data \
+                 cannot be checked",
                 twin.display(),
-                g.bytes
+                g.data_bytes
             )));
         }
         safety::claim(twin, *rdev)

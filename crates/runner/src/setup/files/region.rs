@@ -22,8 +22,13 @@ pub(super) struct Existing {
 
 /// What is at `path` now: nothing, a file, or a block device and its size (a device
 /// that cannot be opened is an error that says why, not a size of 0). `filetype`, when
-/// set, is taken as the type instead of the file's own.
-pub(super) fn probe(path: &Path, filetype: FileType) -> Result<Option<Existing>, RunError> {
+/// set, is taken as the type instead of the file's own; `pi_act` as in
+/// [`crate::sys::generic::probe`].
+pub(super) fn probe(
+    path: &Path,
+    filetype: FileType,
+    pi_act: bool,
+) -> Result<Option<Existing>, RunError> {
     let Ok(md) = std::fs::metadata(path) else {
         if matches!(filetype, FileType::Block | FileType::Char) {
             return Err(RunError::Setup(format!(
@@ -42,7 +47,7 @@ pub(super) fn probe(path: &Path, filetype: FileType) -> Result<Option<Existing>,
         FileType::Char => (false, true),
     };
     let generic = match is_char {
-        true => crate::sys::generic::probe(path, md.rdev())
+        true => crate::sys::generic::probe(path, md.rdev(), pi_act)
             .transpose()
             .map_err(RunError::Setup)?,
         false => None,
