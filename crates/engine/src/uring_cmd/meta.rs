@@ -5,9 +5,12 @@
 //! the host writes when the controller does not insert it (`pi_act=0`), as fio 3.42
 //! does.
 
+//!
+//! Refusals are messages; the engine names itself in the error.
+
 use super::nvme::NsInfo;
-use super::{pi, CmdOptions, NAME};
-use crate::{EngineConfig, EngineError};
+use super::pi;
+use crate::EngineConfig;
 
 /// The blocks `len` bytes at `offset` cover, `block` bytes each on the host's side
 /// (first block, count): None unless both are whole blocks and there is one at least.
@@ -16,25 +19,30 @@ pub(super) fn blocks_of(offset: u64, len: u64, block: u64) -> Option<(u64, u64)>
         let s = block.trailing_zeros();
         (offset >> s, len >> s, (offset | len) & (block - 1))
     } else {
-        (offset / block, len / block, (offset % block) | (len % block))
+        (
+            offset / block,
+            len / block,
+            (offset % block) | (len % block),
+        )
     };
     (rest == 0 && nlb > 0).then_some((slba, nlb))
 }
 
 /// Whether commands to namespace `n` need a separate metadata buffer: its metadata
 /// reaches the host, and not inside each block.
-pub(super) fn needs_md(n: &NsInfo, c: &CmdOptions) -> bool {
-    n.carries_md(c.pi_act) && !n.extended
+pub(super) fn needs_md(n: &NsInfo, pi_act: bool) -> bool {
+    n.carries_md(pi_act) && !n.extended
 }
 
 /// The metadata region: `units` buffers of `md_len` bytes, refused when absurd.
-pub(super) fn md_bytes(units: usize, md_len: usize) -> Result<usize, EngineError> {
+pub(super) fn md_bytes(units: usize, md_len: usize) -> Result<usize, String> {
     units
         .checked_mul(md_len)
         .filter(|&n| n <= 1 << 32)
-        .ok_or_else(|| EngineError::Invalid {
-            engine: NAME,
-            msg: format!("md_per_io_size={md_len} for {units} I/O units is more memory than ioscope will take"),
+        .ok_or_else(|| {
+            format!(
+                "md_per_io_size={md_len} for {units} I/O units is more memory than ioscope will take"
+            )
         })
 }
 
@@ -42,14 +50,13 @@ pub(super) fn md_bytes(units: usize, md_len: usize) -> Result<usize, EngineError
 /// larger than the metadata, block sizes that are not whole blocks of the host's (the
 /// LBA data, and in an extended-LBA format its metadata too), and verify on an
 /// extended-LBA format with PI inside each block's data.
-pub(super) fn check_formats(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<(), EngineError> {
+pub(super) fn check_formats(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<(), String> {
     let c = cfg.opts.cmd;
-    let bad = |msg: String| Err(EngineError::Invalid { engine: NAME, msg });
     for (n, p) in ns.iter().zip(cfg.paths) {
         let p = p.display();
         if n.pi_type != 0 && usize::from(n.ms) < n.guard.pi_bytes() {
             let (pi, ms) = (n.guard.pi_bytes(), n.ms);
-            return bad(format!(
+            return Err(format!(
                 "{p}: {pi} bytes of protection information in {ms} bytes of metadata: not supported"
             ));
         }
@@ -59,7 +66,7 @@ pub(super) fn check_formats(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<(),
             c.bs.iter()
                 .find(|(lo, hi)| lo % block != 0 || hi % block != 0)
         {
-            return bad(if extended {
+            return Err(if extended {
                 let hint = match lo == hi && lo % n.lba_size() == 0 {
                     true => format!(" (bs={}?)", lo / n.lba_size() * block),
                     false => String::new(),
@@ -81,7 +88,7 @@ pub(super) fn check_formats(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<(),
             });
         }
         if extended && n.pi_type != 0 && c.verify {
-            return bad(format!(
+            return Err(format!(
                 "{p}: verify cannot be used on an extended-LBA format with protection \
                  information (the PI is inside each block's data), as in fio"
             ));
@@ -93,33 +100,30 @@ pub(super) fn check_formats(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<(),
 /// Bytes of separate metadata buffer each unit needs: none when no namespace needs one
 /// ([`needs_md`]); else `md_per_io_size`, which must hold the metadata of the largest
 /// I/O.
-pub(super) fn metadata_len(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<usize, EngineError> {
+pub(super) fn metadata_len(ns: &[NsInfo], cfg: &EngineConfig<'_>) -> Result<usize, String> {
     let c = cfg.opts.cmd;
     let need = ns
         .iter()
-        .filter(|n| needs_md(n, &c))
+        .filter(|n| needs_md(n, c.pi_act))
         .map(|n| (cfg.unit_buf_len >> n.lba_shift) * usize::from(n.ms))
         .max()
         .unwrap_or(0);
     if need > c.md_per_io_size as usize {
-        return Err(EngineError::Invalid {
-            engine: NAME,
-            msg: format!(
-                "{}: the namespace carries {} bytes of metadata per I/O of the largest block \
+        return Err(format!(
+            "{}: the namespace carries {} bytes of metadata per I/O of the largest block \
                  size; md_per_io_size={} is too small{}",
-                cfg.paths
-                    .first()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default(),
-                need,
-                c.md_per_io_size,
-                if c.pi_act {
-                    ""
-                } else {
-                    " (pi_act=0: ioscope writes the protection information)"
-                }
-            ),
-        });
+            cfg.paths
+                .first()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            need,
+            c.md_per_io_size,
+            if c.pi_act {
+                ""
+            } else {
+                " (pi_act=0: ioscope writes the protection information)"
+            }
+        ));
     }
     Ok(if need > 0 {
         c.md_per_io_size as usize

@@ -148,8 +148,8 @@ impl UringCmdEngine {
                 })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        meta::check_formats(&ns, cfg)?;
-        let md_len = meta::metadata_len(&ns, cfg)?;
+        meta::check_formats(&ns, cfg).map_err(invalid)?;
+        let md_len = meta::metadata_len(&ns, cfg).map_err(invalid)?;
         let blocks = ns.iter().map(|n| n.host_block(opts.cmd.pi_act)).collect();
         let pids = placement_ids(&ns, cfg)?;
         let ring: Ring = ring_setup::build_ring_of(depth, opts, NAME)?;
@@ -184,7 +184,7 @@ impl UringCmdEngine {
             ranges: vec![DsmRange::default(); units * cfg.opts.cmd.num_range.max(1) as usize]
                 .into_boxed_slice(),
             lens: vec![0; units].into_boxed_slice(),
-            md: vec![0; meta::md_bytes(units, md_len)?].into_boxed_slice(),
+            md: vec![0; meta::md_bytes(units, md_len).map_err(invalid)?].into_boxed_slice(),
             md_len,
             pids,
             // Round robin starts at the first placement ID; random from the seed.
@@ -413,7 +413,7 @@ impl UringCmdEngine {
             }
             return;
         }
-        if self.md_len == 0 || !meta::needs_md(&ns, &c) {
+        if self.md_len == 0 || !meta::needs_md(&ns, c.pi_act) {
             return;
         }
         let ms = usize::from(ns.ms);
@@ -463,6 +463,11 @@ impl UringCmdEngine {
 
 /// The engine's name in messages.
 const NAME: &str = "io_uring_cmd";
+
+/// A job the engine refuses, saying why.
+fn invalid(msg: String) -> EngineError {
+    EngineError::Invalid { engine: NAME, msg }
+}
 
 /// Per file, the placement identifiers its writes use: the namespace's reclaim unit
 /// handles (I/O Management Receive), picked by `plids` indices. A namespace without
