@@ -938,6 +938,18 @@ mod guest {
     }
 
     /// Change `bytes` at `offset` of a device's backing image, behind its controller.
+    /// `len` bytes of the rig's backing image `image` at `offset`, read behind the
+    /// controller.
+    fn read_image(image: &str, offset: u64, len: usize) -> Vec<u8> {
+        use std::io::{Read, Seek, SeekFrom};
+        let dir = std::env::var("IOSCOPE_RIG_IMAGES").expect("the rig exports IOSCOPE_RIG_IMAGES");
+        let mut f = std::fs::File::open(Path::new(&dir).join(image)).expect("the image");
+        f.seek(SeekFrom::Start(offset)).expect("seek");
+        let mut b = vec![0u8; len];
+        f.read_exact(&mut b).expect("read the image");
+        b
+    }
+
     fn poke_image(image: &str, offset: u64, bytes: &[u8]) {
         use std::io::{Seek, SeekFrom, Write};
         let dir = std::env::var("IOSCOPE_RIG_IMAGES").expect("the rig exports IOSCOPE_RIG_IMAGES");
@@ -951,10 +963,17 @@ mod guest {
     /// An io_uring_cmd job on the PI namespace (512-byte blocks with 8 bytes of type 1
     /// protection information): `prog`'s run and JSON (None when it failed).
     fn pi_job(prog: &Path, extra: &[&str]) -> (Run, Option<serde_json::Value>) {
+        job_on(prog, "/dev/rig/pi-ng", extra)
+    }
+
+    /// An io_uring_cmd job on the generic device `dev`: `prog`'s run and JSON (None
+    /// when it failed).
+    fn job_on(prog: &Path, dev: &str, extra: &[&str]) -> (Run, Option<serde_json::Value>) {
         let d = tmpdir();
+        let file = format!("--filename={dev}");
         let mut a = vec![
             "--name=p",
-            "--filename=/dev/rig/pi-ng",
+            &file,
             "--ioengine=io_uring_cmd",
             "--output-format=json",
         ];

@@ -6,24 +6,14 @@ use crate::common::*;
 use ioscope_engine::uring_cmd::pi::crc64_nvme;
 use std::path::Path;
 
-const DEV: &str = "--filename=/dev/rig/pi64-ng";
+const DEV: &str = "/dev/rig/pi64-ng";
 /// Blocks of the namespace: QEMU lays a 1 GiB image out as data, then 16 bytes of
 /// metadata per block.
 const NSZE: u64 = (1 << 30) / (512 + 16);
 
 /// An io_uring_cmd job on the namespace: `prog`'s run and JSON (None when it failed).
 fn job(prog: &Path, extra: &[&str]) -> (Run, Option<serde_json::Value>) {
-    let d = tmpdir();
-    let mut a = vec![
-        "--name=p",
-        DEV,
-        "--ioengine=io_uring_cmd",
-        "--output-format=json",
-    ];
-    a.extend_from_slice(extra);
-    let r = run_tool(prog, d.path(), &a, &[]);
-    let v = (r.code == 0).then(|| super::json_of(prog, &r.stdout));
-    (r, v)
+    super::job_on(prog, DEV, extra)
 }
 
 fn ok(prog: &Path, extra: &[&str]) -> serde_json::Value {
@@ -33,13 +23,7 @@ fn ok(prog: &Path, extra: &[&str]) -> serde_json::Value {
 
 /// `len` bytes of the backing image at `offset`, read behind the controller.
 fn image(offset: u64, len: usize) -> Vec<u8> {
-    use std::io::{Read, Seek, SeekFrom};
-    let dir = std::env::var("IOSCOPE_RIG_IMAGES").expect("the rig exports IOSCOPE_RIG_IMAGES");
-    let mut f = std::fs::File::open(Path::new(&dir).join("pi64.img")).expect("pi64.img");
-    f.seek(SeekFrom::Start(offset)).expect("seek");
-    let mut b = vec![0u8; len];
-    f.read_exact(&mut b).expect("read the image");
-    b
+    super::read_image("pi64.img", offset, len)
 }
 
 /// The PI ioscope or fio wrote for block `lba`, as the device keeps it, checked

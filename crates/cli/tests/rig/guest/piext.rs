@@ -6,7 +6,7 @@ use crate::common::*;
 use ioscope_engine::uring_cmd::pi::crc16_t10dif;
 use std::path::Path;
 
-const DEV: &str = "--filename=/dev/rig/piext-ng";
+const DEV: &str = "/dev/rig/piext-ng";
 /// Blocks of the namespace: QEMU keeps a 1 GiB image as data, then 8 bytes of
 /// metadata per block, whatever the format the host sees.
 const NSZE: u64 = (1 << 30) / (512 + 8);
@@ -19,17 +19,7 @@ const HOST_PI: [&str; 3] = [
 
 /// An io_uring_cmd job on the namespace: `prog`'s run and JSON (None when it failed).
 fn job(prog: &Path, extra: &[&str]) -> (Run, Option<serde_json::Value>) {
-    let d = tmpdir();
-    let mut a = vec![
-        "--name=x",
-        DEV,
-        "--ioengine=io_uring_cmd",
-        "--output-format=json",
-    ];
-    a.extend_from_slice(extra);
-    let r = run_tool(prog, d.path(), &a, &[]);
-    let v = (r.code == 0).then(|| super::json_of(prog, &r.stdout));
-    (r, v)
+    super::job_on(prog, DEV, extra)
 }
 
 fn ok(prog: &Path, extra: &[&str]) -> serde_json::Value {
@@ -50,13 +40,7 @@ fn refused(prog: &Path, extra: &[&str]) -> String {
 
 /// `len` bytes of the backing image at `offset`, read behind the controller.
 fn image(offset: u64, len: usize) -> Vec<u8> {
-    use std::io::{Read, Seek, SeekFrom};
-    let dir = std::env::var("IOSCOPE_RIG_IMAGES").expect("the rig exports IOSCOPE_RIG_IMAGES");
-    let mut f = std::fs::File::open(Path::new(&dir).join("piext.img")).expect("piext.img");
-    f.seek(SeekFrom::Start(offset)).expect("seek");
-    let mut b = vec![0u8; len];
-    f.read_exact(&mut b).expect("read the image");
-    b
+    super::read_image("piext.img", offset, len)
 }
 
 /// Block `lba`'s PI as the device keeps it, checked against its data.
