@@ -105,8 +105,60 @@ impl Server {
         }
     }
 
+    /// ioscope on the unix-domain socket `path`, once its first line says so.
+    fn ioscope_sock(dir: &Path, path: &Path) -> Server {
+        let mut c = Command::new(bin());
+        c.arg(format!("--server=sock:{}", path.display()));
+        let mut child = c
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn ioscope --server");
+        let mut line = String::new();
+        let out = child.stdout.take().expect("stdout");
+        BufReader::new(out)
+            .read_line(&mut line)
+            .expect("first line");
+        let want = format!("ioscope: fio server listening on sock:{}\n", path.display());
+        assert_eq!(line, want);
+        Server::on_sock(child, path)
+    }
+
+    /// fio 3.42's server on the unix-domain socket `path`, once it accepts.
+    fn fio_sock(dir: &Path, path: &Path) -> Server {
+        let child = Command::new(fio342_path())
+            .arg(format!("--server=sock:{}", path.display()))
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn fio --server");
+        let start = Instant::now();
+        while std::os::unix::net::UnixStream::connect(path).is_err() {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "fio --server never listened on {}",
+                path.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Server::on_sock(child, path)
+    }
+
+    fn on_sock(child: Child, path: &Path) -> Server {
+        Server {
+            child,
+            ip: format!("sock:{}", path.display()),
+            port: 0,
+        }
+    }
+
     fn client(&self) -> String {
-        format!("--client={},{}", self.ip, self.port)
+        match self.ip.starts_with("sock:") {
+            true => format!("--client={}", self.ip),
+            false => format!("--client={},{}", self.ip, self.port),
+        }
     }
 }
 
@@ -776,6 +828,76 @@ fn job_logs_travel_to_the_client() {
             }
         }
     }
+}
+
+/// Servers on unix-domain sockets (`--server=sock:PATH`, `--client=sock:PATH`): fio
+/// 3.42's client drives an ioscope server and ioscope's client a fio server, each
+/// giving per job what fio's client gets from fio's server, the socket's path as the
+/// host. ioscope's socket is its owner's alone (fio's is every user's); a socket left
+/// by a server that is gone is replaced, a file at the path is refused and kept. Logs
+/// come back under the socket's file name (fio's client appends the whole path and
+/// cannot create them).
+#[test]
+fn servers_and_clients_on_unix_sockets() {
+    require!(Prereq::Fio342);
+    use std::os::unix::fs::PermissionsExt;
+    let d = tmpdir();
+    let (ours_at, theirs_at) = (d.path().join("ours.sock"), d.path().join("theirs.sock"));
+    let ours = Server::ioscope_sock(d.path(), &ours_at);
+    let theirs = Server::fio_sock(d.path(), &theirs_at);
+    let mode = std::fs::metadata(&ours_at).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "ioscope's socket mode {mode:o}");
+    let want = per_host(&client_json(d.path(), &[&theirs]));
+    assert_eq!(
+        want.iter().map(|e| (e.0.as_str(), e.1)).collect::<Vec<_>>(),
+        [
+            ("All clients", (8 << 20, 8 << 20, 2048, 512)),
+            ("randwrite", (0, 8 << 20, 0, 512)),
+            ("seqread", (8 << 20, 0, 2048, 0))
+        ]
+    );
+    for (client, server, path) in [
+        (fio342_path(), &ours, &ours_at),
+        (bin(), &theirs, &theirs_at),
+        (bin(), &ours, &ours_at),
+    ] {
+        let doc = client_json_by(&client, d.path(), &[server]);
+        assert_eq!(per_host(&doc), want, "{} → {}", client.display(), server.ip);
+        let host = &doc["client_stats"][0]["hostname"];
+        assert_eq!(host.as_str(), Some(&*path.display().to_string()), "{doc}");
+    }
+    let logs = client_logs(&bin(), d.path(), &ours);
+    let names: Vec<&str> = logs.iter().map(|l| l.0.as_str()).collect();
+    assert!(names.contains(&"a_clat.1.log.ours.sock"), "{names:?}");
+    let clat = logs
+        .iter()
+        .find(|l| l.0 == "a_clat.1.log.ours.sock")
+        .unwrap();
+    assert_eq!(clat.1.len(), 16, "{:?}", clat.1);
+    // Killed, the server leaves its socket behind; the next one replaces it.
+    drop(ours);
+    assert!(ours_at.exists());
+    let again = Server::ioscope_sock(d.path(), &ours_at);
+    let doc = client_json_by(&bin(), d.path(), &[&again]);
+    assert_eq!(per_host(&doc), want);
+    // A server already listening there, or a file, is refused; the file is kept.
+    let plain = d.path().join("plain");
+    std::fs::write(&plain, "keep").unwrap();
+    for (at, why) in [
+        (&ours_at, "a server already listens on it"),
+        (&plain, "is not a socket"),
+    ] {
+        let r = run_tool(
+            &bin(),
+            d.path(),
+            &[&format!("--server=sock:{}", at.display())],
+            &[],
+        );
+        assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+        assert!(r.stderr.contains(why), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "{}", r.stdout);
+    }
+    assert_eq!(std::fs::read_to_string(&plain).unwrap(), "keep");
 }
 
 /// fio-plot's `bench-fio --remote` (from PyPI) runs a small sweep — random reads at

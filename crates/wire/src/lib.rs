@@ -1,7 +1,8 @@
 //! fio 3.42's client/server wire format, as observed between fio's own client and
 //! server (documentation and captured bytes; no fio code was read or copied).
 //!
-//! - [`addr`]: fio's `[ip:|ip6:]HOST[,PORT]`.
+//! - [`addr`]: fio's `[ip:|ip6:]HOST[,PORT]` and `sock:PATH`; [`conn`]: a TCP or
+//!   unix-domain connection.
 //! - [`frame`]: the 24-byte header, its CRC-16/ARC checksums, and messages split into
 //!   frames of at most 1024 payload bytes and joined again.
 //! - [`msg`]: the commands (opcodes) and the small payloads: the handshake, text,
@@ -13,6 +14,7 @@
 //! Every integer is little-endian; doubles travel as IEEE-754 binary64 in 16-byte slots.
 
 pub mod addr;
+pub mod conn;
 pub mod ext;
 pub mod frame;
 pub mod iolog;

@@ -7,11 +7,12 @@ use super::target::Target;
 use anyhow::{bail, Context as _, Result};
 use ioscope_stats::hosts::HostRun;
 use ioscope_stats::RunResult;
+use ioscope_wire::addr::Address;
+use ioscope_wire::conn::Conn;
 use ioscope_wire::frame;
 use ioscope_wire::msg::{self, op};
 use ioscope_wire::{ext, iolog, read};
 use std::io::Write;
-use std::net::TcpStream;
 
 /// Where the report and the servers' text go: stdout or `--output`.
 pub type Sink = std::sync::Mutex<Box<dyn Write + Send>>;
@@ -66,14 +67,12 @@ fn session(
     sh: &Shared,
     member: &Member,
 ) -> Result<Outcome> {
-    let mut s = TcpStream::connect(&t.addr)
+    let mut s = Conn::connect(&t.addr)
         .with_context(|| format!("client {}: cannot connect to {}", t.name, t.addr))?;
-    let _ = s.set_nodelay(true);
     sh.quit.add(&s);
-    let host = t.addr.rsplit_once(':').map_or(t.addr.as_str(), |h| h.0);
-    let ip = host.trim_start_matches('[').trim_end_matches(']');
-    let mut g = Gathered::new(&t.name, ip, super::logs::Names::of(texts), normal);
-    frame::send(&mut s, op::PROBE, 1, &msg::probe_request(host))?;
+    let (host, suffix) = log_suffix(&t.addr);
+    let mut g = Gathered::new(&t.name, &suffix, super::logs::Names::of(texts), normal);
+    frame::send(&mut s, op::PROBE, 1, &msg::probe_request(&host))?;
     let reply = until(&mut s, &mut g, op::PROBE)?;
     let ioscope = ext::probe_ext(&reply.payload).is_some();
     g.take(reply)?;
@@ -119,8 +118,28 @@ fn session(
     Ok(g.outcome())
 }
 
+/// The server's host as the PROBE names it, and the suffix of the log files it sends
+/// (fio's client appends the server's address). For a unix socket, fio appends the
+/// socket's path, which names no file it can create; this client appends its file
+/// name.
+fn log_suffix(a: &Address) -> (String, String) {
+    match a {
+        Address::Tcp(a) => {
+            let host = a.rsplit_once(':').map_or(a.as_str(), |h| h.0);
+            let ip = host.trim_start_matches('[').trim_end_matches(']');
+            (host.to_string(), ip.to_string())
+        }
+        Address::Unix(p) => {
+            let name = p
+                .file_name()
+                .map_or_else(|| "sock".to_string(), |n| n.to_string_lossy().into_owned());
+            (p.display().to_string(), name)
+        }
+    }
+}
+
 /// Messages until one of `op`, which is returned; the others taken as they come.
-fn until(s: &mut TcpStream, g: &mut Gathered, op: u16) -> Result<frame::Message> {
+fn until(s: &mut Conn, g: &mut Gathered, op: u16) -> Result<frame::Message> {
     loop {
         match frame::receive(s) {
             Ok(Some(m)) if m.op == op => return Ok(m),
@@ -141,7 +160,7 @@ fn until(s: &mut TcpStream, g: &mut Gathered, op: u16) -> Result<frame::Message>
 
 /// An ioscope server: HELLO (the token, a synchronised start), then its WELCOME — or
 /// its reason for refusing, as this host's error.
-fn greet(s: &mut TcpStream, g: &mut Gathered, token: Option<String>) -> Result<()> {
+fn greet(s: &mut Conn, g: &mut Gathered, token: Option<String>) -> Result<()> {
     let hello = ext::Hello {
         ext: ext::EXT_VERSION,
         version: env!("CARGO_PKG_VERSION").into(),

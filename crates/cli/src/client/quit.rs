@@ -3,9 +3,9 @@
 //! printed in full, marked interrupted. (fio 3.42's client exits at once, printing
 //! nothing.)
 
+use ioscope_wire::conn::Conn;
 use ioscope_wire::frame;
 use ioscope_wire::msg::op;
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -14,14 +14,14 @@ use std::time::Duration;
 #[derive(Default)]
 pub struct Quit {
     /// Each connection's writing half, and whether QUIT was sent to all.
-    streams: Mutex<(Vec<TcpStream>, bool)>,
+    streams: Mutex<(Vec<Conn>, bool)>,
     /// Hosts whose sessions have ended.
     done: AtomicUsize,
 }
 
 impl Quit {
     /// A server's connection: it gets QUIT on a signal (at once when one came already).
-    pub fn add(&self, s: &TcpStream) {
+    pub fn add(&self, s: &Conn) {
         let Ok(mut c) = s.try_clone() else {
             return;
         };

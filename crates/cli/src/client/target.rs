@@ -3,14 +3,14 @@
 
 use anyhow::{bail, Context as _, Result};
 use ioscope_report::Endpoint;
-use ioscope_wire::addr::{socket_addr, DEFAULT_PORT};
+use ioscope_wire::addr::{self, Address, DEFAULT_PORT};
 use std::ffi::OsString;
 
 /// One server and what it is sent.
 pub struct Target {
     /// As given (`host` or `host,port`), for messages.
     pub name: String,
-    pub addr: String,
+    pub addr: Address,
     /// The host and port as the report names them (fio's `hostname`, `port`).
     pub at: Endpoint,
     /// Flags after its `--client`, sent as they are (JOBLINE).
@@ -124,7 +124,7 @@ fn inline_job(args: &mut Vec<String>) -> Option<String> {
 /// `--client=VALUE`: a host, or a file listing hosts (one per line).
 fn hosts_of(v: &str) -> Result<Vec<String>> {
     let p = std::path::Path::new(v);
-    if !v.contains(',') && p.is_file() {
+    if !v.contains(',') && !v.starts_with("sock:") && p.is_file() {
         let text =
             std::fs::read_to_string(p).with_context(|| format!("--client={v}: host list"))?;
         let hosts: Vec<String> = text
@@ -141,15 +141,22 @@ fn hosts_of(v: &str) -> Result<Vec<String>> {
     Ok(vec![v.to_string()])
 }
 
-/// fio's `[ip:|ip6:]HOST[,PORT]` as a socket address to connect to; no host (`,PORT`)
-/// is this one, as fio's client connects to 0.0.0.0 then.
-fn address(h: &str) -> Result<String> {
-    socket_addr(h, Some(("127.0.0.1", "::1"))).map_err(|e| anyhow::anyhow!("--client={e}"))
+/// fio's `[ip:|ip6:]HOST[,PORT]` or `sock:PATH` as an address to connect to; no host
+/// (`,PORT`) is this one, as fio's client connects to 0.0.0.0 then.
+fn address(h: &str) -> Result<Address> {
+    addr::address(h, Some(("127.0.0.1", "::1"))).map_err(|e| anyhow::anyhow!("--client={e}"))
 }
 
 /// The host as written (without `ip:`/`ip6:`) and the port: what fio's report calls
-/// the server. `h` was checked by [`address`].
+/// the server; for `sock:PATH`, the path and fio's port, as fio's client names it.
+/// `h` was checked by [`address`].
 fn endpoint(h: &str) -> Endpoint {
+    if let Some(path) = h.strip_prefix("sock:") {
+        return Endpoint {
+            host: path.to_string(),
+            port: DEFAULT_PORT,
+        };
+    }
     let rest = h
         .strip_prefix("ip6:")
         .or_else(|| h.strip_prefix("ip:"))
@@ -187,16 +194,16 @@ mod tests {
         assert_eq!(local, ["--output-format=json"]);
         assert_eq!(t.len(), 2);
         assert_eq!(
-            (t[0].addr.as_str(), &t[0].args[..], &t[0].job_files[..]),
+            (t[0].addr.to_string(), &t[0].args[..], &t[0].job_files[..]),
             (
-                "a:8765",
+                "a:8765".to_string(),
                 &["--status-interval=1".to_string()][..],
                 &["a.fio".to_string()][..]
             )
         );
         assert_eq!(
-            (t[1].addr.as_str(), &t[1].job_files[..]),
-            ("b:9000", &["b.fio".to_string()][..])
+            (t[1].addr.to_string(), &t[1].job_files[..]),
+            ("b:9000".to_string(), &["b.fio".to_string()][..])
         );
         assert_eq!(t[1].remote_files, ["/srv/c.fio"]);
         assert!(t[1].args.is_empty());
@@ -216,13 +223,17 @@ mod tests {
             Some("[global]\nioengine=null\n\n[x]\nrw=read\nsize=1m\n")
         );
         assert!(targets(&os(&["--rw=read", "--client=a", "j.fio"])).is_err());
-        assert!(address("sock:/x").is_err());
-        assert_eq!(address(",9").unwrap(), "127.0.0.1:9");
+        assert_eq!(
+            address("sock:/x").unwrap(),
+            Address::Unix(std::path::PathBuf::from("/x"))
+        );
+        assert_eq!(endpoint("sock:/x").host, "/x");
+        assert_eq!(address(",9").unwrap().to_string(), "127.0.0.1:9");
         assert_eq!(
             (endpoint(",8766").host.as_str(), endpoint(",8766").port),
             ("", 8766)
         );
         assert_eq!(endpoint("ip:h").host, "h");
-        assert_eq!(address("ip6:::1,1").unwrap(), "[::1]:1");
+        assert_eq!(address("ip6:::1,1").unwrap().to_string(), "[::1]:1");
     }
 }

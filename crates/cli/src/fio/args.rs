@@ -520,7 +520,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: flag("server", OptVal, "ARGS", "Run as a fio backend server that fio 3.42 clients (fio --client=HOST job.fio) send jobs to; ARGS: [ip:|ip6:]HOST[,PORT] (default 127.0.0.1,8765: only this host's clients; ip:0.0.0.0 serves the network)"),
+        def: flag("server", OptVal, "ARGS", "Run as a fio backend server that fio 3.42 clients (fio --client=HOST job.fio) send jobs to; ARGS: [ip:|ip6:]HOST[,PORT] (default 127.0.0.1,8765: only this host's clients; ip:0.0.0.0 serves the network) or sock:PATH (a unix-domain socket only its owner may connect to)"),
         verbs: &[],
         set: |a, v| {
             a.server = Some(v.map(str::to_string));
@@ -528,7 +528,7 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: flag("client", ReqVal, "HOST", "Send the job files that follow to a fio 3.42 (or ioscope --server) server and report its results, per host and over all of them; HOST: [ip:|ip6:]HOST[,PORT] or a file listing hosts; repeat for more servers"),
+        def: flag("client", ReqVal, "HOST", "Send the job files that follow to a fio 3.42 (or ioscope --server) server and report its results, per host and over all of them; HOST: [ip:|ip6:]HOST[,PORT], sock:PATH or a file listing hosts; repeat for more servers"),
         verbs: &[],
         set: |a, v| {
             a.client.extend(v.map(str::to_string));

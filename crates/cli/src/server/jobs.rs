@@ -10,13 +10,13 @@ use anyhow::{bail, Context as _, Result};
 use ioscope_report::{calc, OutputFormat};
 use ioscope_runner::{JobProgress, Observer, Plan, Runner};
 use ioscope_stats::RunResult;
+use ioscope_wire::conn::Conn;
 use ioscope_wire::ext;
 use ioscope_wire::msg::{self, op};
 use ioscope_wire::stats;
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::io::Write;
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -25,13 +25,7 @@ use std::time::{Duration, Instant};
 /// Run what the client sent and report it; an error in its jobs is the client's to
 /// read (a TEXT line and STOP 1), not the server's.
 /// `sync`: an ioscope client lines up every server's start (READY, then GO).
-pub fn run(
-    cx: &Context,
-    w: &mut TcpStream,
-    rx: &Receiver<In>,
-    req: &Request,
-    sync: bool,
-) -> Result<()> {
+pub fn run(cx: &Context, w: &mut Conn, rx: &Receiver<In>, req: &Request, sync: bool) -> Result<()> {
     let dir = JobDir::new()?;
     let argv = dir.argv(req)?;
     let inv = match prepare(cx, &argv) {
@@ -86,7 +80,7 @@ pub fn run(
 }
 
 /// The client's jobs could not run: say why, and end with a failed status.
-fn refuse(w: &mut TcpStream, e: &anyhow::Error) -> Result<()> {
+fn refuse(w: &mut Conn, e: &anyhow::Error) -> Result<()> {
     text(w, msg::ERROR, &format!("ioscope: {e:#}\n"))?;
     send(w, op::START, 0, &msg::start(0, 0))?;
     send(w, op::STOP, 0, &msg::stop(1))?;
@@ -146,7 +140,7 @@ fn reports(plan: &Plan) -> u32 {
 /// Each job's options and statistics, each group's, the disks'. The final report
 /// (`globals`: the job files' global options) has the options and the disks; an
 /// interim one only the statistics.
-fn results(w: &mut TcpStream, r: &RunResult, globals: Option<&[(String, String)]>) -> Result<()> {
+fn results(w: &mut Conn, r: &RunResult, globals: Option<&[(String, String)]>) -> Result<()> {
     let last = globals.is_some();
     for (name, value) in globals.unwrap_or_default() {
         send(w, op::JOB_OPT, 0, &msg::job_opt(true, 0, name, value))?;
@@ -188,7 +182,7 @@ fn results(w: &mut TcpStream, r: &RunResult, globals: Option<&[(String, String)]
 
 /// The run's messages, warnings, progress and interim reports, to the client.
 struct Net<'a> {
-    w: &'a mut TcpStream,
+    w: &'a mut Conn,
     rx: &'a Receiver<In>,
     /// Each phase starts on the client's GO.
     sync: bool,
@@ -198,7 +192,7 @@ struct Net<'a> {
 }
 
 impl<'a> Net<'a> {
-    fn new(w: &'a mut TcpStream, rx: &'a Receiver<In>, sync: bool) -> Net<'a> {
+    fn new(w: &'a mut Conn, rx: &'a Receiver<In>, sync: bool) -> Net<'a> {
         Net {
             w,
             rx,

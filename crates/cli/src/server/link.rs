@@ -2,10 +2,10 @@
 //! the flag that stops the session's jobs.
 
 use anyhow::{anyhow, Result};
+use ioscope_wire::conn::Conn;
 use ioscope_wire::frame::{self, Message};
 use ioscope_wire::msg::{self, op};
 use ioscope_wire::WireError;
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::Sender;
 
@@ -21,7 +21,7 @@ pub enum In {
 }
 
 /// Read the client's frames until it leaves: QUIT or a lost client stops the jobs.
-pub fn read_loop(r: &mut TcpStream, tx: &Sender<In>) {
+pub fn read_loop(r: &mut Conn, tx: &Sender<In>) {
     loop {
         let got = frame::receive(r);
         let stop = !matches!(&got, Ok(Some(m)) if m.op != op::QUIT && m.op != op::EXIT);
@@ -43,12 +43,12 @@ pub fn read_loop(r: &mut TcpStream, tx: &Sender<In>) {
 }
 
 /// Send a message; a client that went away ends the session.
-pub fn send(w: &mut TcpStream, op: u16, tag: u64, payload: &[u8]) -> Result<()> {
+pub fn send(w: &mut Conn, op: u16, tag: u64, payload: &[u8]) -> Result<()> {
     frame::send(w, op, tag, payload).map_err(|e| anyhow!("sending {}: {e}", op::name(op)))
 }
 
 /// A TEXT line for the client's output.
-pub fn text(w: &mut TcpStream, level: u32, s: &str) -> Result<()> {
+pub fn text(w: &mut Conn, level: u32, s: &str) -> Result<()> {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();

@@ -7,9 +7,9 @@ use super::link::{send, text};
 use anyhow::{bail, Result};
 use ioscope_options::types::LogWindowValue;
 use ioscope_options::JobSet;
+use ioscope_wire::conn::Conn;
 use ioscope_wire::iolog::{self, IoLog, Kind, Sample};
 use ioscope_wire::msg::{self, op};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 
 /// Where each job's logs were redirected: the file-name stem used here, and the
@@ -65,7 +65,7 @@ pub fn redirect(set: &mut JobSet, dir: &Path) -> Result<Redirected> {
 }
 
 /// Send every log the run wrote, named as its job named it.
-pub fn send_logs(w: &mut TcpStream, r: &Redirected) -> Result<()> {
+pub fn send_logs(w: &mut Conn, r: &Redirected) -> Result<()> {
     let mut files: Vec<(PathBuf, String, String)> = Vec::new();
     for entry in std::fs::read_dir(&r.dir)? {
         let name = entry?.file_name().to_string_lossy().into_owned();

@@ -11,24 +11,23 @@
 mod daemon;
 mod jobs;
 mod link;
+mod listen;
 mod logs;
 mod session;
 
 use crate::command::Context;
 use crate::fio::Serve;
-use anyhow::{anyhow, Context as _, Result};
-use ioscope_wire::addr::socket_addr;
+use anyhow::{anyhow, Result};
+use ioscope_wire::addr::{address, Address};
+use listen::Listener;
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::ExitCode;
 
 /// Listen and serve clients until killed.
 pub fn main(cx: &Context, how: &Serve) -> Result<ExitCode> {
     let addr = listen_addr(how.addr.as_deref())?;
-    let listener =
-        TcpListener::bind(&addr).with_context(|| format!("--server: cannot listen on {addr}"))?;
-    let bound = listener.local_addr()?;
+    let listener = Listener::bind(&addr)?;
     let token = how
         .token
         .as_deref()
@@ -39,19 +38,12 @@ pub fn main(cx: &Context, how: &Serve) -> Result<ExitCode> {
         // As fio: a daemon prints nothing; it listens before the command returns.
         daemon::detach(Path::new(p))?;
     } else {
-        println!(
-            "ioscope: fio server listening on {},{}",
-            bound.ip(),
-            bound.port()
-        );
+        println!("ioscope: fio server listening on {}", listener.describe());
         std::io::stdout().flush()?;
     }
-    for conn in listener.incoming() {
-        match conn {
-            Ok(s) => {
-                let peer = s
-                    .peer_addr()
-                    .map_or_else(|_| "?".to_string(), |a| a.to_string());
+    loop {
+        match listener.accept() {
+            Ok((s, peer)) => {
                 if let Err(e) = session::serve(cx, s, token.as_deref()) {
                     eprintln!("ioscope: --server: client {peer}: {e:#}");
                 }
@@ -59,11 +51,11 @@ pub fn main(cx: &Context, how: &Serve) -> Result<ExitCode> {
             Err(e) => eprintln!("ioscope: --server: accept: {e}"),
         }
     }
-    Ok(ExitCode::SUCCESS)
 }
 
-/// fio's `[ip:|ip6:]HOST[,PORT]` (`,PORT` alone or no address: the loopback).
-fn listen_addr(arg: Option<&str>) -> Result<String> {
+/// fio's `[ip:|ip6:]HOST[,PORT]` (`,PORT` alone or no address: the loopback) or
+/// `sock:PATH`.
+fn listen_addr(arg: Option<&str>) -> Result<Address> {
     let loopback = Some(("127.0.0.1", "::1"));
-    socket_addr(arg.unwrap_or(""), loopback).map_err(|e| anyhow!("--server={e}"))
+    address(arg.unwrap_or(""), loopback).map_err(|e| anyhow!("--server={e}"))
 }

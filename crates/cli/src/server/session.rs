@@ -12,17 +12,17 @@ use super::link::{read_loop, send, text, In, Request, SESSION_STOP};
 use crate::command::Context;
 use anyhow::bail;
 use anyhow::Result;
+use ioscope_wire::conn::Conn;
 use ioscope_wire::ext::{self, Hello, EXT_VERSION};
 use ioscope_wire::msg::{self, op};
 use ioscope_wire::WireError;
-use std::net::{Shutdown, TcpStream};
+use std::net::Shutdown;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{channel, Receiver};
 
 /// Serve one client until its run is reported or it leaves. With `token`, only a
 /// client that gives it (an ioscope client's HELLO) has jobs run.
-pub fn serve(cx: &Context, stream: TcpStream, token: Option<&str>) -> Result<()> {
-    let _ = stream.set_nodelay(true);
+pub fn serve(cx: &Context, stream: Conn, token: Option<&str>) -> Result<()> {
     SESSION_STOP.store(false, Relaxed);
     let (tx, rx) = channel();
     let mut r = stream.try_clone()?;
@@ -34,7 +34,7 @@ pub fn serve(cx: &Context, stream: TcpStream, token: Option<&str>) -> Result<()>
     result
 }
 
-fn converse(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>, token: Option<&str>) -> Result<()> {
+fn converse(cx: &Context, w: &mut Conn, rx: &Receiver<In>, token: Option<&str>) -> Result<()> {
     let mut req = Request::default();
     // An ioscope client's HELLO, once accepted.
     let mut greeted: Option<Hello> = None;
@@ -89,7 +89,7 @@ fn converse(cx: &Context, w: &mut TcpStream, rx: &Receiver<In>, token: Option<&s
 
 /// An ioscope client's HELLO: the same extension version and, when this server has a
 /// token, the token; answered WELCOME, else refused with the reason on both ends.
-fn welcome(w: &mut TcpStream, payload: &[u8], token: Option<&str>) -> Result<Hello> {
+fn welcome(w: &mut Conn, payload: &[u8], token: Option<&str>) -> Result<Hello> {
     let h = Hello::decode(payload)?;
     let ours = env!("CARGO_PKG_VERSION");
     let why = if h.ext != EXT_VERSION {
