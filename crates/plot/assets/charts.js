@@ -1,6 +1,7 @@
 // ioscope's report charts: each <div class="chart"> names a JSON ECharts option,
 // built by ioscope_plot::interactive, which this script completes (number formats,
-// whiskers, log/linear switches) and hands to ECharts. Nothing is fetched.
+// whiskers, log/linear switches) and hands to ECharts once loader.js has unpacked
+// it. Nothing is fetched.
 // SPDX-License-Identifier: MIT OR Apache-2.0
 (function () {
   "use strict";
@@ -113,21 +114,25 @@
     return { title: t, grid: { top: head + 36 } };
   }
 
-  var charts = [];
-  document.querySelectorAll("div.chart[data-spec]").forEach(function (div) {
-    var spec = document.getElementById(div.getAttribute("data-spec"));
-    var opt = complete(JSON.parse(spec.textContent));
-    var chart = echarts.init(div, null, { renderer: "svg" });
-    Object.assign(opt.grid, fit(opt, div.clientWidth).grid);
-    chart.setOption(opt);
-    chart.ioscopeFit = function () { chart.setOption(fit(opt, div.clientWidth)); chart.resize(); };
-    var box = document.createElement("div");
-    box.className = "switches";
-    switcher(chart, opt, "xAxis", "x", box);
-    switcher(chart, opt, "yAxis", "y", box);
-    div.parentNode.insertBefore(box, div);
-    charts.push(chart);
-  });
-  window.addEventListener("resize", function () { charts.forEach(function (c) { c.ioscopeFit(); }); });
-  window.ioscopeCharts = charts;
+  function draw() {
+    var charts = [];
+    document.querySelectorAll("div.chart[data-spec]").forEach(function (div) {
+      var spec = document.getElementById(div.getAttribute("data-spec"));
+      var opt = complete(JSON.parse(spec.textContent));
+      var chart = echarts.init(div, null, { renderer: "svg" });
+      Object.assign(opt.grid, fit(opt, div.clientWidth).grid);
+      chart.setOption(opt);
+      chart.ioscopeFit = function () { chart.setOption(fit(opt, div.clientWidth)); chart.resize(); };
+      var box = document.createElement("div");
+      box.className = "switches";
+      switcher(chart, opt, "xAxis", "x", box);
+      switcher(chart, opt, "yAxis", "y", box);
+      div.parentNode.insertBefore(box, div);
+      charts.push(chart);
+    });
+    window.addEventListener("resize", function () { charts.forEach(function (c) { c.ioscopeFit(); }); });
+    window.ioscopeCharts = charts;
+  }
+  // Once the loader has unpacked ECharts; resolved when every chart is drawn.
+  window.ioscopeReady = (window.ioscopeEcharts || Promise.resolve()).then(draw);
 })();

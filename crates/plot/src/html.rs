@@ -133,7 +133,10 @@ impl Page {
         }
         out.push_str(&self.body);
         if self.charts > 0 {
-            let _ = writeln!(out, "<script>{ECHARTS}</script>\n<script>{GLUE}</script>");
+            let _ = writeln!(
+                out,
+                "<script type=\"application/octet-stream\" id=\"ioscope-echarts\">{ECHARTS_GZ}</script>\n<script>{LOADER}</script>\n<script>{GLUE}</script>"
+            );
         }
         out.push_str("</body>\n</html>\n");
         out
@@ -141,8 +144,10 @@ impl Page {
 }
 
 /// Apache ECharts 6.1.0, minified, as published on npm (Apache-2.0; its LICENSE and
-/// NOTICE are beside it in assets/echarts/).
-const ECHARTS: &str = include_str!("../assets/echarts/echarts.min.js");
+/// NOTICE are beside it in assets/echarts/), gzipped and base64-encoded by build.rs.
+const ECHARTS_GZ: &str = include_str!(concat!(env!("OUT_DIR"), "/echarts.min.js.gz.b64"));
+/// Unpacks ECharts in the page.
+const LOADER: &str = include_str!("../assets/loader.js");
 /// ioscope's glue between the options and ECharts.
 const GLUE: &str = include_str!("../assets/charts.js");
 

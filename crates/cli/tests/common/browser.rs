@@ -339,6 +339,8 @@ pub fn view(page: &Path, width: u32, height: u32, shot: Option<&Path>) -> PageVi
     b.events.clear();
     b.call("Page.navigate", json!({"url": url}));
     b.wait_event("Page.loadEventFired");
+    // The charts are drawn once the page has unpacked ECharts (a promise it keeps).
+    b.eval("Promise.resolve(window.ioscopeReady).then(() => true)");
     let measured: Value =
         serde_json::from_str(b.eval(MEASURE).as_str().unwrap_or("[]")).expect("measure");
     let mut charts = Vec::new();

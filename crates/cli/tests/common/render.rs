@@ -30,7 +30,8 @@ pub struct Rendered {
 }
 
 const PROBE: &str = r#"<script>
-(() => {
+// After the page's charts are drawn (an interactive page unpacks ECharts first).
+Promise.resolve(window.ioscopeReady).then(() => {
   const out = [...document.querySelectorAll('svg')].map(s => {
     const r = s.getBoundingClientRect();
     let drawn = 0; const texts = [];
@@ -45,7 +46,7 @@ const PROBE: &str = r#"<script>
   p.id = 'render-probe';
   p.textContent = JSON.stringify(out);
   document.body.appendChild(p);
-})();
+});
 </script>"#;
 
 fn chromium(args: &[&str]) -> std::process::Output {
@@ -65,6 +66,9 @@ fn chromium(args: &[&str]) -> std::process::Output {
             "--disable-component-update",
             "--disable-sync",
             "--hide-scrollbars",
+            // Wait for the page's own promises (an interactive page unpacks ECharts
+            // after its load event) before dumping or taking the screenshot.
+            "--virtual-time-budget=10000",
             &profile_arg,
         ])
         .args(args)
