@@ -9,7 +9,12 @@ const NVME: i64 = 0x10_0000;
 /// `-(SCSI_STATUS + status)`.
 const SCSI: i64 = 0x20_0000;
 const SCSI_STATUS: i64 = 0x30_0000;
-const END: i64 = 0x31_0000;
+const SCSI_END: i64 = 0x31_0000;
+/// `-(HOST_PI + field << 20 | block)`: the host's own check of a read's protection
+/// information failed (field 1 guard, 2 application tag, 3 reference tag; the block's
+/// index in the read, below 2^20).
+const HOST_PI: i64 = 0x40_0000;
+const END: i64 = HOST_PI + (4 << 20);
 
 /// The completion result for NVMe status `status`.
 pub fn nvme(status: u16) -> i64 {
@@ -26,13 +31,30 @@ pub fn scsi_status(status: u8) -> i64 {
     -(SCSI_STATUS + i64::from(status))
 }
 
-/// What a completion result says about the device, when it is a device's answer.
+/// The completion result for a read whose protection information the host found
+/// wrong: `field` 1 (guard), 2 (application tag) or 3 (reference tag), in the read's
+/// block `block`.
+pub fn host_pi(field: u8, block: usize) -> i64 {
+    -(HOST_PI + (i64::from(field & 3) << 20 | (block as i64 & 0xf_ffff)))
+}
+
+/// What a completion result says about the device, when it is a device's answer (or
+/// the host's check of what the device returned).
 pub fn describe(result: i64) -> Option<String> {
     let v = result.checked_neg()?;
-    if !(NVME..END).contains(&v) {
+    if !(NVME..SCSI_END).contains(&v) && !(HOST_PI..END).contains(&v) {
         return None;
     }
     Some(match v {
+        v if v >= HOST_PI => {
+            let field = match (v - HOST_PI) >> 20 {
+                1 => "guard",
+                2 => "application tag",
+                _ => "reference tag",
+            };
+            let block = (v - HOST_PI) & 0xf_ffff;
+            format!("the host's protection information check: the {field} of the read's block {block} (counting from 0) is wrong")
+        }
         v if v < SCSI => format!("NVMe {}", nvme_text((v - NVME) as u16)),
         v if v < SCSI_STATUS => {
             let c = v - SCSI;
@@ -144,5 +166,12 @@ mod tests {
             "{d}"
         );
         assert_eq!(describe(scsi_status(0x18)).unwrap(), "SCSI status 0x18");
+        let d = describe(host_pi(1, 7)).unwrap();
+        assert!(d.contains("the guard of the read's block 7"), "{d}");
+        let d = describe(host_pi(3, 0)).unwrap();
+        assert!(d.contains("reference tag of the read's block 0"), "{d}");
+        // Every result fits the errno the runner carries (i32).
+        assert!(i32::try_from(host_pi(3, 0xf_ffff)).is_ok());
+        assert_eq!(describe(-(SCSI_END + 1)), None);
     }
 }

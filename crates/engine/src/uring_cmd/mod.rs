@@ -9,6 +9,7 @@
 //! positive NVMe status, handed to the runner through [`crate::device_status`] so the
 //! error says which status it was.
 
+mod check;
 mod meta;
 pub mod nvme;
 pub mod pi;
@@ -111,6 +112,9 @@ pub(crate) struct UringCmdEngine {
     /// namespace needs one).
     md: Box<[u8]>,
     md_len: usize,
+    /// Per unit, a read whose protection information the host checks when it
+    /// completes (pi_act=0 with pi_chk): its buffer, its namespace and what to expect.
+    checks: Box<[Option<HostCheck>]>,
     /// Per file, the placement identifiers writes cycle through (empty: no directive).
     pids: Box<[Box<[u16]>]>,
     /// Round robin position, or the random generator's state.
@@ -186,6 +190,7 @@ impl UringCmdEngine {
             lens: vec![0; units].into_boxed_slice(),
             md: vec![0; meta::md_bytes(units, md_len).map_err(invalid)?].into_boxed_slice(),
             md_len,
+            checks: vec![None; units].into_boxed_slice(),
             pids,
             // Round robin starts at the first placement ID; random from the seed.
             next_pid: opts
@@ -398,6 +403,18 @@ impl UringCmdEngine {
             cmd.cdw15 = u32::from(c.apptag_mask) << 16 | u32::from(c.apptag);
         }
         let host_pi = unit.ddir == Ddir::Write && !c.pi_act && ns.pi_type != 0;
+        let checked = unit.ddir == Ddir::Read && !c.pi_act && ns.pi_type != 0 && c.pi_chk != 0;
+        self.checks[idx] = checked.then_some(HostCheck {
+            buf: unit.buf,
+            len: unit.len as usize,
+            ns,
+            expect: check::Expect {
+                slba,
+                chk: c.pi_chk,
+                apptag: c.apptag,
+                apptag_mask: c.apptag_mask,
+            },
+        });
         let lba = ns.lba_size() as usize;
         if ns.extended {
             if host_pi {
@@ -448,8 +465,15 @@ impl UringCmdEngine {
         for cqe in self.ring.completion().take(max) {
             let unit = cqe.user_data() as u32;
             let res = i64::from(cqe.result());
+            // Taken whatever the result: the unit's next command sets its own.
+            let check = self.checks.get_mut(unit as usize).and_then(Option::take);
             let result = match res {
-                0 => i64::from(self.lens.get(unit as usize).copied().unwrap_or(0)),
+                0 => {
+                    let done = i64::from(self.lens.get(unit as usize).copied().unwrap_or(0));
+                    check.map_or(done, |h| {
+                        host_check(h, &self.md, self.md_len, unit as usize, done)
+                    })
+                }
                 r if r < 0 => r,
                 status => crate::device_status::nvme(status as u16),
             };
@@ -459,6 +483,40 @@ impl UringCmdEngine {
         self.inflight = self.inflight.saturating_sub(n as u32);
         n
     }
+}
+
+/// A completed command's result: its length, unless the host's check of the
+/// protection information it read fails.
+/// `md` holds every unit's separate metadata, `md_len` bytes each.
+fn host_check(h: HostCheck, md: &[u8], md_len: usize, idx: usize, done: i64) -> i64 {
+    if !h.ns.extended && md_len == 0 {
+        return done;
+    }
+    // SAFETY: the read filled the unit's buffer of `len` bytes (checked by check_rw
+    // when queued), which the job does not touch before it reaps it.
+    let data = unsafe { std::slice::from_raw_parts(h.buf, h.len) };
+    let lba = h.ns.lba_size() as usize;
+    let ms = usize::from(h.ns.ms);
+    let found = if h.ns.extended {
+        let blocks = data.chunks(lba + ms).map(|b| b.split_at(lba));
+        check::check(h.ns, h.expect, blocks)
+    } else {
+        let md = &md[idx * md_len..][..h.len / lba * ms];
+        check::check(h.ns, h.expect, data.chunks(lba).zip(md.chunks(ms)))
+    };
+    match found {
+        Ok(()) => done,
+        Err((field, block)) => crate::device_status::host_pi(field as u8, block),
+    }
+}
+
+/// A read to check on completion ([`check`]).
+#[derive(Clone, Copy)]
+struct HostCheck {
+    buf: *const u8,
+    len: usize,
+    ns: NsInfo,
+    expect: check::Expect,
 }
 
 /// The engine's name in messages.
@@ -551,6 +609,8 @@ impl Engine for UringCmdEngine {
         if self.pending + self.inflight >= self.depth {
             return Ok(Queued::Busy);
         }
+        // Set again by protect() when this command is a read the host checks.
+        self.checks[i] = None;
         let (cmd, buf_index) = match self.command(i, unit) {
             Ok(c) => c,
             Err(res) => {
