@@ -36,18 +36,8 @@ impl Server {
     }
 
     /// `c` (an `ioscope --server`), once its first line says it listens on `ip`.
-    fn ioscope_by(mut c: Command, dir: &Path, ip: &str) -> Server {
-        let mut child = c
-            .current_dir(dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn ioscope --server");
-        let mut line = String::new();
-        let out = child.stdout.take().expect("stdout");
-        BufReader::new(out)
-            .read_line(&mut line)
-            .expect("first line");
+    fn ioscope_by(c: Command, dir: &Path, ip: &str) -> Server {
+        let (child, line) = Server::listening(c, dir);
         let port = line
             .trim()
             .rsplit(',')
@@ -63,6 +53,23 @@ impl Server {
             ip: ip.to_string(),
             port,
         }
+    }
+
+    /// `c` (an `ioscope --server`) started in `dir`, and its first line (it prints
+    /// it once it listens).
+    fn listening(mut c: Command, dir: &Path) -> (Child, String) {
+        let mut child = c
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ioscope --server");
+        let mut line = String::new();
+        let out = child.stdout.take().expect("stdout");
+        BufReader::new(out)
+            .read_line(&mut line)
+            .expect("first line");
+        (child, line)
     }
 
     /// fio 3.42's server on a free port, once it accepts connections.
@@ -109,17 +116,7 @@ impl Server {
     fn ioscope_sock(dir: &Path, path: &Path) -> Server {
         let mut c = Command::new(bin());
         c.arg(format!("--server=sock:{}", path.display()));
-        let mut child = c
-            .current_dir(dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn ioscope --server");
-        let mut line = String::new();
-        let out = child.stdout.take().expect("stdout");
-        BufReader::new(out)
-            .read_line(&mut line)
-            .expect("first line");
+        let (child, line) = Server::listening(c, dir);
         let want = format!("ioscope: fio server listening on sock:{}\n", path.display());
         assert_eq!(line, want);
         Server::on_sock(child, path)

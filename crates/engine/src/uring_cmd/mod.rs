@@ -486,8 +486,7 @@ impl UringCmdEngine {
 }
 
 /// A completed command's result: its length, unless the host's check of the
-/// protection information it read fails.
-/// `md` holds every unit's separate metadata, `md_len` bytes each.
+/// protection information it read fails. `md` holds every unit's separate metadata, `md_len` bytes each.
 fn host_check(h: HostCheck, md: &[u8], md_len: usize, idx: usize, done: i64) -> i64 {
     if !h.ns.extended && md_len == 0 {
         return done;
@@ -498,7 +497,7 @@ fn host_check(h: HostCheck, md: &[u8], md_len: usize, idx: usize, done: i64) -> 
     let lba = h.ns.lba_size() as usize;
     let ms = usize::from(h.ns.ms);
     let found = if h.ns.extended {
-        let blocks = data.chunks(lba + ms).map(|b| b.split_at(lba));
+        let blocks = data.chunks_exact(lba + ms).map(|b| b.split_at(lba));
         check::check(h.ns, h.expect, blocks)
     } else {
         let md = &md[idx * md_len..][..h.len / lba * ms];
