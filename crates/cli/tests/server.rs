@@ -827,6 +827,111 @@ fn job_logs_travel_to_the_client() {
     }
 }
 
+const HIST_JOBS: &str = "[hj]\nioengine=null\nrw=randread\nsize=1g\ntime_based=1\nruntime=600ms\nwrite_hist_log=logs/h\nlog_hist_msec=100\nlog_hist_coarseness=2\n\n[hk]\nioengine=null\nrw=randwrite\nbs=8k\nsize=1g\ntime_based=1\nruntime=600ms\nwrite_hist_log=logs/k\nlog_hist_msec=100\n";
+
+/// A client run of [`HIST_JOBS`] in `dir`: each job's (read, write) I/Os from its
+/// JSON, and each histogram log left in `dir/logs` with its lines' fields as numbers.
+fn client_hist_logs(
+    client: &Path,
+    dir: &Path,
+    s: &Server,
+) -> (Vec<u64>, Vec<(String, Vec<Vec<u64>>)>) {
+    let logs = dir.join("logs");
+    let _ = std::fs::remove_dir_all(&logs);
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::write(dir.join("hj.fio"), HIST_JOBS).unwrap();
+    let r = run_tool(
+        client,
+        dir,
+        &[&s.client(), "--output-format=json", "hj.fio"],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}: {}{}", client.display(), r.stdout, r.stderr);
+    let doc: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let mut jobs: Vec<(String, u64)> = doc["client_stats"]
+        .as_array()
+        .expect("client_stats")
+        .iter()
+        .filter(|c| c["jobname"] != "All clients")
+        .map(|c| {
+            let ios = c["read"]["total_ios"].as_u64().unwrap()
+                + c["write"]["total_ios"].as_u64().unwrap();
+            (c["jobname"].as_str().unwrap().to_string(), ios)
+        })
+        .collect();
+    jobs.sort();
+    let mut out: Vec<_> = std::fs::read_dir(&logs)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let text = std::fs::read_to_string(&p).unwrap();
+            let lines = text
+                .lines()
+                .map(|l| {
+                    l.split(", ")
+                        .map(|f| f.parse().unwrap_or_else(|_| panic!("{l}")))
+                        .collect()
+                })
+                .collect();
+            (p.file_name().unwrap().to_string_lossy().into_owned(), lines)
+        })
+        .collect();
+    out.sort();
+    (jobs.into_iter().map(|j| j.1).collect(), out)
+}
+
+/// Histogram logs (`write_hist_log`) travel to the client compressed, at full
+/// resolution, and the client sums the bins by the job's log_hist_coarseness, as
+/// between fio's client and server: fio 3.42's client writes, from an ioscope server,
+/// the files it writes from a fio server (names, `time, ddir, bs` and 1856 or 464
+/// bins a line, ddir and block size as the job's), and their counts add up to the
+/// job's I/Os; ioscope's client writes the same files from a fio server and from an
+/// ioscope server.
+#[test]
+fn histogram_logs_travel_to_the_client() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let (ours, theirs) = (Server::ioscope(d.path()), Server::fio(d.path()));
+    let (fio, ioscope) = (fio342_path(), bin());
+    let names = ["h_clat_hist.1.log.127.0.0.1", "k_clat_hist.2.log.127.0.0.1"];
+    for (client, server, exact) in [
+        (&fio, &theirs, false),
+        (&fio, &ours, true),
+        (&ioscope, &theirs, false),
+        (&ioscope, &ours, true),
+    ] {
+        let (ios, logs) = client_hist_logs(client, d.path(), server);
+        let got: Vec<&str> = logs.iter().map(|l| l.0.as_str()).collect();
+        assert_eq!(got, names, "{} from {}", client.display(), server.client());
+        for ((name, lines), (ios, (ddir, bs, bins))) in logs
+            .iter()
+            .zip(ios.iter().zip([(0, 4096, 464), (1, 8192, 1856)]))
+        {
+            assert!(lines.len() >= 3, "{name}: {} lines", lines.len());
+            let mut sum = 0;
+            for l in lines {
+                assert_eq!(
+                    (l.len(), l[1], l[2]),
+                    (3 + bins, ddir, bs),
+                    "{name}: {:?}",
+                    &l[..3]
+                );
+                sum += l[3..].iter().sum::<u64>();
+            }
+            assert!(
+                lines.windows(2).all(|w| w[0][0] < w[1][0]),
+                "{name}: times go up"
+            );
+            // A fio server's rows do not add up to the job's I/Os (measured: their
+            // sums grow through the run, with fio's own client too): only ours do.
+            if exact {
+                assert_eq!(sum, *ios, "{name}: the bins count every I/O of the job");
+            }
+        }
+    }
+}
+
 /// Servers on unix-domain sockets (`--server=sock:PATH`, `--client=sock:PATH`): fio
 /// 3.42's client drives an ioscope server and ioscope's client a fio server, each
 /// giving per job what fio's client gets from fio's server, the socket's path as the

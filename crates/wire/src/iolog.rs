@@ -1,16 +1,21 @@
-//! IOLOG: a job's log (latency, bandwidth, IOPS) sent by the server when the job
-//! ends, which the client writes as a file of its own, named as the job named it
-//! plus `.<server address>`. Uncompressed here: the client's PROBE says it inflates
-//! nothing, and the server's header says its samples are raw.
+//! IOLOG: a job's log (latency, bandwidth, IOPS, clat histogram) sent by the server
+//! when the job ends, which the client writes as a file of its own, named as the job
+//! named it plus `.<server address>`.
 //!
-//! Payload: a 296-byte header (samples, job number, log type, compressed flag, the
+//! Payload: a 296-byte header (samples, job number, log type, compressed flag,
+//! log_offset, log_prio, the histogram's coarseness at 32, per-job logs at 36, the
 //! file name at 40) and the samples, each 40 bytes (+8 with an offset): time (ms),
 //! value, a second value, the direction with flag bits, the priority, the block size,
-//! the offset.
+//! the offset. A histogram sample is followed by 16 unused bytes and the interval's
+//! counts in fio's 1856 clat bins, always at full resolution: the client sums them
+//! 2^coarseness at a time as it writes the line. The samples may travel as a zlib
+//! stream (the compressed flag), which a client asks for in its PROBE; a histogram's
+//! only travel so (uncompressed, fio's server sends its memory addresses instead).
 
 use crate::msg::{put_str, put_u32, put_u64};
 use crate::read::{str_at, u32_at, u64_at};
 use crate::WireError;
+use ioscope_stats::hist::FIO_BUCKETS;
 
 const HEADER: usize = 296;
 const NAME_AT: usize = 40;
@@ -19,6 +24,11 @@ const NAME_MAX: usize = 256;
 const HAS_OFFSET: u32 = 0x8000_0000;
 const HAS_PRIO: u32 = 0x4000_0000;
 const FLAGS: u32 = 0xf000_0000;
+/// A histogram sample's bytes after the 40 of its sample: 16 unused, then the bins.
+const HIST_EXTRA: usize = 16 + FIO_BUCKETS * 8;
+/// The most a compressed log inflates to (an hour of 100 ms histograms is ~0.5 GB):
+/// a server cannot make the client hold more.
+const MAX_INFLATED: u64 = 1 << 30;
 
 /// What a log holds (fio's log types).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +36,7 @@ pub enum Kind {
     Latency = 1,
     Bandwidth = 4,
     Iops = 5,
+    Histogram = 6,
 }
 
 impl Kind {
@@ -33,6 +44,7 @@ impl Kind {
     pub fn of_suffix(suffix: &str) -> Option<Kind> {
         let kind = suffix.strip_prefix('_')?.split('.').next()?;
         match kind {
+            "clat_hist" => Some(Kind::Histogram),
             "lat" | "clat" | "slat" => Some(Kind::Latency),
             "bw" => Some(Kind::Bandwidth),
             "iops" => Some(Kind::Iops),
@@ -53,6 +65,8 @@ pub struct Sample {
     /// rather than fio's high-priority bit.
     pub prio: u32,
     pub prio_full: bool,
+    /// A histogram sample's counts in fio's 1856 bins (empty for other logs).
+    pub bins: Vec<u64>,
 }
 
 impl Sample {
@@ -77,12 +91,44 @@ impl Sample {
             offset,
             prio,
             prio_full,
+            bins: Vec::new(),
         })
     }
 
-    /// Its bytes on the wire: 40, and 8 more with an offset.
-    fn size(&self) -> usize {
-        40 + if self.offset.is_some() { 8 } else { 0 }
+    /// A line of fio's histogram log at full resolution: `time, ddir, bs, bins…`
+    /// with 1856 bins (log_hist_coarseness=0).
+    pub fn parse_hist(line: &str) -> Option<Sample> {
+        let mut f = line.split(',').map(|x| x.trim().parse::<u64>().ok());
+        let (time_ms, ddir, bs) = (f.next()??, f.next()??, f.next()??);
+        let bins = f.collect::<Option<Vec<u64>>>()?;
+        (bins.len() == FIO_BUCKETS).then_some(Sample {
+            time_ms,
+            ddir: u32::try_from(ddir).ok()?,
+            bs,
+            bins,
+            ..Sample::default()
+        })
+    }
+
+    /// Its bytes on the wire: 40, 8 more with an offset, the bins after a histogram's.
+    fn size(&self, kind: Kind) -> usize {
+        let extra = match kind {
+            Kind::Histogram => HIST_EXTRA,
+            _ => 0,
+        };
+        40 + if self.offset.is_some() { 8 } else { 0 } + extra
+    }
+
+    /// The histogram line fio's client writes for it: the bins summed `2^coarse` at
+    /// a time.
+    pub fn hist_line(&self, coarse: u32) -> String {
+        let group = 1usize << coarse.min(6);
+        let mut s = format!("{}, {}, {}", self.time_ms, self.ddir, self.bs);
+        for c in self.bins.chunks(group) {
+            s.push_str(&format!(", {}", c.iter().sum::<u64>()));
+        }
+        s.push('\n');
+        s
     }
 
     /// The line fio's client writes for it.
@@ -108,11 +154,27 @@ pub struct IoLog {
     pub kind: Kind,
     /// The file name as the job gave it (`logs/a_clat.1.log`).
     pub name: String,
+    /// A histogram's log_hist_coarseness (0 for other logs).
+    pub coarse: u32,
     pub samples: Vec<Sample>,
 }
 
-/// The IOLOG payload of `log`.
-pub fn encode(log: &IoLog) -> Result<Vec<u8>, WireError> {
+impl IoLog {
+    /// The file's text, as fio's client writes it.
+    pub fn text(&self) -> String {
+        self.samples
+            .iter()
+            .map(|s| match self.kind {
+                Kind::Histogram => s.hist_line(self.coarse),
+                _ => s.line(),
+            })
+            .collect()
+    }
+}
+
+/// The IOLOG payload of `log`, its samples compressed (zlib) with `compress`; a
+/// histogram only travels compressed.
+pub fn encode(log: &IoLog, compress: bool) -> Result<Vec<u8>, WireError> {
     if log.name.len() >= NAME_MAX {
         return Err(malformed(format!(
             "log file name of {} bytes (at most {})",
@@ -120,13 +182,32 @@ pub fn encode(log: &IoLog) -> Result<Vec<u8>, WireError> {
             NAME_MAX - 1
         )));
     }
-    let mut b = vec![0u8; HEADER];
-    b.reserve(log.samples.iter().map(Sample::size).sum());
-    put_u64(&mut b, 0, log.samples.len() as u64);
-    put_u32(&mut b, 8, log.job);
-    put_u32(&mut b, 12, log.kind as u32);
-    put_u32(&mut b, 36, 1);
-    put_str(&mut b, NAME_AT, NAME_MAX, &log.name);
+    if log.kind == Kind::Histogram && !compress {
+        return Err(malformed(
+            "a histogram log travels compressed only, and the client inflates nothing".into(),
+        ));
+    }
+    let mut h = vec![0u8; HEADER];
+    put_u64(&mut h, 0, log.samples.len() as u64);
+    put_u32(&mut h, 8, log.job);
+    put_u32(&mut h, 12, log.kind as u32);
+    put_u32(&mut h, 16, u32::from(compress));
+    put_u32(&mut h, 32, log.coarse);
+    put_u32(&mut h, 36, 1);
+    put_str(&mut h, NAME_AT, NAME_MAX, &log.name);
+    let body = samples(log);
+    if !compress {
+        h.extend_from_slice(&body);
+        return Ok(h);
+    }
+    let mut z = flate2::write::ZlibEncoder::new(h, flate2::Compression::fast());
+    std::io::Write::write_all(&mut z, &body).map_err(WireError::Io)?;
+    z.finish().map_err(WireError::Io)
+}
+
+/// The samples' bytes, uncompressed.
+fn samples(log: &IoLog) -> Vec<u8> {
+    let mut b = Vec::with_capacity(log.samples.iter().map(|s| s.size(log.kind)).sum());
     for s in &log.samples {
         let mut dir = s.ddir & !FLAGS;
         if s.offset.is_some() {
@@ -136,7 +217,7 @@ pub fn encode(log: &IoLog) -> Result<Vec<u8>, WireError> {
             dir |= HAS_PRIO;
         }
         let at = b.len();
-        b.resize(at + s.size(), 0);
+        b.resize(at + s.size(log.kind), 0);
         put_u64(&mut b, at, s.time_ms);
         put_u64(&mut b, at + 8, s.value);
         put_u32(&mut b, at + 24, dir);
@@ -145,12 +226,17 @@ pub fn encode(log: &IoLog) -> Result<Vec<u8>, WireError> {
         if let Some(o) = s.offset {
             put_u64(&mut b, at + 40, o);
         }
+        if log.kind == Kind::Histogram {
+            let bins = at + s.size(log.kind) - FIO_BUCKETS * 8;
+            for (i, v) in s.bins.iter().take(FIO_BUCKETS).enumerate() {
+                put_u64(&mut b, bins + i * 8, *v);
+            }
+        }
     }
-    Ok(b)
+    b
 }
 
-/// An uncompressed IOLOG payload (a compressed one is refused: this client asks for
-/// raw samples).
+/// An IOLOG payload, its samples inflated when they came compressed.
 pub fn decode(p: &[u8]) -> Result<IoLog, WireError> {
     if p.len() < HEADER {
         return Err(malformed("shorter than its header".into()));
@@ -160,18 +246,72 @@ pub fn decode(p: &[u8]) -> Result<IoLog, WireError> {
         1 => Kind::Latency,
         4 => Kind::Bandwidth,
         5 => Kind::Iops,
+        6 => Kind::Histogram,
         other => return Err(malformed(format!("log type {other} is not taken yet"))),
     };
-    if u32_at(p, 16) != 0 {
+    let compressed = u32_at(p, 16) != 0;
+    if kind == Kind::Histogram && !compressed {
         return Err(malformed(
-            "compressed samples, which were not asked for".into(),
+            "an uncompressed histogram log (fio's server sends its memory addresses then)".into(),
         ));
     }
+    let inflated;
+    let body = match compressed {
+        true => {
+            inflated = inflate(&p[HEADER..])?;
+            &inflated[..]
+        }
+        false => &p[HEADER..],
+    };
+    let samples = read_samples(body, count, kind)?;
+    Ok(IoLog {
+        job: u32_at(p, 8),
+        kind,
+        name: str_at(p, NAME_AT, NAME_MAX),
+        coarse: u32_at(p, 32).min(6),
+        samples,
+    })
+}
+
+/// A compressed log's samples: one zlib stream or several back to back, at most
+/// [`MAX_INFLATED`] bytes. fio's server does not end its stream (no final block):
+/// what inflates from the bytes sent is taken.
+fn inflate(z: &[u8]) -> Result<Vec<u8>, WireError> {
+    let mut out: Vec<u8> = Vec::new();
+    let mut d = flate2::Decompress::new(true);
+    let mut at = 0;
+    while at < z.len() {
+        if out.capacity() - out.len() < 64 << 10 {
+            out.reserve(out.len().max(256 << 10));
+        }
+        let before = d.total_in();
+        let status = d
+            .decompress_vec(&z[at..], &mut out, flate2::FlushDecompress::Sync)
+            .map_err(|e| malformed(format!("compressed samples that do not inflate: {e}")))?;
+        at += (d.total_in() - before) as usize;
+        if out.len() as u64 > MAX_INFLATED {
+            return Err(malformed(format!(
+                "compressed samples of more than {MAX_INFLATED} bytes"
+            )));
+        }
+        match status {
+            // The next stream, if more follows.
+            flate2::Status::StreamEnd => d.reset(true),
+            // Neither input taken nor output made with room left: cut short.
+            _ if d.total_in() == before && out.len() < out.capacity() => break,
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// `count` samples of `kind` from their bytes.
+fn read_samples(p: &[u8], count: u64, kind: Kind) -> Result<Vec<Sample>, WireError> {
     let mut samples = Vec::new();
-    let mut at = HEADER;
+    let mut at = 0;
     while (samples.len() as u64) < count {
         let dir = u32_at(p, at + 24);
-        let s = Sample {
+        let mut s = Sample {
             time_ms: u64_at(p, at),
             value: u64_at(p, at + 8),
             ddir: dir & !FLAGS,
@@ -179,19 +319,20 @@ pub fn decode(p: &[u8]) -> Result<IoLog, WireError> {
             prio_full: dir & HAS_PRIO != 0,
             bs: u64_at(p, at + 32),
             offset: (dir & HAS_OFFSET != 0).then(|| u64_at(p, at + 40)),
+            bins: Vec::new(),
         };
-        at += s.size();
-        if at > p.len() {
+        let end = at + s.size(kind);
+        if end > p.len() {
             return Err(malformed(format!("{count} samples announced, fewer sent")));
         }
+        if kind == Kind::Histogram {
+            let bins = end - FIO_BUCKETS * 8;
+            s.bins = (0..FIO_BUCKETS).map(|i| u64_at(p, bins + i * 8)).collect();
+        }
+        at = end;
         samples.push(s);
     }
-    Ok(IoLog {
-        job: u32_at(p, 8),
-        kind,
-        name: str_at(p, NAME_AT, NAME_MAX),
-        samples,
-    })
+    Ok(samples)
 }
 
 fn malformed(what: String) -> WireError {
@@ -214,23 +355,84 @@ mod tests {
                 job: 2,
                 kind: Kind::Latency,
                 name: "logs/a_clat.2.log".into(),
+                coarse: 0,
                 samples: vec![s.clone(), s],
             };
-            let p = encode(&log).unwrap();
-            assert_eq!(decode(&p).unwrap(), log);
+            for compress in [false, true] {
+                let p = encode(&log, compress).unwrap();
+                assert_eq!(decode(&p).unwrap(), log);
+            }
         }
         assert_eq!(Kind::of_suffix("_clat.1.log"), Some(Kind::Latency));
         assert_eq!(Kind::of_suffix("_iops.log"), Some(Kind::Iops));
-        assert_eq!(Kind::of_suffix("_clat_hist.1.log"), None);
+        assert_eq!(Kind::of_suffix("_clat_hist.1.log"), Some(Kind::Histogram));
+        assert_eq!(Kind::of_suffix("_x.1.log"), None);
         assert!(Sample::parse("1, 2, 3").is_none());
-        let mut p = encode(&IoLog {
-            job: 1,
-            kind: Kind::Bandwidth,
-            name: "b_bw.1.log".into(),
-            samples: vec![Sample::default()],
-        })
+        let mut p = encode(
+            &IoLog {
+                job: 1,
+                kind: Kind::Bandwidth,
+                name: "b_bw.1.log".into(),
+                coarse: 0,
+                samples: vec![Sample::default()],
+            },
+            false,
+        )
         .unwrap();
         p[0] = 9; // more samples than sent
         assert!(decode(&p).is_err());
+    }
+
+    /// A histogram travels compressed, at full resolution, with its coarseness; the
+    /// line sums the bins as the client writes it. Several zlib streams back to back
+    /// inflate as one; garbage and an uncompressed histogram are refused.
+    #[test]
+    fn histograms_travel_compressed_and_are_written_coarsened() {
+        let mut bins = vec![0u64; FIO_BUCKETS];
+        (bins[0], bins[1], bins[5], bins[FIO_BUCKETS - 1]) = (1, 2, 7, 9);
+        let line = format!(
+            "100, 1, 4096, {}",
+            bins.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let s = Sample::parse_hist(&line).unwrap();
+        assert_eq!(s.hist_line(0).trim_end(), line);
+        let log = IoLog {
+            job: 1,
+            kind: Kind::Histogram,
+            name: "h_clat_hist.1.log".into(),
+            coarse: 2,
+            samples: vec![s.clone(), s],
+        };
+        assert!(encode(&log, false).is_err());
+        let p = encode(&log, true).unwrap();
+        assert!(p.len() < HEADER + 1000, "{} bytes: compressed", p.len());
+        let back = decode(&p).unwrap();
+        assert_eq!(back, log);
+        let text = back.text();
+        let first = text.lines().next().unwrap();
+        let f: Vec<&str> = first.split(", ").collect();
+        assert_eq!(f.len(), 3 + FIO_BUCKETS / 4);
+        assert_eq!((f[3], f[4], f[f.len() - 1]), ("3", "7", "9"));
+        assert_eq!(text.lines().count(), 2);
+        // Two streams back to back, as a sender may deflate a log in pieces.
+        let one = IoLog {
+            samples: vec![log.samples[0].clone()],
+            ..log.clone()
+        };
+        let z1 = encode(&one, true).unwrap();
+        let mut two = z1.clone();
+        two.extend_from_slice(&z1[HEADER..]);
+        two[0] = 2;
+        assert_eq!(decode(&two).unwrap().samples.len(), 2);
+        let mut bad = z1.clone();
+        bad[HEADER + 4] ^= 0xff;
+        assert!(decode(&bad).is_err());
+        let mut raw = z1;
+        raw[16] = 0;
+        assert!(decode(&raw).is_err());
+        assert!(Sample::parse_hist("1, 0, 4096, 5").is_none());
     }
 }

@@ -94,7 +94,8 @@ pub struct Host<'a> {
 }
 
 /// The reply to a PROBE (112 bytes): host name, byte order, version, OS (Linux),
-/// architecture, pointer size, CPUs, and the capability flags (bit 0: zlib).
+/// architecture, pointer size, CPUs, and the capability flags (bit 0: zlib, which
+/// this end has).
 pub fn probe_reply(h: &Host) -> Vec<u8> {
     let mut b = vec![0u8; 112];
     put_str(&mut b, 0, 64, h.hostname);
@@ -104,8 +105,17 @@ pub fn probe_reply(h: &Host) -> Vec<u8> {
     b[98] = arch();
     b[99] = std::mem::size_of::<usize>() as u8;
     put_u32(&mut b, 100, h.cpus);
-    put_u64(&mut b, 104, 0);
+    put_u64(&mut b, 104, PROBE_ZLIB);
     b
+}
+
+/// A PROBE's capability bit: this end inflates (a client) or deflates (a server)
+/// logs' samples.
+pub const PROBE_ZLIB: u64 = 1;
+
+/// A client's PROBE asks for compressed logs.
+pub fn probe_wants_zlib(p: &[u8]) -> bool {
+    crate::read::u64_at(p, 0) & PROBE_ZLIB != 0
 }
 
 /// fio's architecture numbers.
@@ -274,10 +284,12 @@ pub fn load_file(p: &[u8]) -> Result<String, WireError> {
     Ok(String::from_utf8_lossy(s).into_owned())
 }
 
-/// A client's PROBE (136 bytes): its capabilities (0: it inflates nothing, so logs
-/// come uncompressed) and the server's address as connected.
+/// A client's PROBE (136 bytes): its capabilities (zlib: it inflates logs, as fio's
+/// client does; a histogram log only travels so) and the server's address as
+/// connected.
 pub fn probe_request(server: &str) -> Vec<u8> {
     let mut b = vec![0u8; 136];
+    put_u64(&mut b, 0, PROBE_ZLIB);
     put_str(&mut b, 8, 64, server);
     b
 }
@@ -355,5 +367,8 @@ mod tests {
         assert_eq!(&b[0..2], b"h\0");
         assert_eq!(&b[65..74], b"fio-3.42\0");
         assert_eq!(b[97], 1);
+        assert_eq!(b[104], 1, "this server deflates logs");
+        assert!(probe_wants_zlib(&probe_request("127.0.0.1")));
+        assert!(!probe_wants_zlib(&[0u8; 136]));
     }
 }

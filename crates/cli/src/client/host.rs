@@ -285,10 +285,7 @@ impl<'a> Gathered<'a> {
             );
         }
         let path = format!("{}.{}", log.name, self.ip);
-        let mut text = String::new();
-        for s in &log.samples {
-            text.push_str(&s.line());
-        }
+        let text = log.text();
         ioscope_fs::open_output(std::path::Path::new(&path), false)
             .and_then(|mut f| f.write_all(text.as_bytes()))
             .with_context(|| format!("client {}: log {path}", self.name))

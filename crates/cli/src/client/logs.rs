@@ -1,12 +1,12 @@
 //! Which log files a server may have the client write: those the job files sent to
-//! it name (`write_lat_log=PREFIX` → `PREFIX_clat.1.log`, …; a bare option names the
-//! job). fio's client writes whatever name a server sends; this one only these.
+//! it name (`write_lat_log=PREFIX` → `PREFIX_clat.1.log`, `write_hist_log=PREFIX` →
+//! `PREFIX_clat_hist.1.log`, …; a bare option names the job). fio's client writes whatever name a server sends; this one only these.
 
 /// The log prefixes of a server's job files.
 pub struct Names(Vec<String>);
 
 impl Names {
-    /// From the job files' text: every `write_{lat,bw,iops}_log` value, and every
+    /// From the job files' text: every `write_{lat,bw,iops,hist}_log` value, and every
     /// section's name (the prefix of a bare option). Options given on a server's side
     /// (`--remote-config`) are not known here, so their logs are refused.
     pub fn of(texts: &[String]) -> Names {
@@ -19,7 +19,13 @@ impl Names {
             let Some((key, value)) = line.split_once('=') else {
                 continue;
             };
-            if ["write_lat_log", "write_bw_log", "write_iops_log"].contains(&key.trim()) {
+            let keys = [
+                "write_lat_log",
+                "write_bw_log",
+                "write_iops_log",
+                "write_hist_log",
+            ];
+            if keys.contains(&key.trim()) {
                 v.push(value.trim().to_string());
             }
         }
@@ -34,9 +40,11 @@ impl Names {
                 .is_some_and(|rest| {
                     !rest.contains('/')
                         && rest.ends_with(".log")
-                        && ["lat", "clat", "slat", "bw", "iops"].iter().any(|k| {
-                            rest.starts_with(&format!("{k}.")) || rest == format!("{k}.log")
-                        })
+                        && ["lat", "clat", "slat", "bw", "iops", "clat_hist"]
+                            .iter()
+                            .any(|k| {
+                                rest.starts_with(&format!("{k}.")) || rest == format!("{k}.log")
+                            })
                 })
         })
     }
@@ -52,6 +60,8 @@ mod tests {
         assert!(n.allows("out/a_clat.1.log"));
         assert!(n.allows("j_bw.1.log"));
         assert!(n.allows("out/a_lat.log"));
+        assert!(n.allows("out/a_clat_hist.1.log"));
+        assert!(!n.allows("out/a_clat_hist.1.log.x/y"));
         assert!(!n.allows("/etc/passwd"));
         assert!(!n.allows("out/a_clat.1.log/../../x"));
         assert!(!n.allows("out/a_x.log"));

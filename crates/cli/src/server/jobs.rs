@@ -36,7 +36,7 @@ pub fn run(cx: &Context, w: &mut Conn, rx: &Receiver<In>, req: &Request, sync: b
         Ok(s) => s,
         Err(e) => return refuse(w, &e),
     };
-    let logs = match logs::redirect(&mut set, &dir.0) {
+    let logs = match logs::redirect(&mut set, &dir.0, req.zlib) {
         Ok(l) => l,
         Err(e) => return refuse(w, &e),
     };

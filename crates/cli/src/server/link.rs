@@ -64,4 +64,6 @@ pub struct Request {
     pub texts: Vec<String>,
     /// Job files on this host (LOAD_FILE: --remote-config).
     pub files: Vec<String>,
+    /// The client inflates logs (its PROBE's zlib bit), as fio's client does.
+    pub zlib: bool,
 }

@@ -1,7 +1,9 @@
-//! A client's job logs (`write_lat_log`, `write_bw_log`, `write_iops_log`): written
-//! here into the session's private directory, not where the job names them (a path
-//! on the client's side, which fio's client writes with the server's address
-//! appended), then sent as IOLOG messages when the run ends.
+//! A client's job logs (`write_lat_log`, `write_bw_log`, `write_iops_log`,
+//! `write_hist_log`): written here into the session's private directory, not where
+//! the job names them (a path on the client's side, which fio's client writes with
+//! the server's address appended), then sent as IOLOG messages when the run ends.
+//! A histogram log is kept at full resolution here and sent compressed with the
+//! job's log_hist_coarseness, which the client applies as it writes the file.
 
 use super::link::{send, text};
 use anyhow::{bail, Result};
@@ -16,16 +18,32 @@ use std::path::{Path, PathBuf};
 /// prefix the job gave.
 pub struct Redirected {
     dir: PathBuf,
-    stems: Vec<(String, String)>,
+    stems: Vec<Stem>,
+    /// The client inflates samples: logs may travel compressed.
+    zlib: bool,
 }
 
-/// Point every job's logs into `dir`; refuse the logs not sent yet.
-pub fn redirect(set: &mut JobSet, dir: &Path) -> Result<Redirected> {
+/// A log's file-name stem here, the prefix its job gave, and the job's
+/// log_hist_coarseness.
+struct Stem {
+    here: String,
+    given: String,
+    coarse: u32,
+}
+
+/// Point every job's logs into `dir`; refuse the logs not sent yet. `zlib`: the
+/// client inflates samples (a histogram log travels only so).
+pub fn redirect(set: &mut JobSet, dir: &Path, zlib: bool) -> Result<Redirected> {
     let mut stems = Vec::new();
     for (i, j) in set.jobs.iter_mut().enumerate() {
         let o = &mut j.opts;
+        if o.write_hist_log.is_some() && !zlib {
+            bail!(
+                "job '{}': write_hist_log: the client does not inflate logs (its PROBE), and a histogram log travels compressed only",
+                j.name
+            );
+        }
         let unsent = [
-            ("write_hist_log", o.write_hist_log.is_some()),
             ("log_store_compressed", o.log_store_compressed),
             ("log_compression", o.log_compression > 0),
             ("log_issue_time", o.log_issue_time),
@@ -40,10 +58,14 @@ pub fn redirect(set: &mut JobSet, dir: &Path) -> Result<Redirected> {
                 j.name
             );
         }
+        let coarse = o.log_hist_coarseness;
+        // Full resolution here; the client sums the bins as the job asked.
+        o.log_hist_coarseness = 0;
         let logs = [
             ("lat", &mut o.write_lat_log),
             ("bw", &mut o.write_bw_log),
             ("iops", &mut o.write_iops_log),
+            ("hist", &mut o.write_hist_log),
         ];
         for (kind, prefix) in logs {
             let Some(p) = prefix.as_mut() else { continue };
@@ -55,32 +77,42 @@ pub fn redirect(set: &mut JobSet, dir: &Path) -> Result<Redirected> {
             };
             let stem = format!("job{i}-{kind}");
             *p = dir.join(&stem).display().to_string();
-            stems.push((stem, given));
+            stems.push(Stem {
+                here: stem,
+                given,
+                coarse,
+            });
         }
     }
     Ok(Redirected {
         dir: dir.to_path_buf(),
         stems,
+        zlib,
     })
 }
 
 /// Send every log the run wrote, named as its job named it.
 pub fn send_logs(w: &mut Conn, r: &Redirected) -> Result<()> {
-    let mut files: Vec<(PathBuf, String, String)> = Vec::new();
+    let mut files: Vec<(PathBuf, String, String, u32)> = Vec::new();
     for entry in std::fs::read_dir(&r.dir)? {
         let name = entry?.file_name().to_string_lossy().into_owned();
-        for (stem, given) in &r.stems {
-            if let Some(suffix) = name.strip_prefix(stem.as_str()) {
+        for st in &r.stems {
+            if let Some(suffix) = name.strip_prefix(st.here.as_str()) {
                 if suffix.starts_with('_') {
                     let file = r.dir.join(&name);
-                    files.push((file, format!("{given}{suffix}"), suffix.to_string()));
+                    let given = format!("{}{suffix}", st.given);
+                    files.push((file, given, suffix.to_string(), st.coarse));
                 }
             }
         }
     }
     files.sort();
-    for (path, name, suffix) in files {
-        match read_log(&path, &name, &suffix).and_then(|l| Ok(iolog::encode(&l)?)) {
+    for (path, name, suffix, coarse) in files {
+        let encoded = read_log(&path, &name, &suffix).and_then(|l| {
+            let zlib = hist(&l) && r.zlib;
+            Ok(iolog::encode(&IoLog { coarse, ..l }, zlib)?)
+        });
+        match encoded {
             Ok(p) if p.len() <= ioscope_wire::frame::MAX_MESSAGE => {
                 send(w, op::IOLOG, 0, &p)?;
             }
@@ -114,7 +146,11 @@ fn read_log(path: &Path, name: &str, suffix: &str) -> Result<IoLog> {
     let text = std::fs::read_to_string(path)?;
     let mut samples = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        match Sample::parse(line) {
+        let sample = match kind {
+            Kind::Histogram => Sample::parse_hist(line),
+            _ => Sample::parse(line),
+        };
+        match sample {
             Some(s) => samples.push(s),
             None => bail!("line {}: {line:?} is not a text log line", i + 1),
         }
@@ -123,6 +159,13 @@ fn read_log(path: &Path, name: &str, suffix: &str) -> Result<IoLog> {
         job,
         kind,
         name: name.to_string(),
+        coarse: 0,
         samples,
     })
+}
+
+/// Only a histogram log is sent compressed (fio's client inflates any; the others
+/// stay as they were sent before compression was asked for).
+fn hist(l: &IoLog) -> bool {
+    l.kind == Kind::Histogram
 }

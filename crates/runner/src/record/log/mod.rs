@@ -341,7 +341,8 @@ impl JobLogs {
             w.finish(&mut self.stream, base, ms);
         }
         if let Some(h) = &mut self.hist {
-            h.flush(&mut self.stream, base, ms, 0);
+            let bs = h.last_bs;
+            h.flush(&mut self.stream, base, ms, bs);
         }
         let (stalls, stall) = (self.stream.stalls, self.stream.stall);
         let writer = self.stream.close();

@@ -154,6 +154,8 @@ pub(super) struct HistRows {
     coarse: u32,
     every_ms: u64,
     next_ms: u64,
+    /// The latest I/O's size: the last row's, written when the job ends.
+    pub last_bs: u32,
 }
 
 impl HistRows {
@@ -170,6 +172,7 @@ impl HistRows {
             coarse: o.log_hist_coarseness,
             every_ms: every,
             next_ms: every,
+            last_bs: 0,
         }
     }
 
@@ -186,6 +189,7 @@ impl HistRows {
     /// log_hist_msec.
     pub fn add(&mut self, s: &mut Stream, base: u64, ms: u64, d: usize, clat: u64, bs: u32) {
         self.cur[d][ioscope_stats::hist::fio_index(clat)] += 1;
+        self.last_bs = bs;
         if ms >= self.next_ms {
             self.flush(s, base, ms, bs);
         }
