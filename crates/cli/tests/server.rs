@@ -932,6 +932,115 @@ fn histogram_logs_travel_to_the_client() {
     }
 }
 
+const SS_JOBS: &str = "[s]\nioengine=null\nrw=randread\nsize=1g\ntime_based=1\nruntime=3\nsteadystate=iops:1\nsteadystate_duration=2\n\n[t]\nnew_group\nioengine=null\nrw=randwrite\nsize=1g\ntime_based=1\nruntime=3\nsteadystate=lat:90%\nsteadystate_duration=2\n";
+
+/// Each client_stats entry's name and steady-state object (Null: none).
+fn client_steady_states(client: &Path, dir: &Path, s: &Server) -> Vec<(String, Value)> {
+    std::fs::write(dir.join("ss.fio"), SS_JOBS).unwrap();
+    let r = run_tool(
+        client,
+        dir,
+        &[&s.client(), "--output-format=json", "ss.fio"],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}: {}{}", client.display(), r.stdout, r.stderr);
+    let doc: Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let mut out: Vec<(String, Value)> = doc["client_stats"]
+        .as_array()
+        .expect("client_stats")
+        .iter()
+        .map(|c| {
+            (
+                c["jobname"].as_str().unwrap().to_string(),
+                c["steadystate"].clone(),
+            )
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
+}
+
+/// Steady-state detection for a client: fio 3.42's client prints, from an ioscope
+/// server, the steadystate object it prints from a fio server — the criterion, the
+/// duration, whether it was attained (iops:1 is not, within 3 s; lat:90% is), the
+/// window's IOPS, bandwidth and, for lat, latency, their means the window's — and
+/// none for "All clients"; ioscope's client prints the same from either server.
+#[test]
+fn steady_state_reaches_the_client() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let (ours, theirs) = (Server::ioscope(d.path()), Server::fio(d.path()));
+    let (fio, ioscope) = (fio342_path(), bin());
+    let shape = |v: &Value| -> Value {
+        let mut v = v.clone();
+        for k in ["criterion", "max_deviation", "slope"] {
+            v[k] = Value::Null;
+        }
+        let data = v["data"]
+            .as_object_mut()
+            .map(std::mem::take)
+            .unwrap_or_default();
+        let mut keys: Vec<&String> = data.keys().collect();
+        keys.sort();
+        let lens: Vec<usize> = keys
+            .iter()
+            .map(|k| data[*k].as_array().map_or(0, Vec::len))
+            .collect();
+        v["data"] = serde_json::json!({"keys": keys, "lens": lens});
+        v
+    };
+    // The jobs' entries; every "All clients" entry has none (fio's client prints one
+    // for the two groups, ioscope's one per group).
+    let jobs = |v: Vec<(String, Value)>, what: &str| -> Vec<(String, Value)> {
+        let (all, jobs): (Vec<_>, Vec<_>) = v.into_iter().partition(|e| e.0 == "All clients");
+        assert!(
+            !all.is_empty() && all.iter().all(|e| e.1.is_null()),
+            "{what}: {all:?}"
+        );
+        jobs
+    };
+    let want = jobs(client_steady_states(&fio, d.path(), &theirs), "fio");
+    let names: Vec<&str> = want.iter().map(|w| w.0.as_str()).collect();
+    assert_eq!(names, ["s", "t"]);
+    assert_eq!(want[0].1["ss"], "iops:1.000000");
+    assert_eq!(
+        (
+            want[0].1["attained"].as_u64(),
+            want[1].1["attained"].as_u64()
+        ),
+        (Some(0), Some(1))
+    );
+    for (client, server) in [(&fio, &ours), (&ioscope, &theirs), (&ioscope, &ours)] {
+        let what = format!("{} from {}", client.display(), server.client());
+        let got = jobs(client_steady_states(client, d.path(), server), &what);
+        assert_eq!(got.len(), want.len(), "{what}");
+        for ((name, g), (_, w)) in got.iter().zip(&want) {
+            assert_eq!(shape(g), shape(w), "{what}: {name}");
+            let mean = |k: &str| {
+                let v: Vec<u64> = g["data"][k]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|x| x.as_u64().unwrap())
+                    .collect();
+                v.iter().sum::<u64>() / v.len() as u64
+            };
+            assert_eq!(
+                g["data"]["iops_mean"].as_u64(),
+                Some(mean("iops")),
+                "{what}: {name}"
+            );
+            assert_eq!(
+                g["data"]["bw_mean"].as_u64(),
+                Some(mean("bw")),
+                "{what}: {name}"
+            );
+            assert!(mean("iops") > 0, "{what}: {name}: {g}");
+        }
+    }
+}
+
 /// Servers on unix-domain sockets (`--server=sock:PATH`, `--client=sock:PATH`): fio
 /// 3.42's client drives an ioscope server and ioscope's client a fio server, each
 /// giving per job what fio's client gets from fio's server, the socket's path as the

@@ -134,7 +134,11 @@ pub fn merge_hosts(mut hosts: Vec<HostRun>) -> ClusterResult {
             .iter()
             .flat_map(|r| r.jobs.iter().filter(|j| j.groupid == gid).cloned())
             .collect();
-        all.jobs.push(aggregate(&members));
+        // One host's steady state is not the aggregate's (fio's "All clients" has
+        // none).
+        let mut agg = aggregate(&members);
+        agg.steadystate = None;
+        all.jobs.push(agg);
     }
     all.groups = group_results(&all.jobs);
     ClusterResult { hosts, all }

@@ -244,6 +244,9 @@ pub struct SteadyState {
     pub metric: String,
     pub duration_s: u64,
     pub attained: bool,
+    /// The window filled (fio's ring was full when the job ended).
+    #[serde(default)]
+    pub full: bool,
     /// The criterion's value over the last window (percent of the mean if `pct`).
     pub criterion: f64,
     pub pct: bool,

@@ -9,7 +9,8 @@
 //!   start/stop, job files, ETA, job options, disk utilisation.
 //! - [`stats`]: a job's statistics (fio's TS payload, 184 072 bytes plus tails) and a
 //!   group's (GS), written from ioscope's [`ioscope_stats::JobResult`]; [`read`] reads
-//!   them (and the other server messages) back.
+//!   them (and the other server messages) back, a job's steady state among them
+//!   (`steady`).
 //!
 //! Every integer is little-endian; doubles travel as IEEE-754 binary64 in 16-byte slots.
 
@@ -21,6 +22,7 @@ pub mod iolog;
 pub mod msg;
 pub mod read;
 pub mod stats;
+mod steady;
 
 /// The protocol version fio 3.42 sends in every frame (fio 3.33 sends 97); a peer
 /// of another version is refused, as fio refuses it.

@@ -204,6 +204,7 @@ pub fn ts(p: &[u8]) -> Result<JobResult, WireError> {
         j.complete[k] = u64_at(p, 1944 + 8 * k);
     }
     info(p, &mut j);
+    j.steadystate = crate::steady::read(p);
     Ok(j)
 }
 

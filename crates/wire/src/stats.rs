@@ -111,6 +111,7 @@ pub fn ts(j: &JobResult, thread: u32, group: Option<&GroupResult>) -> Vec<u8> {
             0,
         ));
     }
+    crate::steady::put(&mut b, j);
     prio_tail(&mut b, j);
     b
 }

@@ -32,7 +32,7 @@ pub fn run(cx: &Context, w: &mut Conn, rx: &Receiver<In>, req: &Request, sync: b
         Ok(x) => x,
         Err(e) => return refuse(w, &e),
     };
-    let mut set = match fio::jobs::load(&inv).and_then(|s| supported(&s).map(|()| s)) {
+    let mut set = match fio::jobs::load(&inv) {
         Ok(s) => s,
         Err(e) => return refuse(w, &e),
     };
@@ -95,20 +95,6 @@ fn prepare(cx: &Context, argv: &[OsString]) -> Result<fio::args::Invocation> {
             bail!("the client's arguments ask for no run")
         }
     }
-}
-
-/// What a session cannot do yet, refused by name rather than done half.
-fn supported(set: &ioscope_options::JobSet) -> Result<()> {
-    for j in &set.jobs {
-        let o = &j.opts;
-        if o.steadystate_duration > 0 {
-            bail!(
-                "job '{}': steadystate: ioscope --server does not send steady-state results to fio clients yet",
-                j.name
-            );
-        }
-    }
-    Ok(())
 }
 
 /// The client prints the normal report (its header lines come from the server).

@@ -200,6 +200,7 @@ impl SteadyTracker {
             metric: self.spec.metric().to_string(),
             duration_s: self.duration_s,
             attained: self.attained,
+            full: self.iops.len() >= self.window,
             criterion: self.criterion,
             pct: self.spec.pct,
             max_deviation: self.max_deviation,
