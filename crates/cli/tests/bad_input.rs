@@ -524,3 +524,35 @@ fn verify_mode_compare_needs_a_pattern_the_device_can_compare_with() {
         ],
     );
 }
+
+/// Jobs of one reporting group with other steady-state options (or one with none)
+/// are refused naming both, as fio 3.42 refuses them, in a run and under
+/// --parse-only; a group of clones (numjobs) and jobs in groups of their own run.
+#[test]
+fn steady_state_options_differ_within_a_group() {
+    let d = tmpdir();
+    let job = |name: &str, ss: &str| format!("[{name}]\nioengine=null\nsize=1m\n{ss}");
+    let ss = |dur: u32| format!("steadystate=iops:1\nsteadystate_duration={dur}\n");
+    let cases = [
+        ("none.fio", format!("{}{}", job("s", &ss(2)), job("t", ""))),
+        (
+            "dur.fio",
+            format!("{}{}", job("s", &ss(2)), job("t", &ss(3))),
+        ),
+    ];
+    for (file, text) in &cases {
+        fs::write(d.path().join(file), text).unwrap();
+        let want =
+            ["job 't': steadystate options must be consistent within reporting groups: job 's'"];
+        fails_with(&[file], d.path(), &want);
+        fails_with(&["--parse-only", file], d.path(), &want);
+    }
+    let fine = format!(
+        "{}{}",
+        job("s", &format!("{}numjobs=2\n", ss(2))),
+        job("t", "new_group\n")
+    );
+    fs::write(d.path().join("fine.fio"), fine).unwrap();
+    let r = run_in(d.path(), &["--output-format=terse", "fine.fio"]);
+    assert_eq!((r.code, r.stdout.lines().count()), (0, 3), "{}", r.stderr);
+}

@@ -44,6 +44,7 @@ impl<'a> Plan<'a> {
     /// Validate `set` and plan it.
     pub fn new(set: &'a JobSet, ro: &RunOptions) -> Result<Plan<'a>, RunError> {
         validate::validate(set, ro)?;
+        validate::steady_groups(set, &group_ids(set))?;
         let mut phases = phases(set)?;
         for phase in &mut phases {
             resolve::fit_memory(phase.iter_mut().map(|p| &mut p.job))?;

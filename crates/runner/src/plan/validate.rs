@@ -80,6 +80,33 @@ pub(super) fn validate(set: &JobSet, ro: &RunOptions) -> Result<(), RunError> {
     Ok(())
 }
 
+/// As fio: the jobs of a reporting group (`groups`: each job's) share their
+/// steady-state options, since the group's figures are what is judged; a job with
+/// other ones (or none) beside them is refused, naming both.
+pub(super) fn steady_groups(set: &JobSet, groups: &[u32]) -> Result<(), RunError> {
+    let key = |o: &JobOptions| {
+        (
+            o.steadystate_duration,
+            (o.steadystate_duration > 0).then(|| o.steadystate.clone()),
+            o.steadystate_ramp_time,
+            o.steadystate_check_interval,
+        )
+    };
+    let jobs: Vec<(&JobSpec, u32)> = set.jobs.iter().zip(groups.iter().copied()).collect();
+    for (i, (j, g)) in jobs.iter().enumerate() {
+        let Some((first, _)) = jobs[..i].iter().find(|(_, h)| h == g) else {
+            continue;
+        };
+        if key(&first.opts) != key(&j.opts) {
+            return Err(RunError::Setup(format!(
+                "job '{}': steadystate options must be consistent within reporting groups: job '{}' of the same group has other steadystate, steadystate_duration, steadystate_ramp_time or steadystate_check_interval (start a group with new_group, or give both the same)",
+                j.name, first.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// zonemode=zbd runs on zoned block devices and zoned namespaces, and on regular files
 /// and devices without zones with zones of zonesize emulated on them, as in fio (which
 /// needs zonesize then).
