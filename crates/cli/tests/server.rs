@@ -829,13 +829,12 @@ fn job_logs_travel_to_the_client() {
 
 const HIST_JOBS: &str = "[hj]\nioengine=null\nrw=randread\nsize=1g\ntime_based=1\nruntime=600ms\nwrite_hist_log=logs/h\nlog_hist_msec=100\nlog_hist_coarseness=2\n\n[hk]\nioengine=null\nrw=randwrite\nbs=8k\nsize=1g\ntime_based=1\nruntime=600ms\nwrite_hist_log=logs/k\nlog_hist_msec=100\n";
 
+/// A histogram log's file name and its lines' fields.
+type HistLog = (String, Vec<Vec<u64>>);
+
 /// A client run of [`HIST_JOBS`] in `dir`: each job's (read, write) I/Os from its
 /// JSON, and each histogram log left in `dir/logs` with its lines' fields as numbers.
-fn client_hist_logs(
-    client: &Path,
-    dir: &Path,
-    s: &Server,
-) -> (Vec<u64>, Vec<(String, Vec<Vec<u64>>)>) {
+fn client_hist_logs(client: &Path, dir: &Path, s: &Server) -> (Vec<u64>, Vec<HistLog>) {
     let logs = dir.join("logs");
     let _ = std::fs::remove_dir_all(&logs);
     std::fs::create_dir(&logs).unwrap();
