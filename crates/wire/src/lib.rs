@@ -19,6 +19,7 @@ pub mod conn;
 pub mod ext;
 pub mod frame;
 pub mod iolog;
+mod le;
 pub mod msg;
 pub mod read;
 pub mod stats;

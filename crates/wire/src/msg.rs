@@ -113,11 +113,6 @@ pub fn probe_reply(h: &Host) -> Vec<u8> {
 /// logs' samples.
 pub const PROBE_ZLIB: u64 = 1;
 
-/// A client's PROBE asks for compressed logs.
-pub fn probe_wants_zlib(p: &[u8]) -> bool {
-    crate::read::u64_at(p, 0) & PROBE_ZLIB != 0
-}
-
 /// fio's architecture numbers.
 fn arch() -> u8 {
     match std::env::consts::ARCH {
@@ -368,7 +363,7 @@ mod tests {
         assert_eq!(&b[65..74], b"fio-3.42\0");
         assert_eq!(b[97], 1);
         assert_eq!(b[104], 1, "this server deflates logs");
-        assert!(probe_wants_zlib(&probe_request("127.0.0.1")));
-        assert!(!probe_wants_zlib(&[0u8; 136]));
+        assert!(crate::read::probe_wants_zlib(&probe_request("127.0.0.1")));
+        assert!(!crate::read::probe_wants_zlib(&[0u8; 136]));
     }
 }

@@ -8,26 +8,17 @@ use ioscope_stats::{
     DiskUtil, GroupDir, GroupResult, Histogram, JobResult, LatStat, LatTrack, PrioStat, SampleStat,
 };
 
-pub(crate) fn u32_at(p: &[u8], off: usize) -> u32 {
-    p.get(off..off + 4)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u32::from_le_bytes)
-}
-
-pub(crate) fn u64_at(p: &[u8], off: usize) -> u64 {
-    p.get(off..off + 8)
-        .and_then(|b| b.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
-}
+pub(crate) use crate::le::{u32_at, u64_at};
 
 fn f64_at(p: &[u8], off: usize) -> f64 {
     f64::from_bits(u64_at(p, off))
 }
 
-pub(crate) fn str_at(p: &[u8], off: usize, n: usize) -> String {
-    let b = p.get(off..off + n).unwrap_or_default();
-    let end = b.iter().position(|&c| c == 0).unwrap_or(b.len());
-    String::from_utf8_lossy(&b[..end]).into_owned()
+pub(crate) use crate::le::str_at;
+
+/// A client's PROBE asks for compressed logs (its zlib bit).
+pub fn probe_wants_zlib(p: &[u8]) -> bool {
+    u64_at(p, 0) & crate::msg::PROBE_ZLIB != 0
 }
 
 fn short(op: u16, len: usize, want: usize) -> WireError {

@@ -9,8 +9,8 @@
 //! window filled and the criterion was not attained (the head has then moved past
 //! the newest sample); the means are the window's sums over its duration.
 
+use crate::le::{u32_at, u64_at};
 use crate::msg::{put_f64, put_u32, put_u64};
-use crate::read::{u32_at, u64_at};
 use ioscope_stats::{JobResult, SteadyState};
 
 const DUR: usize = 183_740;

@@ -61,7 +61,7 @@ fn converse(cx: &Context, w: &mut Conn, rx: &Receiver<In>, token: Option<&str>) 
         }
         match m.op {
             op::PROBE => {
-                req.zlib = msg::probe_wants_zlib(&m.payload);
+                req.zlib = ioscope_wire::read::probe_wants_zlib(&m.payload);
                 let mut reply = probe_reply();
                 ext::mark_probe(&mut reply);
                 send(w, op::PROBE, m.tag, &reply)?;
