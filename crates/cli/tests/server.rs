@@ -829,6 +829,20 @@ fn job_logs_travel_to_the_client() {
 
 const HIST_JOBS: &str = "[hj]\nioengine=null\nrw=randread\nsize=1g\ntime_based=1\nruntime=600ms\nwrite_hist_log=logs/h\nlog_hist_msec=100\nlog_hist_coarseness=2\n\n[hk]\nioengine=null\nrw=randwrite\nbs=8k\nsize=1g\ntime_based=1\nruntime=600ms\nwrite_hist_log=logs/k\nlog_hist_msec=100\n";
 
+/// `client` run in `dir` on the job file `name` holding `text`, against `s`: it must
+/// succeed; its JSON.
+fn client_run_json(client: &Path, dir: &Path, s: &Server, name: &str, text: &str) -> Value {
+    std::fs::write(dir.join(name), text).unwrap();
+    let r = run_tool(
+        client,
+        dir,
+        &[&s.client(), "--output-format=json", name],
+        &[],
+    );
+    assert_eq!(r.code, 0, "{}: {}{}", client.display(), r.stdout, r.stderr);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout))
+}
+
 /// A histogram log's file name and its lines' fields.
 type HistLog = (String, Vec<Vec<u64>>);
 
@@ -838,16 +852,7 @@ fn client_hist_logs(client: &Path, dir: &Path, s: &Server) -> (Vec<u64>, Vec<His
     let logs = dir.join("logs");
     let _ = std::fs::remove_dir_all(&logs);
     std::fs::create_dir(&logs).unwrap();
-    std::fs::write(dir.join("hj.fio"), HIST_JOBS).unwrap();
-    let r = run_tool(
-        client,
-        dir,
-        &[&s.client(), "--output-format=json", "hj.fio"],
-        &[],
-    );
-    assert_eq!(r.code, 0, "{}: {}{}", client.display(), r.stdout, r.stderr);
-    let doc: Value =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let doc = client_run_json(client, dir, s, "hj.fio", HIST_JOBS);
     let mut jobs: Vec<(String, u64)> = doc["client_stats"]
         .as_array()
         .expect("client_stats")
@@ -935,16 +940,7 @@ const SS_JOBS: &str = "[s]\nioengine=null\nrw=randread\nsize=1g\ntime_based=1\nr
 
 /// Each client_stats entry's name and steady-state object (Null: none).
 fn client_steady_states(client: &Path, dir: &Path, s: &Server) -> Vec<(String, Value)> {
-    std::fs::write(dir.join("ss.fio"), SS_JOBS).unwrap();
-    let r = run_tool(
-        client,
-        dir,
-        &[&s.client(), "--output-format=json", "ss.fio"],
-        &[],
-    );
-    assert_eq!(r.code, 0, "{}: {}{}", client.display(), r.stdout, r.stderr);
-    let doc: Value =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout));
+    let doc = client_run_json(client, dir, s, "ss.fio", SS_JOBS);
     let mut out: Vec<(String, Value)> = doc["client_stats"]
         .as_array()
         .expect("client_stats")

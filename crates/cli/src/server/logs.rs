@@ -19,8 +19,6 @@ use std::path::{Path, PathBuf};
 pub struct Redirected {
     dir: PathBuf,
     stems: Vec<Stem>,
-    /// The client inflates samples: logs may travel compressed.
-    zlib: bool,
 }
 
 /// A log's file-name stem here, the prefix its job gave, and the job's
@@ -87,7 +85,6 @@ pub fn redirect(set: &mut JobSet, dir: &Path, zlib: bool) -> Result<Redirected> 
     Ok(Redirected {
         dir: dir.to_path_buf(),
         stems,
-        zlib,
     })
 }
 
@@ -109,8 +106,10 @@ pub fn send_logs(w: &mut Conn, r: &Redirected) -> Result<()> {
     files.sort();
     for (path, name, suffix, coarse) in files {
         let encoded = read_log(&path, &name, &suffix).and_then(|l| {
-            let zlib = hist(&l) && r.zlib;
-            Ok(iolog::encode(&IoLog { coarse, ..l }, zlib)?)
+            // Only a histogram goes compressed; redirect let one through only for a
+            // client that inflates.
+            let compress = l.kind == Kind::Histogram;
+            Ok(iolog::encode(&IoLog { coarse, ..l }, compress)?)
         });
         match encoded {
             Ok(p) if p.len() <= ioscope_wire::frame::MAX_MESSAGE => {
@@ -162,10 +161,4 @@ fn read_log(path: &Path, name: &str, suffix: &str) -> Result<IoLog> {
         coarse: 0,
         samples,
     })
-}
-
-/// Only a histogram log is sent compressed (fio's client inflates any; the others
-/// stay as they were sent before compression was asked for).
-fn hist(l: &IoLog) -> bool {
-    l.kind == Kind::Histogram
 }
