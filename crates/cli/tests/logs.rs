@@ -1134,8 +1134,9 @@ fn inflate(tool: &Path, dir: &Path, fz: &Path) -> Run {
 }
 
 /// log_store_compressed: the text logs become NAME.log.fz in zlib chunks of
-/// log_compression bytes; `--inflate-log` gives back the text, for ioscope's files and
-/// fio's alike, and fio's own --inflate-log reads ioscope's.
+/// log_compression bytes, in fio 3.42's format; `--inflate-log` gives back the text,
+/// for ioscope's files and fio 3.42's alike, and fio 3.42's own --inflate-log reads
+/// ioscope's (with offsets, full priorities, windows' maxima and issue times too).
 #[test]
 fn log_store_compressed_writes_fz_that_fio_inflates() {
     let pair = Pair::new();
@@ -1160,16 +1161,17 @@ fn log_store_compressed_writes_fz_that_fio_inflates() {
         r.stdout.lines().all(|l| l.split(", ").count() >= 5),
         "fio's log lines"
     );
-    if available!(Prereq::Fio333) {
-        let f = inflate(Path::new("fio"), dir, &fz);
+    if available!(Prereq::Fio342) {
+        let f = inflate(&fio342_path(), dir, &fz);
         assert_eq!(f.code, 0, "{}", f.stderr);
         assert_eq!(
             f.stdout, r.stdout,
             "fio inflates ioscope's .fz to the same text"
         );
-        pair.fio(&args);
+        let r342 = run_tool(&fio342_path(), &pair.fio_dir, &args, &[]);
+        assert_eq!(r342.code, 0, "{}", r342.stderr);
         let theirs = pair.fio_dir.join("L_clat.1.log.fz");
-        let f = inflate(Path::new("fio"), &pair.fio_dir, &theirs);
+        let f = inflate(&fio342_path(), &pair.fio_dir, &theirs);
         let ours = inflate(&bin(), &pair.fio_dir, &theirs);
         assert_eq!(ours.code, 0, "{}", ours.stderr);
         assert_eq!(
@@ -1202,10 +1204,39 @@ fn log_store_compressed_writes_fz_that_fio_inflates() {
         "{}",
         r.stdout
     );
-    if available!(Prereq::Fio333) {
+    if available!(Prereq::Fio342) {
         let fz = dir.join("L_clat.1.log.fz");
-        let f = inflate(Path::new("fio"), dir, &fz);
-        assert_eq!(f.stdout, r.stdout, "fio reads the 40-byte samples the same");
+        let f = inflate(&fio342_path(), dir, &fz);
+        assert_eq!(f.stdout, r.stdout, "fio reads the 48-byte samples the same");
+    }
+    // Windows' means and maxima with offsets and issue times (56-byte samples).
+    let pair = Pair::new();
+    pair.ioscope(&[
+        "--name=j",
+        "--rw=randread",
+        "--size=64m",
+        "--bs=4k",
+        "--ioengine=null",
+        "--time_based=1",
+        "--runtime=300ms",
+        "--write_lat_log=L",
+        "--log_avg_msec=50",
+        "--log_window_value=both",
+        "--log_offset=1",
+        "--log_issue_time=1",
+        "--log_store_compressed=1",
+    ]);
+    let dir = &pair.ioscope_dir;
+    let r = run_in(dir, &["--inflate-log=L_clat.1.log.fz"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.lines().count() >= 4, "{}", r.stdout);
+    for l in r.stdout.lines() {
+        let f: Vec<u64> = l.split(", ").map(|x| x.parse().unwrap()).collect();
+        assert!(f.len() == 8 && f[1] <= f[2] && f[0] % 50 == 0, "{l}");
+    }
+    if available!(Prereq::Fio342) {
+        let f = inflate(&fio342_path(), dir, &dir.join("L_clat.1.log.fz"));
+        assert_eq!(f.stdout, r.stdout, "fio reads the 56-byte samples the same");
     }
     let r = run_in(dir, &["--inflate-log=missing.fz"]);
     assert_eq!(r.code, 1);

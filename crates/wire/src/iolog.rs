@@ -4,9 +4,10 @@
 //!
 //! Payload: a 296-byte header (samples, job number, log type, compressed flag,
 //! log_offset, log_prio, the histogram's coarseness at 32, per-job logs at 36, the
-//! file name at 40) and the samples, each 40 bytes (+8 with an offset): time (ms),
-//! value, a second value, the direction with flag bits, the priority, the block size,
-//! the offset. A histogram sample is followed by 16 unused bytes and the interval's
+//! file name at 40) and the samples, each 40 bytes (+8 with an offset, +8 with an
+//! issue time): time (ms), value, a second value (the window's maximum with
+//! log_window_value=both), the direction with flag bits, the priority, the block size,
+//! the offset, the issue time. A histogram sample is followed by 16 unused bytes and the interval's
 //! counts in fio's 1856 clat bins, always at full resolution: the client sums them
 //! 2^coarseness at a time as it writes the line. The samples may travel as a zlib
 //! stream (the compressed flag), which a client asks for in its PROBE; a histogram's
@@ -23,6 +24,8 @@ const NAME_MAX: usize = 256;
 /// The direction's flag bits.
 const HAS_OFFSET: u32 = 0x8000_0000;
 const HAS_PRIO: u32 = 0x4000_0000;
+const HAS_MAX: u32 = 0x2000_0000;
+const HAS_ISSUE: u32 = 0x1000_0000;
 const FLAGS: u32 = 0xf000_0000;
 /// A histogram sample's bytes after the 40 of its sample: 16 unused, then the bins.
 const HIST_EXTRA: usize = 16 + FIO_BUCKETS * 8;
@@ -61,6 +64,10 @@ pub struct Sample {
     pub ddir: u32,
     pub bs: u64,
     pub offset: Option<u64>,
+    /// The window's maximum (log_window_value=both).
+    pub max: Option<u64>,
+    /// The I/O's issue time (log_issue_time).
+    pub issue: Option<u64>,
     /// The priority, and whether it is the full value (`log_prio=1`, written in hex)
     /// rather than fio's high-priority bit.
     pub prio: u32,
@@ -70,25 +77,33 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// A line of fio's text log: `time, value, ddir, bs[, offset], prio`.
-    pub fn parse(line: &str) -> Option<Sample> {
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let n = |s: &str| s.parse::<u64>().ok();
-        let (offset, prio) = match f.len() {
-            5 => (None, f[4]),
-            6 => (Some(n(f[4])?), f[5]),
-            _ => return None,
-        };
+    /// A line of fio's text log with `columns`:
+    /// `time, value[, max], ddir, bs[, offset], prio[, issue time]`.
+    pub fn parse(line: &str, columns: Columns) -> Option<Sample> {
+        let mut f = line.split(',').map(str::trim);
+        let mut n = || f.next()?.parse::<u64>().ok();
+        let (time_ms, value) = (n()?, n()?);
+        let max = if columns.max { Some(n()?) } else { None };
+        let (ddir, bs) = (u32::try_from(n()?).ok()?, n()?);
+        let offset = if columns.offset { Some(n()?) } else { None };
+        let prio = f.next()?;
         let (prio, prio_full) = match prio.strip_prefix("0x") {
             Some(h) => (u32::from_str_radix(h, 16).ok()?, true),
             None => (prio.parse().ok()?, false),
         };
+        let mut n = || f.next()?.parse::<u64>().ok();
+        let issue = if columns.issue { Some(n()?) } else { None };
+        if f.next().is_some() {
+            return None;
+        }
         Some(Sample {
-            time_ms: n(f[0])?,
-            value: n(f[1])?,
-            ddir: u32::try_from(n(f[2])?).ok()?,
-            bs: n(f[3])?,
+            time_ms,
+            value,
+            ddir,
+            bs,
             offset,
+            max,
+            issue,
             prio,
             prio_full,
             bins: Vec::new(),
@@ -116,7 +131,7 @@ impl Sample {
             Kind::Histogram => HIST_EXTRA,
             _ => 0,
         };
-        40 + if self.offset.is_some() { 8 } else { 0 } + extra
+        40 + 8 * (usize::from(self.offset.is_some()) + usize::from(self.issue.is_some())) + extra
     }
 
     /// The histogram line fio's client writes for it: the bins summed `2^coarse` at
@@ -133,17 +148,54 @@ impl Sample {
 
     /// The line fio's client writes for it.
     pub fn line(&self) -> String {
-        let offset = self.offset.map_or(String::new(), |o| format!(", {o}"));
+        let col = |v: Option<u64>| v.map_or(String::new(), |v| format!(", {v}"));
         let prio = if self.prio_full {
             format!("0x{:04x}", self.prio)
         } else {
             self.prio.to_string()
         };
         format!(
-            "{}, {}, {}, {}{offset}, {prio}\n",
-            self.time_ms, self.value, self.ddir, self.bs
+            "{}, {}{}, {}, {}{}, {prio}{}\n",
+            self.time_ms,
+            self.value,
+            col(self.max),
+            self.ddir,
+            self.bs,
+            col(self.offset),
+            col(self.issue)
         )
     }
+
+    /// The direction with its flag bits, as sent.
+    fn flagged_ddir(&self) -> u32 {
+        let bit = |on: bool, b: u32| if on { b } else { 0 };
+        (self.ddir & !FLAGS)
+            | bit(self.offset.is_some(), HAS_OFFSET)
+            | bit(self.prio_full, HAS_PRIO)
+            | bit(self.max.is_some(), HAS_MAX)
+            | bit(self.issue.is_some(), HAS_ISSUE)
+    }
+
+    /// The priority as sent: in full, or fio's ioprio with the realtime class for a
+    /// high-priority I/O (the `1` of the text).
+    fn sent_prio(&self) -> u32 {
+        match (self.prio_full, self.prio) {
+            (true, p) => p,
+            (false, 0) => 0,
+            (false, _) => 1 << 13,
+        }
+    }
+}
+
+/// The columns of a text log beyond `time, value, ddir, bs, prio`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Columns {
+    /// log_offset.
+    pub offset: bool,
+    /// log_window_value=both: the window's maximum after its mean.
+    pub max: bool,
+    /// log_issue_time.
+    pub issue: bool,
 }
 
 /// A whole log as sent.
@@ -157,9 +209,25 @@ pub struct IoLog {
     /// A histogram's log_hist_coarseness (0 for other logs).
     pub coarse: u32,
     pub samples: Vec<Sample>,
+    /// log_store_compressed: the file as stored (zlib chunks of fio's samples), sent
+    /// as it is (fio's compressed flag 2, no sample count).
+    pub stored: Option<Vec<u8>>,
 }
 
+/// The compressed flag of a stored log.
+const STORED: u32 = 2;
+
 impl IoLog {
+    /// The bytes fio's client writes: a stored log named `.fz` as stored, any other as
+    /// text (fio's client writes the stored bytes under a `.log` name too, when the job
+    /// had log_compression without log_store_compressed: unreadable as text).
+    pub fn file_bytes(&self) -> Vec<u8> {
+        match &self.stored {
+            Some(b) if self.name.ends_with(".fz") => b.clone(),
+            _ => self.text().into_bytes(),
+        }
+    }
+
     /// The file's text, as fio's client writes it.
     pub fn text(&self) -> String {
         self.samples
@@ -188,13 +256,27 @@ pub fn encode(log: &IoLog, compress: bool) -> Result<Vec<u8>, WireError> {
         ));
     }
     let mut h = vec![0u8; HEADER];
-    put_u64(&mut h, 0, log.samples.len() as u64);
+    let flag = if log.stored.is_some() {
+        STORED
+    } else {
+        u32::from(compress)
+    };
+    let count = if log.stored.is_some() {
+        0
+    } else {
+        log.samples.len()
+    };
+    put_u64(&mut h, 0, count as u64);
     put_u32(&mut h, 8, log.job);
     put_u32(&mut h, 12, log.kind as u32);
-    put_u32(&mut h, 16, u32::from(compress));
+    put_u32(&mut h, 16, flag);
     put_u32(&mut h, 32, log.coarse);
     put_u32(&mut h, 36, 1);
     put_str(&mut h, NAME_AT, NAME_MAX, &log.name);
+    if let Some(b) = &log.stored {
+        h.extend_from_slice(b);
+        return Ok(h);
+    }
     let body = samples(log);
     if !compress {
         h.extend_from_slice(&body);
@@ -209,22 +291,16 @@ pub fn encode(log: &IoLog, compress: bool) -> Result<Vec<u8>, WireError> {
 fn samples(log: &IoLog) -> Vec<u8> {
     let mut b = Vec::with_capacity(log.samples.iter().map(|s| s.size(log.kind)).sum());
     for s in &log.samples {
-        let mut dir = s.ddir & !FLAGS;
-        if s.offset.is_some() {
-            dir |= HAS_OFFSET;
-        }
-        if s.prio_full {
-            dir |= HAS_PRIO;
-        }
         let at = b.len();
         b.resize(at + s.size(log.kind), 0);
         put_u64(&mut b, at, s.time_ms);
         put_u64(&mut b, at + 8, s.value);
-        put_u32(&mut b, at + 24, dir);
-        put_u32(&mut b, at + 28, s.prio);
+        put_u64(&mut b, at + 16, s.max.unwrap_or(0));
+        put_u32(&mut b, at + 24, s.flagged_ddir());
+        put_u32(&mut b, at + 28, s.sent_prio());
         put_u64(&mut b, at + 32, s.bs);
-        if let Some(o) = s.offset {
-            put_u64(&mut b, at + 40, o);
+        for (k, v) in [s.offset, s.issue].into_iter().flatten().enumerate() {
+            put_u64(&mut b, at + 40 + 8 * k, v);
         }
         if log.kind == Kind::Histogram {
             let bins = at + s.size(log.kind) - FIO_BUCKETS * 8;
@@ -249,7 +325,8 @@ pub fn decode(p: &[u8]) -> Result<IoLog, WireError> {
         6 => Kind::Histogram,
         other => return Err(malformed(format!("log type {other} is not taken yet"))),
     };
-    let compressed = u32_at(p, 16) != 0;
+    let flag = u32_at(p, 16);
+    let compressed = flag != 0;
     if kind == Kind::Histogram && !compressed {
         return Err(malformed(
             "an uncompressed histogram log (fio's server sends its memory addresses then)".into(),
@@ -263,6 +340,9 @@ pub fn decode(p: &[u8]) -> Result<IoLog, WireError> {
         }
         false => &p[HEADER..],
     };
+    // A stored log announces no count: its samples are all it inflates to.
+    let stored = (flag == STORED).then(|| p[HEADER..].to_vec());
+    let count = if stored.is_some() { None } else { Some(count) };
     let samples = read_samples(body, count, kind)?;
     Ok(IoLog {
         job: u32_at(p, 8),
@@ -270,6 +350,7 @@ pub fn decode(p: &[u8]) -> Result<IoLog, WireError> {
         name: str_at(p, NAME_AT, NAME_MAX),
         coarse: u32_at(p, 32).min(6),
         samples,
+        stored,
     })
 }
 
@@ -305,34 +386,53 @@ fn inflate(z: &[u8]) -> Result<Vec<u8>, WireError> {
     Ok(out)
 }
 
-/// `count` samples of `kind` from their bytes.
-fn read_samples(p: &[u8], count: u64, kind: Kind) -> Result<Vec<Sample>, WireError> {
+/// `count` samples of `kind` from their bytes (None: as many as there are).
+fn read_samples(p: &[u8], count: Option<u64>, kind: Kind) -> Result<Vec<Sample>, WireError> {
     let mut samples = Vec::new();
     let mut at = 0;
-    while (samples.len() as u64) < count {
-        let dir = u32_at(p, at + 24);
-        let mut s = Sample {
-            time_ms: u64_at(p, at),
-            value: u64_at(p, at + 8),
-            ddir: dir & !FLAGS,
-            prio: u32_at(p, at + 28),
-            prio_full: dir & HAS_PRIO != 0,
-            bs: u64_at(p, at + 32),
-            offset: (dir & HAS_OFFSET != 0).then(|| u64_at(p, at + 40)),
-            bins: Vec::new(),
-        };
-        let end = at + s.size(kind);
+    while count.map_or(at < p.len(), |c| (samples.len() as u64) < c) {
+        let (s, end) = read_sample(p, at, kind);
         if end > p.len() {
-            return Err(malformed(format!("{count} samples announced, fewer sent")));
-        }
-        if kind == Kind::Histogram {
-            let bins = end - FIO_BUCKETS * 8;
-            s.bins = (0..FIO_BUCKETS).map(|i| u64_at(p, bins + i * 8)).collect();
+            return Err(malformed(match count {
+                Some(c) => format!("{c} samples announced, fewer sent"),
+                None => "a stored log ends inside a sample".into(),
+            }));
         }
         at = end;
         samples.push(s);
     }
     Ok(samples)
+}
+
+/// The sample at `at`, and where it ends (past `p` when cut short).
+fn read_sample(p: &[u8], at: usize, kind: Kind) -> (Sample, usize) {
+    let dir = u32_at(p, at + 24);
+    let (prio, prio_full) = (u32_at(p, at + 28), dir & HAS_PRIO != 0);
+    let offset = (dir & HAS_OFFSET != 0).then(|| u64_at(p, at + 40));
+    let issue_at = at + 40 + if offset.is_some() { 8 } else { 0 };
+    let mut s = Sample {
+        time_ms: u64_at(p, at),
+        value: u64_at(p, at + 8),
+        max: (dir & HAS_MAX != 0).then(|| u64_at(p, at + 16)),
+        ddir: dir & !FLAGS,
+        // fio's text: 1 for an I/O of the realtime class unless logged in full.
+        prio: if prio_full {
+            prio
+        } else {
+            u32::from(prio >> 13 == 1)
+        },
+        prio_full,
+        bs: u64_at(p, at + 32),
+        offset,
+        issue: (dir & HAS_ISSUE != 0).then(|| u64_at(p, issue_at)),
+        bins: Vec::new(),
+    };
+    let end = at + s.size(kind);
+    if kind == Kind::Histogram && end <= p.len() {
+        let bins = end - FIO_BUCKETS * 8;
+        s.bins = (0..FIO_BUCKETS).map(|i| u64_at(p, bins + i * 8)).collect();
+    }
+    (s, end)
 }
 
 fn malformed(what: String) -> WireError {
@@ -348,8 +448,22 @@ mod tests {
 
     #[test]
     fn text_lines_travel_and_come_back_as_fio_writes_them() {
-        for line in ["14, 300, 0, 4096, 0\n", "22, 490, 1, 4096, 57344, 0x2003\n"] {
-            let s = Sample::parse(line.trim_end()).unwrap();
+        let off = Columns {
+            offset: true,
+            ..Columns::default()
+        };
+        let all = Columns {
+            offset: true,
+            max: true,
+            issue: true,
+        };
+        for (line, c) in [
+            ("14, 300, 0, 4096, 0\n", Columns::default()),
+            ("14, 300, 0, 4096, 1\n", Columns::default()),
+            ("22, 490, 1, 4096, 57344, 0x2003\n", off),
+            ("200, 90, 97663, 0, 4096, 8192, 0, 26329\n", all),
+        ] {
+            let s = Sample::parse(line.trim_end(), c).unwrap();
             assert_eq!(s.line(), line);
             let log = IoLog {
                 job: 2,
@@ -357,6 +471,7 @@ mod tests {
                 name: "logs/a_clat.2.log".into(),
                 coarse: 0,
                 samples: vec![s.clone(), s],
+                stored: None,
             };
             for compress in [false, true] {
                 let p = encode(&log, compress).unwrap();
@@ -367,7 +482,9 @@ mod tests {
         assert_eq!(Kind::of_suffix("_iops.log"), Some(Kind::Iops));
         assert_eq!(Kind::of_suffix("_clat_hist.1.log"), Some(Kind::Histogram));
         assert_eq!(Kind::of_suffix("_x.1.log"), None);
-        assert!(Sample::parse("1, 2, 3").is_none());
+        assert!(Sample::parse("1, 2, 3", Columns::default()).is_none());
+        assert!(Sample::parse("1, 2, 3, 4, 5, 6", Columns::default()).is_none());
+        assert!(Sample::parse("1, 2, 0, 4, 0", all).is_none());
         let mut p = encode(
             &IoLog {
                 job: 1,
@@ -375,6 +492,7 @@ mod tests {
                 name: "b_bw.1.log".into(),
                 coarse: 0,
                 samples: vec![Sample::default()],
+                stored: None,
             },
             false,
         )
@@ -405,6 +523,7 @@ mod tests {
             name: "h_clat_hist.1.log".into(),
             coarse: 2,
             samples: vec![s.clone(), s],
+            stored: None,
         };
         assert!(encode(&log, false).is_err());
         let p = encode(&log, true).unwrap();
@@ -434,5 +553,53 @@ mod tests {
         raw[16] = 0;
         assert!(decode(&raw).is_err());
         assert!(Sample::parse_hist("1, 0, 4096, 5").is_none());
+    }
+
+    /// Samples as fio 3.42's server sends them (captured): the window's maximum and the
+    /// issue time flagged in the direction; a stored log (log_compression) as flag 2,
+    /// no count, zlib chunks: written as sent under a `.fz` name, as text otherwise.
+    #[test]
+    fn fio_samples_with_max_issue_time_and_stored_chunks() {
+        let unhex = |h: &str| -> Vec<u8> {
+            (0..h.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+                .collect()
+        };
+        let mut h = vec![0u8; HEADER];
+        put_u64(&mut h, 0, 2);
+        put_u32(&mut h, 8, 1);
+        put_u32(&mut h, 12, 1);
+        put_u32(&mut h, 36, 1);
+        put_str(&mut h, NAME_AT, NAME_MAX, "a_clat.1.log");
+        h.extend(unhex("c8000000000000005a000000000000007f7d010000000000000000b000000000000000000000000000000000000000000000000000000000"));
+        h.extend(unhex("0000000000000000da2c0000000000000000000000000000000000900020000000100000000000000090873e00000000d966000000000000"));
+        let log = decode(&h).unwrap();
+        assert_eq!(
+            log.text(),
+            "200, 90, 97663, 0, 0, 0, 0, 0\n0, 11482, 0, 4096, 1049071616, 1, 26329\n"
+        );
+        assert_eq!(encode(&log, false).unwrap(), h);
+        let chunks = unhex(
+            "789c636080000e4506ec4000954b481d0014160073789c636080000e4506ec40004201000597003a",
+        );
+        for name in ["d_clat.1.log.fz", "d_clat.1.log"] {
+            let mut p = vec![0u8; HEADER];
+            put_u32(&mut p, 8, 1);
+            put_u32(&mut p, 12, 1);
+            put_u32(&mut p, 16, STORED);
+            put_u32(&mut p, 36, 1);
+            put_str(&mut p, NAME_AT, NAME_MAX, name);
+            p.extend(&chunks);
+            let log = decode(&p).unwrap();
+            assert_eq!(log.samples.len(), 3);
+            assert_eq!(log.stored.as_deref(), Some(&chunks[..]));
+            assert_eq!(encode(&log, false).unwrap(), p);
+            let want = match name.ends_with(".fz") {
+                true => chunks.clone(),
+                false => "0, 8456, 0, 4096, 0\n".repeat(3).into_bytes(),
+            };
+            assert_eq!(log.file_bytes(), want);
+        }
     }
 }

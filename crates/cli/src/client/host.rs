@@ -285,9 +285,9 @@ impl<'a> Gathered<'a> {
             );
         }
         let path = format!("{}.{}", log.name, self.ip);
-        let text = log.text();
+        let bytes = log.file_bytes();
         ioscope_fs::open_output(std::path::Path::new(&path), false)
-            .and_then(|mut f| f.write_all(text.as_bytes()))
+            .and_then(|mut f| f.write_all(&bytes))
             .with_context(|| format!("client {}: log {path}", self.name))
     }
 

@@ -32,8 +32,10 @@ impl Names {
         Names(v)
     }
 
-    /// `name` is PREFIX_KIND[.N].log for one of the prefixes.
+    /// `name` is PREFIX_KIND[.N].log for one of the prefixes, or that with `.fz`
+    /// (log_store_compressed).
     pub fn allows(&self, name: &str) -> bool {
+        let name = name.strip_suffix(".fz").unwrap_or(name);
         self.0.iter().any(|p| {
             name.strip_prefix(p.as_str())
                 .and_then(|rest| rest.strip_prefix('_'))
@@ -61,6 +63,8 @@ mod tests {
         assert!(n.allows("j_bw.1.log"));
         assert!(n.allows("out/a_lat.log"));
         assert!(n.allows("out/a_clat_hist.1.log"));
+        assert!(n.allows("out/a_clat.1.log.fz"));
+        assert!(!n.allows("out/a_clat.1.log.fz.fz"));
         assert!(!n.allows("out/a_clat_hist.1.log.x/y"));
         assert!(!n.allows("/etc/passwd"));
         assert!(!n.allows("out/a_clat.1.log/../../x"));

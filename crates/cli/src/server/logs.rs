@@ -10,7 +10,7 @@ use anyhow::{bail, Result};
 use ioscope_options::types::LogWindowValue;
 use ioscope_options::JobSet;
 use ioscope_wire::conn::Conn;
-use ioscope_wire::iolog::{self, IoLog, Kind, Sample};
+use ioscope_wire::iolog::{self, Columns, IoLog, Kind, Sample};
 use ioscope_wire::msg::{self, op};
 use std::path::{Path, PathBuf};
 
@@ -21,12 +21,13 @@ pub struct Redirected {
     stems: Vec<Stem>,
 }
 
-/// A log's file-name stem here, the prefix its job gave, and the job's
-/// log_hist_coarseness.
+/// A log's file-name stem here, the prefix its job gave, the job's
+/// log_hist_coarseness and its text logs' columns.
 struct Stem {
     here: String,
     given: String,
     coarse: u32,
+    columns: Columns,
 }
 
 /// Point every job's logs into `dir`; refuse the logs not sent yet. `zlib`: the
@@ -41,21 +42,11 @@ pub fn redirect(set: &mut JobSet, dir: &Path, zlib: bool) -> Result<Redirected> 
                 j.name
             );
         }
-        let unsent = [
-            ("log_store_compressed", o.log_store_compressed),
-            ("log_compression", o.log_compression > 0),
-            ("log_issue_time", o.log_issue_time),
-            (
-                "log_window_value=both",
-                o.log_window_value == LogWindowValue::Both,
-            ),
-        ];
-        if let Some((name, _)) = unsent.iter().find(|(_, on)| *on) {
-            bail!(
-                "job '{}': {name}: ioscope --server does not send such logs to fio clients yet",
-                j.name
-            );
-        }
+        let columns = Columns {
+            offset: o.log_offset,
+            max: o.log_window_value == LogWindowValue::Both,
+            issue: o.log_issue_time,
+        };
         let coarse = o.log_hist_coarseness;
         // Full resolution here; the client sums the bins as the job asked.
         o.log_hist_coarseness = 0;
@@ -79,6 +70,7 @@ pub fn redirect(set: &mut JobSet, dir: &Path, zlib: bool) -> Result<Redirected> 
                 here: stem,
                 given,
                 coarse,
+                columns,
             });
         }
     }
@@ -90,7 +82,7 @@ pub fn redirect(set: &mut JobSet, dir: &Path, zlib: bool) -> Result<Redirected> 
 
 /// Send every log the run wrote, named as its job named it.
 pub fn send_logs(w: &mut Conn, r: &Redirected) -> Result<()> {
-    let mut files: Vec<(PathBuf, String, String, u32)> = Vec::new();
+    let mut files: Vec<(PathBuf, String, String, &Stem)> = Vec::new();
     for entry in std::fs::read_dir(&r.dir)? {
         let name = entry?.file_name().to_string_lossy().into_owned();
         for st in &r.stems {
@@ -98,14 +90,15 @@ pub fn send_logs(w: &mut Conn, r: &Redirected) -> Result<()> {
                 if suffix.starts_with('_') {
                     let file = r.dir.join(&name);
                     let given = format!("{}{suffix}", st.given);
-                    files.push((file, given, suffix.to_string(), st.coarse));
+                    files.push((file, given, suffix.to_string(), st));
                 }
             }
         }
     }
-    files.sort();
-    for (path, name, suffix, coarse) in files {
-        let encoded = read_log(&path, &name, &suffix).and_then(|l| {
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    for (path, name, suffix, st) in files {
+        let coarse = st.coarse;
+        let encoded = read_log(&path, &name, &suffix, st.columns).and_then(|l| {
             // Only a histogram goes compressed; redirect let one through only for a
             // client that inflates.
             let compress = l.kind == Kind::Histogram;
@@ -130,9 +123,10 @@ pub fn send_logs(w: &mut Conn, r: &Redirected) -> Result<()> {
     Ok(())
 }
 
-/// A text log written here, as the samples it holds; `suffix` is what follows the
-/// prefix in its name (`_clat.2.log`).
-fn read_log(path: &Path, name: &str, suffix: &str) -> Result<IoLog> {
+/// A text log written here, as the samples it holds, or a stored one
+/// (log_store_compressed, `.fz`) as its bytes; `suffix` is what follows the prefix in
+/// its name (`_clat.2.log`).
+fn read_log(path: &Path, name: &str, suffix: &str, columns: Columns) -> Result<IoLog> {
     let Some(kind) = Kind::of_suffix(suffix) else {
         bail!("not a log kind fio's client takes");
     };
@@ -142,12 +136,22 @@ fn read_log(path: &Path, name: &str, suffix: &str) -> Result<IoLog> {
         .nth(1)
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
+    if suffix.ends_with(".fz") {
+        return Ok(IoLog {
+            job,
+            kind,
+            name: name.to_string(),
+            coarse: 0,
+            samples: Vec::new(),
+            stored: Some(std::fs::read(path)?),
+        });
+    }
     let text = std::fs::read_to_string(path)?;
     let mut samples = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let sample = match kind {
             Kind::Histogram => Sample::parse_hist(line),
-            _ => Sample::parse(line),
+            _ => Sample::parse(line, columns),
         };
         match sample {
             Some(s) => samples.push(s),
@@ -160,5 +164,6 @@ fn read_log(path: &Path, name: &str, suffix: &str) -> Result<IoLog> {
         name: name.to_string(),
         coarse: 0,
         samples,
+        stored: None,
     })
 }

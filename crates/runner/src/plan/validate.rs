@@ -200,9 +200,6 @@ fn check_logs(o: &JobOptions) -> Result<(), String> {
         // Without the offset the issue time would sit where readers expect one.
         return Err("log_issue_time goes with log_offset=1 (as fio 3.42 documents it)".into());
     }
-    if o.log_issue_time && o.log_store_compressed {
-        return Err("log_issue_time with log_store_compressed is not supported yet".into());
-    }
     Ok(())
 }
 

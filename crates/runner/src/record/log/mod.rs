@@ -157,6 +157,8 @@ fn compression(o: &JobOptions) -> Option<(usize, fz::Columns, Vec<usize>)> {
     let columns = fz::Columns {
         offset: o.log_offset,
         prio_hex: o.log_prio,
+        max: o.log_window_value == LogWindowValue::Both,
+        issue: o.log_issue_time,
     };
     let cpus = o
         .log_compression_cpus
