@@ -1477,13 +1477,26 @@ mod guest {
                 jobs_did(&ok_job(&prog, &base, &case))
             };
             for dev in [&block[..], &cmd[..]] {
-                assert_eq!(run(dev, &seq), (384 << 20, 4), "{who} {dev:?}");
+                let (bytes, resets) = run(dev, &seq);
                 let z = zones_now();
                 assert_eq!(
-                    z[..3],
-                    [full.clone(), full.clone(), (0, "1(em)".into())],
+                    (bytes, &z[2]),
+                    (384 << 20, &(0, "1(em)".into())),
                     "{who} {dev:?}"
                 );
+                if prog == bin() || resets == 4 {
+                    assert_eq!(resets, 4, "{who} {dev:?}");
+                    assert_eq!(z[..2], [full.clone(), full.clone()], "{who} {dev:?}");
+                } else {
+                    // fio 3.42 now and then resets a zone the other job is filling (2
+                    // runs of 12 on the block device, 6.12): a fifth reset, and both zones
+                    // end partly written. ioscope never does.
+                    assert_eq!(resets, 5, "{who} {dev:?}");
+                    assert!(
+                        z[..2].iter().all(|x| x.0 < 64 << 20),
+                        "{who} {dev:?}: {z:?}"
+                    );
+                }
             }
             assert_eq!(run(&block, &rand), (2000 * 4096, 0), "{who}");
             let z = zones_now();
