@@ -1032,13 +1032,15 @@ fn logs_with_more_columns_and_stored_ones_reach_the_client() {
                 assert!(lines.is_empty(), "{who} {name}");
             } else if is("w_") {
                 assert!(lines.len() >= 3, "{who} {name}: {} lines", lines.len());
+                // Windows of 100 ms, stamped when they close (later on a loaded machine).
                 for l in &lines {
                     assert_eq!(l.len(), 8, "{who} {name}: {l:?}");
                     assert!(
-                        l[1] <= l[2] && l[0] % 100 == 0 && l[3] == 0,
+                        l[1] <= l[2] && l[0] >= 100 && l[3] == 0,
                         "{who} {name}: {l:?}"
                     );
                 }
+                assert!(lines.windows(2).all(|w| w[0][0] <= w[1][0]), "{who} {name}");
             } else if is("i_") {
                 assert_eq!(lines.len(), per_io, "{who} {name}");
                 for l in &lines {

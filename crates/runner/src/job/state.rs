@@ -152,6 +152,7 @@ impl<'a> State<'a> {
             lim.set_depth(q.depth());
         }
         let start = clock.now();
+        rec.start_logs(start);
         if run.ctx.act {
             rec.count_act(o.runtime / 1_000_000, start);
         }

@@ -301,6 +301,14 @@ impl Recorder {
         self.live.dirs.iter().map(|d| d.io_bytes).sum()
     }
 
+    /// The job's I/O starts at `now`: the logs' time zero, as fio's (the logs were
+    /// opened in setup, which may take milliseconds before the first I/O).
+    pub fn start_logs(&mut self, now: Ticks) {
+        if let Some(l) = &mut self.logs {
+            l.restart(now);
+        }
+    }
+
     /// The ramp is over at `now`: start measuring afresh.
     pub fn end_ramp(&mut self, now: Ticks) {
         self.in_ramp = false;
