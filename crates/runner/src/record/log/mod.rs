@@ -157,7 +157,7 @@ fn compression(o: &JobOptions) -> Option<(usize, fz::Columns, Vec<usize>)> {
     let columns = fz::Columns {
         offset: o.log_offset,
         prio_hex: o.log_prio,
-        max: o.log_window_value == LogWindowValue::Both,
+        max: window_both(o),
         issue: o.log_issue_time,
     };
     let cpus = o
@@ -166,6 +166,12 @@ fn compression(o: &JobOptions) -> Option<(usize, fz::Columns, Vec<usize>)> {
         .map(|l| l.0.clone())
         .unwrap_or_default();
     o.log_store_compressed.then_some((chunk, columns, cpus))
+}
+
+/// log_window_value=both: the text rows carry the window's maximum (windowed rows
+/// only; fio 3.42 also writes a 0 in per-I/O rows, which ioscope does not yet).
+fn window_both(o: &JobOptions) -> bool {
+    o.log_avg_msec > 0 && o.log_window_value == LogWindowValue::Both
 }
 
 /// The Unix time (ms) of the logs' time zero, by log_alternate_epoch_clock_id.
@@ -217,7 +223,7 @@ impl JobLogs {
             fmt: Format {
                 offset: o.log_offset,
                 prio_hex: o.log_prio,
-                both: o.log_avg_msec > 0 && o.log_window_value == LogWindowValue::Both,
+                both: window_both(o),
                 issue: o.log_issue_time,
             },
             records: 0,
