@@ -999,10 +999,12 @@ fn logs_with_more_columns_and_stored_ones_reach_the_client() {
     let d = tmpdir();
     let (ours, theirs) = (Server::ioscope(d.path()), Server::fio(d.path()));
     let (fio, ioscope) = (fio342_path(), bin());
-    let mut names: Vec<String> = ["w_clat.1", "w_lat.1", "w_slat.1", "i_clat.2", "i_lat.2"]
-        .iter()
-        .chain(&["i_slat.2"])
+    let text_logs = [
+        "w_clat.1", "w_lat.1", "w_slat.1", "i_clat.2", "i_lat.2", "i_slat.2",
+    ];
+    let mut names: Vec<String> = text_logs
         .map(|n| format!("{n}.log.127.0.0.1"))
+        .into_iter()
         .chain(["clat", "lat", "slat"].map(|k| format!("z_{k}.3.log.fz.127.0.0.1")))
         .collect();
     names.sort();
