@@ -325,9 +325,8 @@ fn dev_zero_is_no_job_file_include_sweep_or_template() {
     fails_with(&["sweep", "plan", "s.toml"], d.path(), &["s.toml:5", limit]);
 }
 
-/// A verify state file whose completion count (with a valid checksum) is more than
-/// its record holds: refused naming the count, not a capacity-overflow panic (2^64−1)
-/// or a 16 TB allocation (2^40).
+/// A verify state file whose depth (with a valid checksum) is more than its record
+/// holds: refused naming the depth, not an allocation sized by it.
 #[test]
 fn a_crafted_verify_state_file_is_refused() {
     use ioscope_verify::state::State;
@@ -339,13 +338,12 @@ fn a_crafted_verify_state_file_is_refused() {
         index: 0,
         name: "v".into(),
         depth: 1,
-        files: 1,
-        completions: vec![(0, 0)],
+        inflight: vec![3],
     }
     .encode();
-    for count in [u64::MAX, 1 << 40] {
+    for depth in [u32::MAX, 1 << 30] {
         let mut rec = good[24..].to_vec();
-        rec[..8].copy_from_slice(&count.to_le_bytes());
+        rec[..4].copy_from_slice(&depth.to_le_bytes());
         let mut crafted = good[..24].to_vec();
         let crc = u64::from(ioscope_verify::fio_crc32c(&rec));
         crafted[16..24].copy_from_slice(&crc.to_le_bytes());
@@ -363,7 +361,7 @@ fn a_crafted_verify_state_file_is_refused() {
             ],
         );
         assert_eq!(r.code, 1, "{}", r.stderr);
-        let want = format!("lists {count} completions but its record holds 1");
+        let want = format!("lists {depth} writes in flight but its record holds 1");
         assert!(r.stderr.contains(&want), "{}", r.stderr);
     }
 }

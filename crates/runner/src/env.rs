@@ -42,6 +42,36 @@ pub struct RunOptions {
     pub aux_path: Option<std::path::PathBuf>,
     /// fio's `--debug=random,io`: what the run traces, and where.
     pub debug: DebugOptions,
+    /// --trigger-file, --trigger-timeout, --trigger.
+    #[serde(default)]
+    pub trigger: Option<Trigger>,
+}
+
+/// fio's verification triggers: when one fires, every running job saves its verify
+/// state as it stands (the writes then in flight not counted as done), the run ends,
+/// and the command runs while the jobs wind down.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct Trigger {
+    /// Fire when this file exists (it is removed).
+    pub file: Option<std::path::PathBuf>,
+    /// Fire this long after the run started.
+    pub timeout: Option<Duration>,
+    /// Run through `sh -c` once the states are saved.
+    pub command: Option<String>,
+    /// Fire when this is set, from outside the run (a client's trigger reaching a
+    /// server); the run sets `saved` when the states are on disk.
+    #[serde(skip)]
+    pub remote: Option<RemoteTrigger>,
+}
+
+/// A trigger fired from outside the run.
+#[derive(Clone, Debug, Default)]
+pub struct RemoteTrigger {
+    pub fire: Arc<AtomicBool>,
+    /// The command to run, given with the trigger.
+    pub command: Arc<Mutex<Option<String>>>,
+    /// Set by the run when every job's state is saved (before the command runs).
+    pub saved: Arc<AtomicBool>,
 }
 
 /// The run's share of fio's `--debug=` (the program prints `parse` itself).

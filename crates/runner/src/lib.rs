@@ -37,7 +37,7 @@ mod tests;
 pub use api::execute::Execute;
 pub use api::{request_stop, Runner, STOP};
 pub use clock::Clock;
-pub use env::{DebugOptions, DebugOut, EngineSource, RunOptions};
+pub use env::{DebugOptions, DebugOut, EngineSource, RemoteTrigger, RunOptions, Trigger};
 pub use error::RunError;
 pub use observe::{JobProgress, LiveInterval, LiveRecord, Observer};
 pub use plan::{Plan, Planned};

@@ -109,6 +109,8 @@ pub struct FioArgs {
     pub crctest: Option<Option<String>>,
     /// --aux-path: where state files go.
     pub aux_path: Option<PathBuf>,
+    /// --trigger-file, --trigger-timeout, --trigger.
+    pub trigger: Option<ioscope_runner::Trigger>,
 }
 
 impl Default for FioArgs {
@@ -152,7 +154,14 @@ impl Default for FioArgs {
             merge_blktrace_only: false,
             crctest: None,
             aux_path: None,
+            trigger: None,
         }
+    }
+}
+
+impl FioArgs {
+    fn trigger_mut(&mut self) -> &mut ioscope_runner::Trigger {
+        self.trigger.get_or_insert_with(Default::default)
     }
 }
 
@@ -565,22 +574,31 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         set: |_, _| Ok(()),
     },
     Flag {
-        def: not_yet("trigger-file", ReqVal, "FILE", "Run the trigger command when FILE exists", "triggers are not implemented"),
+        def: flag("trigger-file", ReqVal, "FILE", "When FILE exists (it is removed), save every job's verify state, end the run and run the trigger command"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.trigger_mut().file = v.map(PathBuf::from);
+            Ok(())
+        },
     },
     Flag {
-        def: not_yet("trigger-timeout", ReqVal, "TIME", "Run the trigger command at this time", "triggers are not implemented"),
+        def: flag("trigger-timeout", ReqVal, "TIME", "Fire the trigger TIME after the run started (seconds unless a unit is given)"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.trigger_mut().timeout = Some(seconds("trigger-timeout", v)?);
+            Ok(())
+        },
     },
     Flag {
-        def: not_yet("trigger", ReqVal, "CMD", "Local trigger command", "triggers are not implemented"),
+        def: flag("trigger", ReqVal, "CMD", "The command (through sh -c) to run when the trigger fires, once the states are saved"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.trigger_mut().command = v.map(str::to_string);
+            Ok(())
+        },
     },
     Flag {
-        def: not_yet("trigger-remote", ReqVal, "CMD", "Remote trigger command", "triggers are not implemented"),
+        def: not_yet("trigger-remote", ReqVal, "CMD", "The command a server runs when the trigger fires (with --client)", "remote triggers are not implemented yet"),
         verbs: &[],
         set: |_, _| Ok(()),
     },

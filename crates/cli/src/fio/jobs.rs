@@ -106,6 +106,7 @@ pub fn run_options(a: &FioArgs) -> RunOptions {
         log_format: a.log_format,
         max_jobs: a.max_jobs,
         aux_path: a.aux_path.clone(),
+        trigger: a.trigger.clone(),
         debug: ioscope_runner::DebugOptions {
             random: a.debug.random,
             io: a.debug.io,

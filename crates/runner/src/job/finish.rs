@@ -6,7 +6,7 @@ use super::errors::strerror;
 use super::inputs::Outcome;
 use super::state::{Failure, State};
 use crate::clock::Ticks;
-use crate::record::{LiveCopy, WANT_INTERIM, WANT_LIVE};
+use crate::record::{LiveCopy, WANT_INTERIM, WANT_LIVE, WANT_VSTATE};
 use crate::sys::usage::{thread_usage, Usage};
 use ioscope_stats::JobResult;
 use std::os::fd::AsRawFd;
@@ -135,6 +135,19 @@ impl State<'_> {
         }
     }
 
+    /// A trigger fired: the verify state as it is now (with the writes in flight), kept
+    /// over the one the job's end would save.
+    fn save_triggered_state(&mut self) {
+        self.save_verify_state();
+        if let Some(v) = self.verify.as_mut() {
+            v.keep_saved_state();
+        }
+        self.ctx
+            .shared
+            .vstate_saved
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
     fn result(&mut self, runtime_ms: u64, usage: Usage) -> JobResult {
         let f = std::mem::take(&mut self.failure);
         let tolerated = self.rec.first_error();
@@ -155,6 +168,13 @@ impl State<'_> {
     pub fn publish_snapshot(&mut self, now: Ticks) {
         let shared = &self.ctx.shared;
         let want = shared.snapshot_request.swap(0, Relaxed);
+        if want & WANT_VSTATE != 0 {
+            self.save_triggered_state();
+        }
+        let shared = &self.ctx.shared;
+        if want & (WANT_LIVE | WANT_INTERIM) == 0 {
+            return;
+        }
         let runtime_ms = self.clock.delta_ns(self.times.measure_start, now) / 1_000_000;
         let usage = thread_usage().since(&self.times.usage_start);
         let f = &self.failure;

@@ -117,13 +117,11 @@ pub struct Verifier {
     state_save: bool,
     /// Where the verify state is saved.
     state_file: PathBuf,
-    loaded: Option<state::State>,
-    /// Reads a read-only job issued and completed (checked against a loaded state).
+    /// verify_state_load: the first write not to check (see [`state::State::stop_at`]).
+    stop_at: Option<u64>,
+    /// Reads a read-only job issued (checked against a loaded state).
     reads: u64,
-    reads_done: u64,
-    recent: VecDeque<(u64, u64)>,
     depth: usize,
-    files: usize,
     trim: Trims<Entry>,
     /// verify_header_seed, verify_write_sequence: which header fields are checked.
     check_seed: bool,
@@ -138,7 +136,6 @@ pub struct Verifier {
 pub struct Sizing {
     /// The job's unit count.
     pub units: usize,
-    pub files: usize,
     /// Writes to expect (the history's size).
     pub capacity: usize,
 }
@@ -156,12 +153,11 @@ impl Verifier {
     ) -> Result<Verifier, String> {
         let Sizing {
             units,
-            files,
             capacity,
         } = size;
         let m = o.rw.mode;
-        let loaded = match o.verify_state_load {
-            true => Some(load_state(&state_file)?),
+        let stop_at = match o.verify_state_load {
+            true => Some(load_state(&state_file)?.stop_at()),
             false => None,
         };
         Ok(Verifier {
@@ -201,12 +197,9 @@ impl Verifier {
             // loaded instead of overwriting it (fio 3.33 overwrites it).
             state_save: o.verify_state_save && m.writes() && !o.verify_only,
             state_file,
-            loaded,
+            stop_at,
             reads: 0,
-            reads_done: 0,
-            recent: VecDeque::with_capacity(units * files.max(1)),
             depth: units,
-            files: files.max(1),
             trim: Trims::new(o, seed),
             check_seed: o.verify_header_seed,
             check_sequence: o.verify_write_sequence,
@@ -269,8 +262,8 @@ impl Verifier {
                 self.begin_phase();
                 continue;
             }
-            if let Some(st) = self.loaded.as_ref().filter(|_| self.read_only) {
-                if self.reads >= st.numberio {
+            if let Some(stop) = self.stop_at.filter(|_| self.read_only) {
+                if self.reads >= stop {
                     return Next::Done;
                 }
             }
@@ -304,8 +297,8 @@ impl Verifier {
         if self.sorted {
             h = latest_per_block(h);
         }
-        if let Some(st) = &self.loaded {
-            h.retain(|e| st.written(e.n, e.file as u64, e.offset));
+        if let Some(stop) = self.stop_at {
+            h.retain(|e| e.n < stop);
         }
         h.retain(|e| self.is_current(e));
         self.queue.extend(h);
@@ -414,17 +407,6 @@ impl Verifier {
             Unit::Plain
                 if self.read_only && ddir == Ddir::Read && self.spec.method != Method::Null =>
             {
-                let n = self.reads_done;
-                self.reads_done += 1;
-                // With a loaded state, read n is write n's block: one the interrupted
-                // writer had not completed is not judged.
-                if self
-                    .loaded
-                    .as_ref()
-                    .is_some_and(|st| !st.written(n, 0, offset))
-                {
-                    return Check::None;
-                }
                 self.counts.blocks += 1;
                 Check::Block(Job {
                     exp: Expect {
@@ -455,10 +437,6 @@ impl Verifier {
     fn written(&mut self, e: Entry) {
         self.since_backlog += 1;
         self.trim.since += 1;
-        if self.recent.len() == self.depth * self.files {
-            self.recent.pop_front();
-        }
-        self.recent.push_back((e.file as u64, e.offset));
         if self.trim.pct > 0 && splitmix(&mut self.trim.rng) % 100 < u64::from(self.trim.pct) {
             self.trim.waiting.push_back(e);
         } else {
@@ -478,6 +456,12 @@ impl Verifier {
         self.counts.errors += 1;
     }
 
+    /// The state was saved when a trigger fired: keep that one (the writes after it
+    /// are not claimed, as a power cut may follow).
+    pub fn keep_saved_state(&mut self) {
+        self.state_save = false;
+    }
+
     /// The state file to write when the job ends (verify_state_save).
     pub fn state(&self) -> Option<(PathBuf, state::State)> {
         if !self.state_save {
@@ -488,10 +472,23 @@ impl Verifier {
             index: self.index,
             name: self.name.clone(),
             depth: self.depth as u32,
-            files: self.files as u32,
-            completions: self.recent.iter().copied().collect(),
+            inflight: self.inflight(),
         };
         Some((self.state_file.clone(), s))
+    }
+
+    /// The writes issued and not completed, oldest first.
+    fn inflight(&self) -> Vec<u64> {
+        let mut n: Vec<u64> = self
+            .units
+            .iter()
+            .filter_map(|u| match u {
+                Unit::Write(e) => Some(e.n),
+                _ => None,
+            })
+            .collect();
+        n.sort_unstable();
+        n
     }
 
     /// fio's io_u flags in messages: 0x88 for verify-phase reads, 0x8 otherwise.

@@ -7,6 +7,7 @@ mod monitor;
 mod running;
 pub(crate) mod sampling;
 mod spawn;
+mod trigger;
 pub(crate) mod steady;
 
 use crate::clock::unix_ms;
@@ -55,6 +56,7 @@ pub(crate) fn run_phase(
         status_interval: env.opts.status_interval,
         globals,
         live: live.as_mut(),
+        trigger: trigger::TriggerWatch::new(env.opts.trigger.as_ref(), run_start),
     }
     .watch(obs);
     let mut steady: Vec<Option<SteadyState>> = vec![None; running.len()];

@@ -6,6 +6,7 @@ use super::assemble::{assemble, Finished};
 use super::live::LiveFeed;
 use super::running::Running;
 use super::steady::SteadyTracker;
+use super::trigger::TriggerWatch;
 use crate::clock::{unix_ms, Clock};
 use crate::observe::{JobProgress, Observer};
 use crate::record::{Shared, STATE_DONE, STATE_RUNNING, WANT_INTERIM};
@@ -57,6 +58,7 @@ pub(crate) struct Monitor<'a> {
     pub status_interval: Option<Duration>,
     pub globals: &'a [(String, String)],
     pub live: Option<&'a mut LiveFeed>,
+    pub trigger: Option<TriggerWatch>,
 }
 
 impl Monitor<'_> {
@@ -75,7 +77,13 @@ impl Monitor<'_> {
                     obs.warning(&m);
                 }
             }
+            if let Some(t) = self.trigger.as_mut() {
+                exit_all |= t.tick(self.running, obs);
+            }
             if all_done {
+                if let Some(t) = self.trigger.as_mut() {
+                    t.finish(obs);
+                }
                 return exit_all;
             }
             if let Some(l) = self.live.as_deref_mut() {

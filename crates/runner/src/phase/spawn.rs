@@ -189,7 +189,6 @@ fn verifier(ctx: &JobCtx, wl: &Workload) -> Result<Option<Verifier>, RunError> {
     let size = Sizing {
         // A slot per unit the loop may use: iodepth (a sync engine uses one).
         units: o.iodepth.max(1) as usize,
-        files: ctx.files.len(),
         capacity: writes,
     };
     let state_file = ctx.verify_state.clone().unwrap_or_default();

@@ -13,6 +13,7 @@ pub(crate) mod trace;
 
 pub(crate) use shared::{
     LiveCopy, Shared, STATE_DONE, STATE_RAMP, STATE_RUNNING, WANT_INTERIM, WANT_LIVE,
+    WANT_VSTATE,
 };
 
 use crate::clock::{Clock, Ticks};

@@ -17,6 +17,9 @@ const _: () = assert!(STATE_SETUP == 0);
 /// that ends an interval of the live stream (--live, --metrics).
 pub const WANT_INTERIM: u64 = 1;
 pub const WANT_LIVE: u64 = 2;
+/// A trigger fired: save the verify state now, with the writes then in flight, and
+/// set `vstate_saved`.
+pub const WANT_VSTATE: u64 = 4;
 
 /// A copy of a job's results for the live stream, with what the monitor cannot see
 /// for itself at that instant.
@@ -43,6 +46,8 @@ pub struct Shared {
     pub measure_start: AtomicU64,
     /// Set by exitall or the run to end this job early.
     pub stop: AtomicBool,
+    /// Set by the job when it has answered [`WANT_VSTATE`].
+    pub vstate_saved: AtomicBool,
     /// Set by the job (exitall_on_error) to end the whole run; the monitor acts on it.
     pub abort_run: AtomicBool,
     /// steadystate=lat|lat_slope: completion latencies summed (ns), and how many
