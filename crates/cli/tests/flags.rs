@@ -831,9 +831,6 @@ fn not_yet_flags_are_refused_also_by_parse_only() {
     let flags = [
         "--cpuclock-test",
         "--idle-prof=system",
-        "--trigger-file=f",
-        "--trigger-timeout=10",
-        "--trigger=true",
         "--trigger-remote=true",
     ];
     for f in flags {

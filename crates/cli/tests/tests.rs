@@ -40,6 +40,7 @@ mod safety;
 mod seeds;
 mod server;
 mod sweep;
+mod triggers;
 mod verify;
 mod zbd;
 mod zones;

@@ -92,7 +92,9 @@ impl State {
         // The depth comes from the file: it must fit the record read, or a crafted
         // depth would size an allocation.
         let room = rec.len().saturating_sub(FIXED) / 8;
-        let depth = rec.get(..4).map_or(0, |d| u32::from_le_bytes([d[0], d[1], d[2], d[3]]));
+        let depth = rec
+            .get(..4)
+            .map_or(0, |d| u32::from_le_bytes([d[0], d[1], d[2], d[3]]));
         if depth as usize > room || rec.len() < FIXED {
             return Err(format!(
                 "the state file lists {depth} writes in flight but its record holds {room}"
@@ -219,7 +221,9 @@ mod tests {
             crafted.extend(rec);
             let e = State::decode(&crafted).unwrap_err();
             assert!(
-                e.contains(&format!("lists {depth} writes in flight but its record holds 4")),
+                e.contains(&format!(
+                    "lists {depth} writes in flight but its record holds 4"
+                )),
                 "{e}"
             );
         }

@@ -151,10 +151,7 @@ impl Verifier {
         size: Sizing,
         state_file: PathBuf,
     ) -> Result<Verifier, String> {
-        let Sizing {
-            units,
-            capacity,
-        } = size;
+        let Sizing { units, capacity } = size;
         let m = o.rw.mode;
         let stop_at = match o.verify_state_load {
             true => Some(load_state(&state_file)?.stop_at()),

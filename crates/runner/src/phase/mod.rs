@@ -7,8 +7,8 @@ mod monitor;
 mod running;
 pub(crate) mod sampling;
 mod spawn;
-mod trigger;
 pub(crate) mod steady;
+mod trigger;
 
 use crate::clock::unix_ms;
 use crate::env::Env;

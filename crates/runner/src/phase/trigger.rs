@@ -66,7 +66,11 @@ impl TriggerWatch {
                 return true;
             }
         }
-        if self.spec.timeout.is_some_and(|t| self.run_start.elapsed() >= t) {
+        if self
+            .spec
+            .timeout
+            .is_some_and(|t| self.run_start.elapsed() >= t)
+        {
             return true;
         }
         self.spec

@@ -12,8 +12,7 @@ mod tally;
 pub(crate) mod trace;
 
 pub(crate) use shared::{
-    LiveCopy, Shared, STATE_DONE, STATE_RAMP, STATE_RUNNING, WANT_INTERIM, WANT_LIVE,
-    WANT_VSTATE,
+    LiveCopy, Shared, STATE_DONE, STATE_RAMP, STATE_RUNNING, WANT_INTERIM, WANT_LIVE, WANT_VSTATE,
 };
 
 use crate::clock::{Clock, Ticks};
