@@ -828,11 +828,7 @@ fn merge_blktrace_only_writes_the_merge_and_no_io() {
 #[test]
 fn not_yet_flags_are_refused_also_by_parse_only() {
     let d = tmpdir();
-    let flags = [
-        "--cpuclock-test",
-        "--idle-prof=system",
-        "--trigger-remote=true",
-    ];
+    let flags = ["--cpuclock-test", "--idle-prof=system"];
     for f in flags {
         let name = f.trim_start_matches("--").split('=').next().unwrap();
         for extra in [&["--parse-only"][..], &[]] {

@@ -59,7 +59,7 @@ pub struct Trigger {
     /// Run through `sh -c` once the states are saved.
     pub command: Option<String>,
     /// Fire when this is set, from outside the run (a client's trigger reaching a
-    /// server); the run sets `saved` when the states are on disk.
+    /// server).
     #[serde(skip)]
     pub remote: Option<RemoteTrigger>,
 }
@@ -68,10 +68,8 @@ pub struct Trigger {
 #[derive(Clone, Debug, Default)]
 pub struct RemoteTrigger {
     pub fire: Arc<AtomicBool>,
-    /// The command to run, given with the trigger.
+    /// The command to run, given with the trigger (instead of `Trigger::command`).
     pub command: Arc<Mutex<Option<String>>>,
-    /// Set by the run when every job's state is saved (before the command runs).
-    pub saved: Arc<AtomicBool>,
 }
 
 /// The run's share of fio's `--debug=` (the program prints `parse` itself).

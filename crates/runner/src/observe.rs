@@ -115,6 +115,10 @@ pub trait Observer {
     /// I/O starts when this returns: where other processes line up (MPI ranks start
     /// their I/O together). Phases cut short by a stop request are not announced.
     fn phase_ready(&mut self, _phase: usize) {}
+    /// A verification trigger fired and every running job has saved its verify state
+    /// (in the run's aux_path): the trigger command runs when this returns (a server
+    /// sends the states to its client first).
+    fn states_saved(&mut self) {}
     /// One job's interval of the live stream, each `RunOptions::live_interval` while
     /// it runs and once when it ends (stats=0 jobs have none).
     fn interval(&mut self, _iv: &LiveInterval) {}

@@ -24,6 +24,7 @@ pub mod msg;
 pub mod read;
 pub mod stats;
 mod steady;
+pub mod vstate;
 
 /// The protocol version fio 3.42 sends in every frame (fio 3.33 sends 97); a peer
 /// of another version is refused, as fio refuses it.

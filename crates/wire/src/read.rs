@@ -21,6 +21,14 @@ pub fn probe_wants_zlib(p: &[u8]) -> bool {
     u64_at(p, 0) & crate::msg::PROBE_ZLIB != 0
 }
 
+/// A client's PROBE: the server's name as the client connected to it (its prefix for
+/// the verify states it keeps for the server).
+pub fn probe_server(p: &[u8]) -> String {
+    let f = p.get(8..p.len().min(136)).unwrap_or_default();
+    let end = f.iter().position(|&c| c == 0).unwrap_or(f.len());
+    String::from_utf8_lossy(&f[..end]).into_owned()
+}
+
 fn short(op: u16, len: usize, want: usize) -> WireError {
     WireError::Malformed {
         op,

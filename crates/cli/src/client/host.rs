@@ -43,6 +43,8 @@ pub struct Shared {
     pub token: Option<String>,
     pub lineup: Lineup,
     pub quit: super::quit::Quit,
+    /// --trigger-file / --trigger-timeout, when given.
+    pub trigger: Option<super::trigger::Trigger>,
 }
 
 /// `normal`: where the server's text goes as it comes (with the normal report only).
@@ -110,6 +112,25 @@ fn session(
             member.arrive(ext::phase_of(&m.payload)?);
             frame::send(&mut s, ext::op::GO, 0, &m.payload)?;
             continue;
+        }
+        match m.op {
+            op::SENDFILE => {
+                // verify_state_load on the server: the state kept here for it, under
+                // the request's tag (fio's server keeps its own pointer there).
+                let reply = super::trigger::sendfile(&m.payload, &host);
+                frame::send(&mut s, op::SENDFILE, m.tag, &reply)?;
+                continue;
+            }
+            op::VTRIGGER => {
+                super::trigger::keep_states(&m.payload, &host)
+                    .with_context(|| format!("client {}", t.name))?;
+                if let Some(tr) = &sh.trigger {
+                    tr.answered
+                        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                continue;
+            }
+            _ => {}
         }
         if !g.take(m)? {
             break;

@@ -13,6 +13,7 @@ mod lineup;
 mod logs;
 mod quit;
 mod target;
+mod trigger;
 
 use anyhow::{anyhow, bail, Context as _, Result};
 use host::Sink;
@@ -26,11 +27,15 @@ use std::sync::Mutex;
 use target::targets;
 
 /// The client's own flags: those before the first `--client`.
-const LOCAL_FLAGS: [&str; 4] = [
+const LOCAL_FLAGS: [&str; 8] = [
     "--output-format=",
     "--output=",
     "--terse-version=",
     "--server-token=",
+    "--trigger-file=",
+    "--trigger-timeout=",
+    "--trigger=",
+    "--trigger-remote=",
 ];
 
 /// Run the job files on every server; print the report.
@@ -74,6 +79,7 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
         token,
         lineup: lineup::Lineup::new(targets.len()),
         quit: quit::Quit::default(),
+        trigger: trigger::Trigger::of(&local)?,
     };
     crate::term::signals::install();
     let runs: Vec<host::Outcome> = std::thread::scope(|s| {
@@ -83,6 +89,9 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
             .map(|(t, texts)| s.spawn(|| host::run(t, texts, normal.then_some(&sink), &shared)))
             .collect();
         s.spawn(|| shared.quit.watch(targets.len()));
+        if let Some(t) = &shared.trigger {
+            s.spawn(|| t.watch(&shared.quit, targets.len()));
+        }
         handles
             .into_iter()
             .map(|h| {

@@ -39,6 +39,25 @@ impl Quit {
         self.done.fetch_add(1, Relaxed);
     }
 
+    /// Whether all `hosts` sessions have ended.
+    pub fn all_done(&self, hosts: usize) -> bool {
+        self.done.load(Relaxed) >= hosts
+    }
+
+    /// Sessions of `hosts` still going.
+    pub fn running(&self, hosts: usize) -> usize {
+        hosts.saturating_sub(self.done.load(Relaxed))
+    }
+
+    /// A message to every server still connected.
+    pub fn send_all(&self, op: u16, payload: &[u8]) {
+        if let Ok(mut g) = self.streams.lock() {
+            for s in &mut g.0 {
+                let _ = frame::send(s, op, 0, payload);
+            }
+        }
+    }
+
     /// Until `hosts` sessions have ended: on a signal, QUIT to every server.
     pub fn watch(&self, hosts: usize) {
         while self.done.load(Relaxed) < hosts {

@@ -111,6 +111,8 @@ pub struct FioArgs {
     pub aux_path: Option<PathBuf>,
     /// --trigger-file, --trigger-timeout, --trigger.
     pub trigger: Option<ioscope_runner::Trigger>,
+    /// --trigger-remote (a client's).
+    pub trigger_remote: Option<String>,
 }
 
 impl Default for FioArgs {
@@ -155,6 +157,7 @@ impl Default for FioArgs {
             crctest: None,
             aux_path: None,
             trigger: None,
+            trigger_remote: None,
         }
     }
 }
@@ -598,9 +601,12 @@ pub const FLAGS: &[Flag<FioArgs>] = &[
         },
     },
     Flag {
-        def: not_yet("trigger-remote", ReqVal, "CMD", "The command a server runs when the trigger fires (with --client)", "remote triggers are not implemented yet"),
+        def: flag("trigger-remote", ReqVal, "CMD", "With --client (given before it): the command each server runs when the trigger fires, once it has sent its jobs' verify states"),
         verbs: &[],
-        set: |_, _| Ok(()),
+        set: |a, v| {
+            a.trigger_remote = v.map(str::to_string);
+            Ok(())
+        },
     },
     Flag {
         def: flag("aux-path", ReqVal, "DIR", "Write and read state files (verify_state_save, verify_state_load) in DIR instead of the current directory"),

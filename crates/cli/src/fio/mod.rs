@@ -83,6 +83,9 @@ pub fn front(cx: &Context, args: &[OsString]) -> Result<Front> {
         }
         return Ok(Front::Client(args.to_vec()));
     }
+    if inv.args.trigger_remote.is_some() {
+        bail!("--trigger-remote: a remote trigger is for the servers of a client: give it before --client=HOST");
+    }
     if inv.args.server_token.is_some() {
         bail!(
             "--server-token: only a server (--server) or a client (before --client) takes a token"

@@ -4,11 +4,12 @@
 
 use super::link::{send, text, In, Request, SESSION_STOP};
 use super::logs;
+use super::vstate;
 use crate::command::Context;
 use crate::fio::{self, Front};
 use anyhow::{bail, Context as _, Result};
 use ioscope_report::{calc, OutputFormat};
-use ioscope_runner::{JobProgress, Observer, Plan, Runner};
+use ioscope_runner::{JobProgress, Observer, Plan, RemoteTrigger, RunOptions, Runner};
 use ioscope_stats::RunResult;
 use ioscope_wire::conn::Conn;
 use ioscope_wire::ext;
@@ -40,11 +41,15 @@ pub fn run(cx: &Context, w: &mut Conn, rx: &Receiver<In>, req: &Request, sync: b
         Ok(l) => l,
         Err(e) => return refuse(w, &e),
     };
-    let runner = Runner::new(fio::jobs::run_options(&inv.args)).with_stop(&SESSION_STOP);
+    let (opts, trigger) = run_options(&inv.args, &dir);
+    let runner = Runner::new(opts).with_stop(&SESSION_STOP);
     let plan = match runner.plan(&set) {
         Ok(p) => p,
         Err(e) => return refuse(w, &e.into()),
     };
+    if let Err(e) = vstate::fetch(w, rx, &plan, &req.server) {
+        return refuse(w, &e);
+    }
     let normal = normal_output(&req.args);
     if normal {
         // One TEXT a line: the client prefixes each with the server's name. The
@@ -61,6 +66,7 @@ pub fn run(cx: &Context, w: &mut Conn, rx: &Receiver<In>, req: &Request, sync: b
         send(w, op::SERVER_START, 0, &[])?;
     }
     let mut net = Net::new(w, rx, sync);
+    net.trigger = Some((trigger, vstate::state_files(&plan)));
     let ran = runner.run(&plan, &mut net);
     let result = match ran {
         Ok(r) => r,
@@ -77,6 +83,16 @@ pub fn run(cx: &Context, w: &mut Conn, rx: &Receiver<In>, req: &Request, sync: b
         .any(|j| j.error != 0 && !j.error_tolerated);
     send(w, op::STOP, 0, &msg::stop(u32::from(failed)))?;
     send(w, op::QUIT, 0, &[])
+}
+
+/// The run's options: the client's, with its verify states kept in the session's
+/// directory (unless it named one), and its trigger able to fire the run's.
+fn run_options(args: &fio::args::FioArgs, dir: &JobDir) -> (RunOptions, RemoteTrigger) {
+    let mut o = fio::jobs::run_options(args);
+    o.aux_path.get_or_insert_with(|| dir.0.clone());
+    let remote = RemoteTrigger::default();
+    o.trigger.get_or_insert_with(Default::default).remote = Some(remote.clone());
+    (o, remote)
 }
 
 /// The client's jobs could not run: say why, and end with a failed status.
@@ -175,6 +191,8 @@ struct Net<'a> {
     started: Instant,
     /// Bytes and I/Os per direction at the last ETA, and when.
     last: ([u64; 3], [u64; 3], Instant),
+    /// The run's trigger, and where each job keeps its verify state.
+    trigger: Option<(RemoteTrigger, Vec<(String, u32, Option<PathBuf>)>)>,
 }
 
 impl<'a> Net<'a> {
@@ -185,6 +203,7 @@ impl<'a> Net<'a> {
             sync,
             started: Instant::now(),
             last: ([0; 3], [0; 3], Instant::now()),
+            trigger: None,
         }
     }
 
@@ -272,7 +291,17 @@ impl Observer for Net<'_> {
                     let r = send(self.w, op::ETA, m.tag, &msg::eta(&e));
                     self.check(r);
                 }
+                if let (op::VTRIGGER, Some((t, _))) = (m.op, &self.trigger) {
+                    let r = vstate::fire(t, &m.payload);
+                    self.check(r);
+                }
             }
+        }
+    }
+    fn states_saved(&mut self) {
+        if let Some((_, files)) = &self.trigger {
+            let r = vstate::send_states(self.w, files);
+            self.check(r);
         }
     }
     fn interim(&mut self, report: &RunResult) {

@@ -66,4 +66,6 @@ pub struct Request {
     pub files: Vec<String>,
     /// The client inflates logs (its PROBE's zlib bit), as fio's client does.
     pub zlib: bool,
+    /// This server's name as the client connected to it (its PROBE).
+    pub server: String,
 }

@@ -14,6 +14,7 @@ mod link;
 mod listen;
 mod logs;
 mod session;
+mod vstate;
 
 use crate::command::Context;
 use crate::fio::Serve;

@@ -62,6 +62,7 @@ fn converse(cx: &Context, w: &mut Conn, rx: &Receiver<In>, token: Option<&str>) 
         match m.op {
             op::PROBE => {
                 req.zlib = ioscope_wire::read::probe_wants_zlib(&m.payload);
+                req.server = ioscope_wire::read::probe_server(&m.payload);
                 let mut reply = probe_reply();
                 ext::mark_probe(&mut reply);
                 send(w, op::PROBE, m.tag, &reply)?;

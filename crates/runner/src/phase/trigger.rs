@@ -9,7 +9,7 @@ use crate::observe::Observer;
 use crate::record::{STATE_DONE, WANT_VSTATE};
 use std::os::fd::AsFd;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::time::{Duration, Instant};
 
 /// How often the trigger file is looked for.
@@ -47,10 +47,8 @@ impl TriggerWatch {
         }
         self.fired = true;
         save_states(running, obs);
+        obs.states_saved();
         let remote = self.spec.remote.as_ref();
-        if let Some(r) = remote {
-            r.saved.store(true, Release);
-        }
         let remote_cmd = remote.and_then(|r| r.command.lock().ok().and_then(|c| c.clone()));
         if let Some(cmd) = remote_cmd.or_else(|| self.spec.command.clone()) {
             self.child = spawn(&cmd, obs).map(|c| (cmd, c));
