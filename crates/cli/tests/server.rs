@@ -1568,3 +1568,111 @@ fn ctrl_c_on_the_client_reports_what_the_servers_did() {
     }
     assert!(took < Duration::from_secs(30), "the client took {took:?}");
 }
+
+/// A verification trigger from the client (`--trigger-file`, touched once the job is
+/// writing): each server sends its job's verify state, kept by the client as
+/// `127.0.0.1-w-0-verify.state`, then runs `--trigger-remote`; the client then runs
+/// `--trigger`. A read job with verify_state_load gets that state back from the
+/// client (SENDFILE) and reads exactly the writes before the first in flight — for
+/// fio 3.42's and ioscope's client, each with fio 3.42's and ioscope's server.
+#[test]
+fn verification_triggers_between_clients_and_servers() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let data = d.path().join("data");
+    let servers = [Server::fio(d.path()), Server::ioscope(d.path())];
+    for (cname, client) in [("fio", fio342_path()), ("ioscope", bin())] {
+        for (sname, s) in [("fio", &servers[0]), ("ioscope", &servers[1])] {
+            let m = format!("{cname} client, {sname} server");
+            let dir = d.path().join(format!("{cname}-{sname}"));
+            std::fs::create_dir(&dir).unwrap();
+            // Sparse: the job writes at once (no layout), and its first blocks show.
+            let _ = std::fs::remove_file(&data);
+            std::fs::File::create(&data)
+                .unwrap()
+                .set_len(64 << 20)
+                .unwrap();
+            let job = |rw: &str| {
+                format!(
+                    "[w]\nfilename={}\nrw={rw}\nbs=4k\nsize=64m\nverify=crc32c\nrate_iops=2000\n",
+                    data.display()
+                )
+            };
+            std::fs::write(dir.join("w.fio"), job("write")).unwrap();
+            let trig = dir.join("trig");
+            let mut c = Command::new(&client);
+            c.current_dir(&dir).args([
+                format!("--trigger-file={}", trig.display()),
+                format!(
+                    "--trigger-remote=touch {}",
+                    dir.join("remote-fired").display()
+                ),
+                "--trigger=test -f 127.0.0.1-w-0-verify.state && touch local-fired".into(),
+                s.client(),
+                "--output-format=json".into(),
+                "w.fio".into(),
+            ]);
+            let child = c
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            wait_for_writes(&data, &m);
+            std::fs::write(&trig, "").unwrap();
+            let out = child.wait_with_output().unwrap();
+            let (so, se) = (
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+            );
+            assert!(out.status.success(), "{m}: {so}{se}");
+            let v: Value = serde_json::from_str(&so).unwrap_or_else(|e| panic!("{m}: {e}: {so}"));
+            let written = u(&v["client_stats"][0]["write"]["total_ios"]);
+            assert!(written > 0 && written < 16384, "{m}: {written} writes");
+            assert!(!trig.exists(), "{m}: the trigger file is removed");
+            assert!(
+                dir.join("remote-fired").exists(),
+                "{m}: the remote command ran"
+            );
+            assert!(
+                dir.join("local-fired").exists(),
+                "{m}: the local command ran, after the state came"
+            );
+            let b = std::fs::read(dir.join("127.0.0.1-w-0-verify.state")).unwrap();
+            let st = ioscope_verify::state::State::decode(&b).unwrap();
+            assert!(
+                st.numberio > 0 && st.numberio <= written,
+                "{m}: {st:?}, {written} written"
+            );
+            let read = job("read").replace("rw=read", "rw=read\nverify_state_load=1");
+            std::fs::write(dir.join("r.fio"), read).unwrap();
+            let r = run_tool(
+                &client,
+                &dir,
+                &[&s.client(), "--output-format=json", "r.fio"],
+                &[],
+            );
+            assert_eq!(r.code, 0, "{m}: {}{}", r.stdout, r.stderr);
+            // fio's client prints its server's notes ("Stop verify because …") first.
+            let t = &r.stdout[r.stdout.find('{').unwrap_or(0)..];
+            let v: Value = serde_json::from_str(t).unwrap_or_else(|e| panic!("{m}: {e}: {t}"));
+            let j = &v["client_stats"][0];
+            assert_eq!(j["error"], 0, "{m}");
+            assert_eq!(u(&j["read"]["total_ios"]), st.stop_at(), "{m}: {st:?}");
+        }
+    }
+}
+
+/// Until the job has written its first blocks to the sparse `data` (60 s at most).
+fn wait_for_writes(data: &Path, m: &str) {
+    use std::os::unix::fs::MetadataExt;
+    let start = Instant::now();
+    while std::fs::metadata(data).map_or(0, |md| md.blocks()) == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{m}: no write within 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // A few hundred writes before the trigger.
+    std::thread::sleep(Duration::from_millis(200));
+}

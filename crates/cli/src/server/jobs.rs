@@ -192,7 +192,7 @@ struct Net<'a> {
     /// Bytes and I/Os per direction at the last ETA, and when.
     last: ([u64; 3], [u64; 3], Instant),
     /// The run's trigger, and where each job keeps its verify state.
-    trigger: Option<(RemoteTrigger, Vec<(String, u32, Option<PathBuf>)>)>,
+    trigger: Option<(RemoteTrigger, Vec<PathBuf>)>,
 }
 
 impl<'a> Net<'a> {

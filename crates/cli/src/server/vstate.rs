@@ -19,10 +19,10 @@ use std::time::{Duration, Instant};
 /// How long a client may take to send a state file.
 const FETCH_BOUND: Duration = Duration::from_secs(30);
 
-/// Each job clone's state file, in the run's order (where the jobs save and load it).
-pub fn state_files(plan: &Plan) -> Vec<(String, u32, Option<PathBuf>)> {
+/// The jobs' state files, in the run's order (where the jobs that verify save them).
+pub fn state_files(plan: &Plan) -> Vec<PathBuf> {
     plan.clones()
-        .map(|c| (c.spec.name.clone(), c.number, c.job.verify_state.clone()))
+        .filter_map(|c| c.job.verify_state.clone())
         .collect()
 }
 
@@ -83,10 +83,7 @@ pub fn fire(t: &RemoteTrigger, payload: &[u8]) -> Result<()> {
 
 /// The states the jobs saved, to the client, in job order (a job that saved none,
 /// one without verify, is left out).
-pub fn send_states(w: &mut Conn, files: &[(String, u32, Option<PathBuf>)]) -> Result<()> {
-    let states: Vec<Vec<u8>> = files
-        .iter()
-        .filter_map(|(_, _, p)| std::fs::read(p.as_ref()?).ok())
-        .collect();
+pub fn send_states(w: &mut Conn, files: &[PathBuf]) -> Result<()> {
+    let states: Vec<Vec<u8>> = files.iter().filter_map(|p| std::fs::read(p).ok()).collect();
     send(w, op::VTRIGGER, 0, &vstate::states(&states))
 }
