@@ -40,6 +40,7 @@ pub use clock::Clock;
 pub use env::{DebugOptions, DebugOut, EngineSource, RemoteTrigger, RunOptions, Trigger};
 pub use error::RunError;
 pub use observe::{JobProgress, LiveInterval, LiveRecord, Observer};
+pub use phase::trigger::{spawn_trigger_command, take_trigger_file};
 pub use plan::{Plan, Planned};
 
 /// Facts about block devices, for workflows that pick or check a target before a run.

@@ -73,26 +73,20 @@ impl Trigger {
     }
 
     fn due(&self, start: Instant) -> bool {
-        if let Some(f) = &self.file {
-            if std::fs::symlink_metadata(f).is_ok() {
-                let _ = std::fs::remove_file(f);
-                return true;
-            }
+        if self
+            .file
+            .as_deref()
+            .is_some_and(ioscope_runner::take_trigger_file)
+        {
+            return true;
         }
         self.timeout.is_some_and(|t| start.elapsed() >= t)
     }
 }
 
-/// The local command, through the shell, its output on stderr (the report's machine
-/// output stays whole).
+/// The local command, as a local run's trigger runs it (output on stderr).
 fn run_local(cmd: &str) {
-    use std::os::fd::AsFd;
-    let mut c = std::process::Command::new("/bin/sh");
-    c.arg("-c").arg(cmd).stdin(std::process::Stdio::null());
-    if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
-        c.stdout(std::process::Stdio::from(fd));
-    }
-    match c.status() {
+    match ioscope_runner::spawn_trigger_command(cmd).and_then(|mut c| c.wait()) {
         Ok(s) if s.success() => {}
         Ok(s) => eprintln!("ioscope: failed executing {cmd} trigger ({s})"),
         Err(e) => eprintln!("ioscope: trigger {cmd}: {e}"),

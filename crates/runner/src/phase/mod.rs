@@ -8,7 +8,7 @@ mod running;
 pub(crate) mod sampling;
 mod spawn;
 pub(crate) mod steady;
-mod trigger;
+pub(crate) mod trigger;
 
 use crate::clock::unix_ms;
 use crate::env::Env;

@@ -20,7 +20,7 @@ const SAVE_BOUND: Duration = Duration::from_secs(10);
 pub(crate) struct TriggerWatch {
     spec: Trigger,
     run_start: Instant,
-    last_check: Instant,
+    last_check: Option<Instant>,
     fired: bool,
     child: Option<(String, Child)>,
 }
@@ -30,7 +30,7 @@ impl TriggerWatch {
         Some(TriggerWatch {
             spec: spec?.clone(),
             run_start,
-            last_check: Instant::now() - CHECK_EVERY,
+            last_check: None,
             fired: false,
             child: None,
         })
@@ -38,10 +38,11 @@ impl TriggerWatch {
 
     /// Fire when due; true when it fired (the run must end).
     pub fn tick(&mut self, running: &[Running], obs: &mut dyn Observer) -> bool {
-        if self.fired || self.last_check.elapsed() < CHECK_EVERY {
+        let recent = self.last_check.is_some_and(|t| t.elapsed() < CHECK_EVERY);
+        if self.fired || recent {
             return false;
         }
-        self.last_check = Instant::now();
+        self.last_check = Some(Instant::now());
         if !self.due() {
             return false;
         }
@@ -51,18 +52,17 @@ impl TriggerWatch {
         let remote = self.spec.remote.as_ref();
         let remote_cmd = remote.and_then(|r| r.command.lock().ok().and_then(|c| c.clone()));
         if let Some(cmd) = remote_cmd.or_else(|| self.spec.command.clone()) {
-            self.child = spawn(&cmd, obs).map(|c| (cmd, c));
+            match spawn_trigger_command(&cmd) {
+                Ok(c) => self.child = Some((cmd, c)),
+                Err(e) => obs.warning(&format!("ioscope: trigger {cmd}: {e}")),
+            }
         }
         true
     }
 
     fn due(&self) -> bool {
-        if let Some(f) = &self.spec.file {
-            // Removed as it fires, as fio does; a file that cannot be removed still fires.
-            if std::fs::symlink_metadata(f).is_ok() {
-                let _ = std::fs::remove_file(f);
-                return true;
-            }
+        if self.spec.file.as_deref().is_some_and(take_trigger_file) {
+            return true;
         }
         if self
             .spec
@@ -113,20 +113,23 @@ fn save_states(running: &[Running], obs: &mut dyn Observer) {
     }
 }
 
+/// Whether the trigger file exists; removed as it fires, as fio does (a file that
+/// cannot be removed still fires). The client's trigger uses it too.
+pub fn take_trigger_file(f: &std::path::Path) -> bool {
+    if std::fs::symlink_metadata(f).is_err() {
+        return false;
+    }
+    let _ = std::fs::remove_file(f);
+    true
+}
+
 /// The trigger command, through the shell; its output goes to stderr so that the
-/// run's machine output stays whole.
-fn spawn(cmd: &str, obs: &mut dyn Observer) -> Option<Child> {
-    let out = std::io::stderr().as_fd().try_clone_to_owned().ok();
+/// run's machine output stays whole. The client's trigger runs its command so too.
+pub fn spawn_trigger_command(cmd: &str) -> std::io::Result<Child> {
     let mut c = Command::new("/bin/sh");
     c.arg("-c").arg(cmd).stdin(Stdio::null());
-    if let Some(fd) = out {
+    if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
         c.stdout(Stdio::from(fd));
     }
-    match c.spawn() {
-        Ok(child) => Some(child),
-        Err(e) => {
-            obs.warning(&format!("ioscope: trigger {cmd}: {e}"));
-            None
-        }
-    }
+    c.spawn()
 }
