@@ -580,11 +580,69 @@ fn client_flags_before_client_are_refused() {
     );
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(
-        r.stderr
-            .contains("--status-interval=1 before --client is not supported"),
+        r.stderr.contains(
+            "--status-interval=1 before --client is not taken by ioscope --client (after --client=HOST it is sent to that server)"
+        ),
         "{}",
         r.stderr
     );
+    let r = run_in(d.path(), &["j.fio", "--client=127.0.0.1,1", "j.fio"]);
+    assert_eq!(r.code, 1, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("the job file j.fio comes before any --client"),
+        "{}",
+        r.stderr
+    );
+}
+
+/// The client's own flags: `--eta=always` draws one status line over every server's
+/// progress (their SEND_ETA replies summed, on stderr), `--eta=never` none; `--minimal`
+/// gives terse lines, one per host's job and the aggregate.
+#[test]
+fn the_clients_status_line_sums_the_servers() {
+    require!(Prereq::Fio342);
+    let d = tmpdir();
+    let (a, b) = (Server::ioscope(d.path()), Server::fio(d.path()));
+    let job = "[paced]\nioengine=null\nsize=1g\nrw=read\ntime_based\nruntime=3\nrate_iops=1000\n";
+    std::fs::write(d.path().join("paced.fio"), job).unwrap();
+    let (ca, cb) = (a.client(), b.client());
+    let hosts = [&*ca, "paced.fio", &*cb, "paced.fio"];
+    let r = run_in(
+        d.path(),
+        &[&["--eta=always", "--eta-interval=500ms"][..], &hosts].concat(),
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stdout.contains("Jobs:"), "{}", r.stdout);
+    let lines: Vec<&str> = r.stderr.split(['\r', '\n']).collect();
+    // While both servers run their job at 1000 IOPS each, the line shows both jobs
+    // and their sum; 1200 leaves each server 60% of its rate on a loaded machine.
+    let both: Vec<f64> = lines
+        .iter()
+        .filter(|l| l.starts_with("Jobs: 2 (f=2): [R(1),R(1)]"))
+        .filter_map(|l| {
+            let v = l.split("[r=").nth(2)?.split(" IOPS").next()?;
+            match v.strip_suffix('k') {
+                Some(k) => k.parse::<f64>().ok().map(|k| k * 1000.0),
+                None => v.parse().ok(),
+            }
+        })
+        .collect();
+    assert!(
+        both.iter().any(|&v| v >= 1200.0),
+        "summed IOPS {both:?}:\n{}",
+        r.stderr
+    );
+    let r = run_in(d.path(), &[&["--eta=never"][..], &hosts].concat());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert!(!r.stderr.contains("Jobs:"), "{}", r.stderr);
+    let r = run_in(d.path(), &[&["--minimal"][..], &hosts].concat());
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let names: Vec<&str> = r
+        .stdout
+        .lines()
+        .filter_map(|l| l.split(';').nth(2))
+        .collect();
+    assert_eq!(names, ["paced", "paced", "All clients"], "{}", r.stdout);
 }
 
 /// fio 3.42's own client/server test, `t/client_server.py` (four servers on ports

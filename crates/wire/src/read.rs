@@ -44,6 +44,31 @@ pub fn probe_reply(p: &[u8]) -> Result<(String, String), WireError> {
     Ok((str_at(p, 0, 64), str_at(p, 65, 32)))
 }
 
+/// An ETA reply (fio's `jobs_eta`, 168 bytes and the jobs' states, condensed as
+/// `R(2),_(1)`): what the server's status line shows. An ETA beyond a year is fio's
+/// "unknown".
+pub fn eta(p: &[u8]) -> Result<crate::msg::Eta, WireError> {
+    const FIXED: usize = 168;
+    if p.len() < FIXED {
+        return Err(short(crate::msg::op::ETA, p.len(), FIXED));
+    }
+    let states = p.get(FIXED..).unwrap_or_default();
+    let end = states.iter().position(|&c| c == 0).unwrap_or(states.len());
+    let eta_s = u64_at(p, 136);
+    Ok(crate::msg::Eta {
+        running: u32_at(p, 0),
+        ramping: u32_at(p, 4),
+        pending: u32_at(p, 8),
+        kib_s: std::array::from_fn(|d| u64_at(p, 64 + 8 * d)),
+        iops: std::array::from_fn(|d| u32_at(p, 112 + 4 * d)),
+        elapsed_s: u64_at(p, 128),
+        eta_s: (eta_s < 365 * 86400).then_some(eta_s),
+        files_open: u32_at(p, 156),
+        jobs: u32_at(p, 160),
+        states: String::from_utf8_lossy(&states[..end]).into_owned(),
+    })
+}
+
 /// A TEXT: (level, text).
 pub fn text(p: &[u8]) -> (u32, String) {
     let n = u32_at(p, 4) as usize;
@@ -278,6 +303,30 @@ pub fn gs(p: &[u8]) -> Result<GroupResult, WireError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_eta_written_reads_back() {
+        let e = crate::msg::Eta {
+            running: 2,
+            pending: 1,
+            kib_s: [4000, 0, 12],
+            iops: [1000, 0, 3],
+            elapsed_s: 7,
+            eta_s: Some(5),
+            files_open: 2,
+            jobs: 3,
+            states: "R(2),P(1)".into(),
+            ..crate::msg::Eta::default()
+        };
+        let back = eta(&crate::msg::eta(&e)).unwrap();
+        assert_eq!((back.running, back.pending, back.jobs), (2, 1, 3));
+        assert_eq!((back.kib_s, back.iops), ([4000, 0, 12], [1000, 0, 3]));
+        assert_eq!((back.elapsed_s, back.eta_s), (7, Some(5)));
+        assert_eq!(back.states, "R(2),P(1)");
+        let unknown = crate::msg::Eta::default();
+        assert_eq!(eta(&crate::msg::eta(&unknown)).unwrap().eta_s, None);
+        assert!(eta(&[0u8; 100]).is_err());
+    }
 
     #[test]
     fn a_job_written_reads_back() {

@@ -45,12 +45,15 @@ pub struct Shared {
     pub quit: super::quit::Quit,
     /// --trigger-file / --trigger-timeout, when given.
     pub trigger: Option<super::trigger::Trigger>,
+    /// The status line over every server's progress.
+    pub eta: super::eta::Board,
 }
 
 /// `normal`: where the server's text goes as it comes (with the normal report only).
-pub fn run(t: &Target, texts: &[String], normal: Option<&Sink>, sh: &Shared) -> Outcome {
+/// `i`: the host's place among the servers.
+pub fn run(i: usize, t: &Target, texts: &[String], normal: Option<&Sink>, sh: &Shared) -> Outcome {
     let member = Member::new(&sh.lineup);
-    let outcome = match session(t, texts, normal, sh, &member) {
+    let outcome = match session((i, t), texts, normal, sh, &member) {
         Ok(o) => o,
         Err(e) => {
             let mut o = Outcome::failed(&format!("{e:#}"));
@@ -58,12 +61,13 @@ pub fn run(t: &Target, texts: &[String], normal: Option<&Sink>, sh: &Shared) -> 
             o
         }
     };
+    sh.eta.set(i, None);
     sh.quit.finished();
     outcome
 }
 
 fn session(
-    t: &Target,
+    (i, t): (usize, &Target),
     texts: &[String],
     normal: Option<&Sink>,
     sh: &Shared,
@@ -74,6 +78,7 @@ fn session(
     sh.quit.add(&s);
     let (host, suffix) = log_suffix(&t.addr);
     let mut g = Gathered::new(&t.name, &suffix, super::logs::Names::of(texts), normal);
+    g.eta = Some((i, &sh.eta));
     frame::send(&mut s, op::PROBE, 1, &msg::probe_request(&host))?;
     let reply = until(&mut s, &mut g, op::PROBE)?;
     let ioscope = ext::probe_ext(&reply.payload).is_some();
@@ -208,6 +213,8 @@ struct Gathered<'a> {
     logs: super::logs::Names,
     /// The server's last error line (why it closed, when it does).
     said: Option<String>,
+    /// Where its progress goes (its place among the servers, the status line).
+    eta: Option<(usize, &'a super::eta::Board)>,
 }
 
 impl<'a> Gathered<'a> {
@@ -228,6 +235,7 @@ impl<'a> Gathered<'a> {
             ip: ip.to_string(),
             logs,
             said: None,
+            eta: None,
         }
     }
 
@@ -266,7 +274,12 @@ impl<'a> Gathered<'a> {
                 self.stopped = true;
             }
             op::QUIT => return Ok(false),
-            op::START | op::SERVER_START | op::ETA | op::ADD_JOB => {}
+            op::ETA => {
+                if let Some((i, board)) = self.eta {
+                    board.set(i, Some(read::eta(p)?));
+                }
+            }
+            op::START | op::SERVER_START | op::ADD_JOB => {}
             other => bail!(
                 "client {}: the server sent {}, which ioscope --client does not take yet",
                 self.name,
@@ -289,6 +302,7 @@ impl<'a> Gathered<'a> {
         if self.normal.is_some() {
             self.say(&lines);
         } else if level >= msg::ERROR {
+            self.clear_line();
             eprint!("{lines}");
         }
     }
@@ -315,9 +329,17 @@ impl<'a> Gathered<'a> {
     /// Write to the normal report's output as it comes (nothing without it).
     fn say(&self, text: &str) {
         let Some(sink) = self.normal else { return };
+        self.clear_line();
         if let Ok(mut out) = sink.lock() {
             let _ = out.write_all(text.as_bytes());
             let _ = out.flush();
+        }
+    }
+
+    /// The status line cleared before other text is written.
+    fn clear_line(&self) {
+        if let Some((_, board)) = self.eta {
+            board.clear();
         }
     }
 

@@ -8,6 +8,7 @@
 //! flags] [job files] --client=…`; a host's job files and flags follow its
 //! `--client`, and `--client=FILE` names a file of hosts that all get what follows.
 
+mod eta;
 mod host;
 mod lineup;
 mod logs;
@@ -24,39 +25,50 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
+use crate::command::defs;
+use crate::fio::args::FioArgs;
+use crate::term::status::{Status, DEFAULT_INTERVAL};
 use target::targets;
 
-/// The client's own flags: those before the first `--client`.
-const LOCAL_FLAGS: [&str; 8] = [
-    "--output-format=",
-    "--output=",
-    "--terse-version=",
-    "--server-token=",
-    "--trigger-file=",
-    "--trigger-timeout=",
-    "--trigger=",
-    "--trigger-remote=",
+/// The flags the client itself takes (before the first `--client`); every other
+/// program flag there is refused by name (fio's client ignores most of them).
+const CLIENT_FLAGS: [&str; 13] = [
+    "output-format",
+    "output",
+    "terse-version",
+    "minimal",
+    "append-terse",
+    "eta",
+    "eta-newline",
+    "eta-interval",
+    "server-token",
+    "trigger-file",
+    "trigger-timeout",
+    "trigger",
+    "trigger-remote",
 ];
 
 /// Run the job files on every server; print the report.
 pub fn main(argv: &[OsString]) -> Result<ExitCode> {
     let (local, targets) = targets(argv)?;
-    // None of the client's own flags is ignored: those not taken yet are refused.
-    if let Some(a) = local
-        .iter()
-        .find(|a| !LOCAL_FLAGS.iter().any(|f| a.starts_with(f)))
-    {
-        bail!("--client: {a} before --client is not supported by ioscope --client yet (after --client it is sent to the server)");
+    let a = local_flags(&local)?;
+    let args = || targets.iter().flat_map(|t| &t.args);
+    let mut formats = crate::fio::report::formats(&a);
+    if a.output_format.is_none() && !a.minimal {
+        // fio also reads an --output-format given for a server.
+        if let Some(v) = last_value(args(), "--output-format=") {
+            formats = ioscope_report::parse_formats(v)
+                .map_err(|e| anyhow::anyhow!("--output-format: {e}"))?;
+        }
     }
-    let args = || local.iter().chain(targets.iter().flat_map(|t| &t.args));
-    let formats = output_formats(args())?;
-    let terse_version = last_value(args(), "--terse-version=")
-        .map_or(Ok(3), str::parse)
-        .context("--terse-version")?;
-    let sink: Sink = Mutex::new(match last_value(local.iter(), "--output=") {
+    let terse_version = match last_value(args(), "--terse-version=") {
+        Some(v) => v.parse().context("--terse-version")?,
+        None => a.terse_version,
+    };
+    let sink: Sink = Mutex::new(match &a.output {
         Some(p) => Box::new(
-            ioscope_fs::open_output(Path::new(p), false)
-                .with_context(|| format!("--output={p}"))?,
+            ioscope_fs::open_output(p, false)
+                .with_context(|| format!("--output={}", p.display()))?,
         ),
         None => Box::new(std::io::stdout()),
     });
@@ -71,7 +83,9 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
         }
         jobs.push(texts);
     }
-    let token = last_value(local.iter(), "--server-token=")
+    let token = a
+        .server_token
+        .as_deref()
         .map(|f| ioscope_wire::ext::read_token(Path::new(f)))
         .transpose()
         .map_err(|e| anyhow!("--server-token={e}"))?;
@@ -79,15 +93,25 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
         token,
         lineup: lineup::Lineup::new(targets.len()),
         quit: quit::Quit::default(),
-        trigger: trigger::Trigger::of(&local)?,
+        trigger: trigger::Trigger::of(&a),
+        eta: eta::Board::new(
+            targets.len(),
+            Status::new(false, a.eta, a.eta_newline),
+            a.eta_interval.unwrap_or(DEFAULT_INTERVAL),
+        ),
     };
     crate::term::signals::install();
+    let (shared, sink) = (&shared, &sink);
     let runs: Vec<host::Outcome> = std::thread::scope(|s| {
         let handles: Vec<_> = targets
             .iter()
             .zip(&jobs)
-            .map(|(t, texts)| s.spawn(|| host::run(t, texts, normal.then_some(&sink), &shared)))
+            .enumerate()
+            .map(|(i, (t, texts))| {
+                s.spawn(move || host::run(i, t, texts, normal.then_some(sink), shared))
+            })
             .collect();
+        s.spawn(|| shared.eta.watch(&shared.quit, targets.len()));
         s.spawn(|| shared.quit.watch(targets.len()));
         if let Some(t) = &shared.trigger {
             s.spawn(|| t.watch(&shared.quit, targets.len()));
@@ -100,6 +124,7 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
             })
             .collect()
     });
+    shared.eta.clear();
     let failed = runs.iter().any(|o| o.status != 0 || o.run.error.is_some());
     let hosts: Vec<HostRun> = runs
         .into_iter()
@@ -135,8 +160,25 @@ fn last_value<'a>(args: impl Iterator<Item = &'a String>, prefix: &str) -> Optio
     args.filter_map(|a| a.strip_prefix(prefix)).last()
 }
 
-/// The last `--output-format` given (locally or for a server); normal when none.
-fn output_formats<'a>(args: impl Iterator<Item = &'a String>) -> Result<Vec<OutputFormat>> {
-    let v = last_value(args, "--output-format=").unwrap_or("normal");
-    ioscope_report::parse_formats(v).map_err(|e| anyhow::anyhow!("--output-format: {e}"))
+/// The flags before the first `--client`, read with the program's flag table: those
+/// the client takes, or an error naming the first it does not.
+fn local_flags(local: &[String]) -> Result<FioArgs> {
+    let argv: Vec<OsString> = local.iter().map(OsString::from).collect();
+    let c = ioscope_options::cli::parse_args_os(&argv, &defs::<FioArgs>())?;
+    if let Some(f) = c.job_files.first() {
+        bail!(
+            "--client: the job file {} comes before any --client: give it after the --client it is for",
+            f.display()
+        );
+    }
+    if let Some((n, v, _)) = c
+        .flags
+        .iter()
+        .find(|(n, _, _)| !CLIENT_FLAGS.contains(&n.as_str()))
+    {
+        let given = v.as_ref().map_or(format!("--{n}"), |v| format!("--{n}={v}"));
+        bail!("--client: {given} before --client is not taken by ioscope --client (after --client=HOST it is sent to that server)");
+    }
+    FioArgs::from_flags(c.flags.iter().map(|(n, v, _)| (n.as_str(), v.as_deref())))
+        .map_err(|e| anyhow!(e))
 }

@@ -30,22 +30,15 @@ pub struct Trigger {
 
 impl Trigger {
     /// From the flags before `--client`; None when none of them fires anything.
-    pub fn of(local: &[String]) -> Result<Option<Trigger>> {
-        let mut t = Trigger::default();
-        for a in local {
-            if let Some(v) = a.strip_prefix("--trigger-file=") {
-                t.file = Some(v.into());
-            } else if let Some(v) = a.strip_prefix("--trigger-timeout=") {
-                let d = crate::live::time_flag("trigger-timeout", Some(v))
-                    .map_err(anyhow::Error::msg)?;
-                t.timeout = Some(d);
-            } else if let Some(v) = a.strip_prefix("--trigger=") {
-                t.local = Some(v.into());
-            } else if let Some(v) = a.strip_prefix("--trigger-remote=") {
-                t.remote = Some(v.into());
-            }
-        }
-        Ok((t.file.is_some() || t.timeout.is_some()).then_some(t))
+    pub fn of(a: &crate::fio::args::FioArgs) -> Option<Trigger> {
+        let t = a.trigger.as_ref()?;
+        (t.file.is_some() || t.timeout.is_some()).then(|| Trigger {
+            file: t.file.clone(),
+            timeout: t.timeout,
+            local: t.command.clone(),
+            remote: a.trigger_remote.clone(),
+            answered: AtomicUsize::new(0),
+        })
     }
 
     /// Until every host's session ended: fire when due — VTRIGGER to every server,

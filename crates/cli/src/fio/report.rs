@@ -24,7 +24,7 @@ pub fn report_version(as_fio: bool) -> String {
 }
 
 /// The formats asked for: --output-format, --minimal, --append-terse.
-fn formats(a: &FioArgs) -> Vec<OutputFormat> {
+pub(crate) fn formats(a: &FioArgs) -> Vec<OutputFormat> {
     let mut f = a
         .output_format
         .clone()

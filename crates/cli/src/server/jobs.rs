@@ -225,8 +225,11 @@ impl<'a> Net<'a> {
         let (bytes, ios) = (sum(|j| j.bytes), sum(|j| j.ios));
         let secs = self.last.2.elapsed().as_secs_f64().max(1e-3);
         let rate = |now: u64, then: u64| (now.saturating_sub(then) as f64 / secs) as u64;
+        let running = jobs.iter().filter(|j| j.running && !j.done).count() as u32;
         let mut e = msg::Eta {
-            running: jobs.iter().filter(|j| j.running && !j.done).count() as u32,
+            running,
+            // A file per running job, as the local status line counts them.
+            files_open: running,
             pending: jobs.iter().filter(|j| !j.running && !j.done).count() as u32,
             elapsed_s: self.started.elapsed().as_secs(),
             eta_s: eta_s(jobs),

@@ -178,7 +178,7 @@ impl Observer for Status {
             std::array::from_fn(|d| ios[d].saturating_sub(n[d]) as f64 / secs),
         );
         self.last = Some((now, bytes, ios));
-        let running: Vec<&JobProgress> = jobs.iter().filter(|j| j.running).collect();
+        let running = jobs.iter().filter(|j| j.running).count();
         let states: String = jobs
             .iter()
             .map(|j| if j.done { '_' } else { j.rw })
@@ -194,30 +194,77 @@ impl Observer for Status {
             })
             .fold(1.0f64, f64::min);
         let elapsed = jobs.first().map_or(0.0, |j| j.elapsed_s);
-        let eta = if pct > 0.0 {
+        let eta_s = if pct > 0.0 {
             elapsed / pct - elapsed
         } else {
             0.0
         };
+        let line = Line {
+            running,
+            files: running,
+            states,
+            pct: Some(pct),
+            bw: self.rates.0,
+            iops: self.rates.1,
+            eta_s,
+        };
+        self.draw(&line);
+    }
+}
+
+/// What the status line shows.
+pub struct Line {
+    pub running: usize,
+    /// Files open.
+    pub files: usize,
+    /// A character per job: its direction while it runs, `_` once done.
+    pub states: String,
+    /// Done, 0 to 1 (None: not known yet).
+    pub pct: Option<f64>,
+    /// Bytes and I/Os per second, per direction.
+    pub bw: [f64; 3],
+    pub iops: [f64; 3],
+    pub eta_s: f64,
+}
+
+impl Line {
+    fn text(&self) -> String {
         let names = ["r", "w", "t"];
         let bw: Vec<String> = (0..3)
-            .filter(|&d| self.rates.0[d] > 0.0)
-            .map(|d| format!("{}={}", names[d], human(self.rates.0[d], "B/s", 1024.0)))
+            .filter(|&d| self.bw[d] > 0.0)
+            .map(|d| format!("{}={}", names[d], human(self.bw[d], "B/s", 1024.0)))
             .collect();
         let iops: Vec<String> = (0..3)
-            .filter(|&d| self.rates.1[d] > 0.0)
-            .map(|d| format!("{}={}", names[d], human(self.rates.1[d], " IOPS", 1000.0)))
+            .filter(|&d| self.iops[d] > 0.0)
+            .map(|d| format!("{}={}", names[d], human(self.iops[d], " IOPS", 1000.0)))
             .collect();
-        let line = format!(
-            "Jobs: {} (f={}): [{}][{:.1}%][{}][{}][eta {}]",
-            running.len(),
-            running.len(),
-            states,
-            pct * 100.0,
+        let pct = self
+            .pct
+            .map_or_else(|| "-.-".to_string(), |p| format!("{:.1}", p * 100.0));
+        format!(
+            "Jobs: {} (f={}): [{}][{pct}%][{}][{}][eta {}]",
+            self.running,
+            self.files,
+            self.states,
             bw.join(","),
             iops.join(","),
-            eta_text(eta)
-        );
+            eta_text(self.eta_s)
+        )
+    }
+}
+
+impl Status {
+    /// Whether the status line is shown (--eta, or stderr a terminal).
+    pub fn shown(&self) -> bool {
+        self.show
+    }
+
+    /// Draw `line` over the last one (on a new line every --eta-newline).
+    pub fn draw(&mut self, line: &Line) {
+        if !self.show {
+            return;
+        }
+        let line = line.text();
         let newline = self
             .newline_every
             .is_some_and(|d| self.last_newline.elapsed() >= d);
