@@ -312,6 +312,35 @@ fn interim_reports_and_remote_job_files() {
     // one, however loaded the machine (more when the intervals come on time).
     let reports = r.stdout.matches("paced: (groupid=0, jobs=1)").count();
     assert!(reports >= 2, "{reports} reports:\n{}", r.stdout);
+    // ioscope's client prints them too, from fio's server and from its own: in the
+    // normal report as they come, in JSON as entries before the final one (each
+    // with the job's options, its I/O growing), as fio's client does.
+    let f = Server::fio(d.path());
+    for server in [&f, &s] {
+        let client = server.client();
+        let r = run_in(d.path(), &[&client, "--status-interval=1", "paced.fio"]);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let reports = r.stdout.matches("paced: (groupid=0, jobs=1)").count();
+        assert!(reports >= 2, "{reports} reports:\n{}", r.stdout);
+        let args = [&*client, "--output-format=json", "--status-interval=1", "paced.fio"];
+        let r = run_in(d.path(), &args);
+        assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+        let v: Value = serde_json::from_str(&r.stdout).unwrap();
+        let entries = v["client_stats"].as_array().unwrap();
+        let ios: Vec<u64> = entries
+            .iter()
+            .map(|e| e["read"]["total_ios"].as_u64().unwrap())
+            .collect();
+        assert!(ios.len() >= 2 && ios.windows(2).all(|w| w[0] < w[1]), "{ios:?}");
+        // The last is the final report: the whole 3 s run.
+        let runtimes: Vec<u64> = entries
+            .iter()
+            .map(|e| e["read"]["runtime"].as_u64().unwrap())
+            .collect();
+        let (last, interim) = runtimes.split_last().unwrap();
+        assert!(*last >= 3000 && interim.iter().all(|&t| t < 3000), "{runtimes:?}");
+        assert!(entries.iter().all(|e| e["job options"]["rate_iops"] == "1000"));
+    }
     // The same job file, named on the server's side.
     let path = d.path().join("paced.fio");
     let r = run_tool(

@@ -341,6 +341,7 @@ fn host_run(
         result,
         error,
         live_sent: 0,
+        interim: Vec::new(),
     }
 }
 

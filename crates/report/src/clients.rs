@@ -18,6 +18,7 @@ use crate::formats::{interrupted_line, OutputFormat};
 use crate::json::{json_value, print_value};
 use crate::normal::write_normal;
 use ioscope_stats::hosts::{ClusterResult, ALL_CLIENTS};
+use ioscope_stats::RunResult;
 use serde_json::{Map, Value};
 
 /// Where a server was reached, as its `--client` named it (`""` for `,PORT`).
@@ -60,17 +61,25 @@ pub fn write_clients_normal(c: &ClusterResult, out: &mut String) {
             out.push_str(&format!("<{}> error: {e}\n", h.host));
         }
         let Some(r) = &h.result else { continue };
-        out.push_str(&format!("<{}> \n", r.meta.hostname));
-        let mut text = String::new();
-        write_normal(r, &mut text);
-        // write_normal starts with the blank line that follows fio's header lines.
-        out.push_str(text.strip_prefix('\n').unwrap_or(&text));
+        out.push_str(&client_host_normal(r));
     }
     if with_aggregate(c) {
         let mut text = String::new();
         write_normal(&c.all, &mut text);
         out.push_str(text.strip_prefix('\n').unwrap_or(&text));
     }
+}
+
+/// One server's report (final or interim) in the normal format, after its name.
+pub fn client_host_normal(r: &RunResult) -> String {
+    let mut text = String::new();
+    write_normal(r, &mut text);
+    // write_normal starts with the blank line that follows fio's header lines.
+    format!(
+        "<{}> \n{}",
+        r.meta.hostname,
+        text.strip_prefix('\n').unwrap_or(&text)
+    )
 }
 
 /// Keys of a job entry that the "All clients" entries do not have, as in fio.
@@ -111,6 +120,12 @@ pub fn clients_json_value(c: &ClusterResult, at: &[Endpoint], plus: bool) -> Val
     let mut disks = Vec::new();
     for (h, w) in c.hosts.iter().zip(at) {
         let Some(r) = &h.result else { continue };
+        // Interim reports first, each job an entry, as fio's client lists them.
+        for i in &h.interim {
+            if let Some(Value::Array(jobs)) = json_value(i, plus).get("jobs") {
+                stats.extend(jobs.iter().map(|j| tag(j.clone(), w)));
+            }
+        }
         let v = json_value(r, plus);
         if let Some(g) = v.get("global options") {
             globals.push((w, g.clone()));

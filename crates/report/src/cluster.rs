@@ -180,7 +180,12 @@ pub fn write_cluster_json(c: &ClusterResult, plus: bool, out: &mut String) {
 }
 
 pub fn write_cluster_terse(c: &ClusterResult, version: u32, out: &mut String) {
-    for r in c.hosts.iter().filter_map(|h| h.result.as_ref()) {
+    for h in &c.hosts {
+        let Some(r) = &h.result else { continue };
+        // A server's interim reports (--status-interval) first, as they came.
+        for i in &h.interim {
+            write_terse(i, version, out);
+        }
         write_terse(r, version, out);
     }
     if with_aggregate(c) {
@@ -202,6 +207,7 @@ mod tests {
                 result: Some(sample_run()),
                 error: None,
                 live_sent: 0,
+                interim: Vec::new(),
             })
             .chain(std::iter::once(HostRun {
                 rank: 2,
@@ -209,6 +215,7 @@ mod tests {
                 result: None,
                 error: Some("open: No such file or directory".into()),
                 live_sent: 0,
+                interim: Vec::new(),
             }))
             .collect();
         merge_hosts(hosts)

@@ -22,7 +22,7 @@ pub mod terse;
 #[cfg(test)]
 mod testdata;
 
-pub use clients::{render_clients, Endpoint};
+pub use clients::{client_host_normal, render_clients, Endpoint};
 pub use cluster::{ran_json_value, render_cluster, render_ran};
 pub use formats::{interrupted_line, parse_formats, version_string, OutputFormat};
 pub use json::write_json;

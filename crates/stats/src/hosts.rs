@@ -27,6 +27,10 @@ pub struct HostRun {
     /// for them all, so that every host's intervals add up).
     #[serde(default)]
     pub live_sent: u64,
+    /// Interim reports (fio's `--status-interval`) a server sent before its results,
+    /// in order: a client prints them as fio's does. Never sent between ranks.
+    #[serde(skip)]
+    pub interim: Vec<RunResult>,
 }
 
 /// Every rank's run, and the aggregate over them.
@@ -209,6 +213,7 @@ mod tests {
             result: r,
             error: None,
             live_sent: 0,
+            interim: Vec::new(),
         }
     }
 

@@ -215,6 +215,8 @@ struct Gathered<'a> {
     said: Option<String>,
     /// Where its progress goes (its place among the servers, the status line).
     eta: Option<(usize, &'a super::eta::Board)>,
+    /// Its interim reports, in order.
+    interim: Vec<RunResult>,
 }
 
 impl<'a> Gathered<'a> {
@@ -236,6 +238,7 @@ impl<'a> Gathered<'a> {
             logs,
             said: None,
             eta: None,
+            interim: Vec::new(),
         }
     }
 
@@ -257,13 +260,12 @@ impl<'a> Gathered<'a> {
                 }
                 self.text(p);
             }
-            op::JOB_OPT => self.options.push(read::job_opt(p)),
+            op::JOB_OPT => {
+                self.close_interim();
+                self.options.push(read::job_opt(p));
+            }
             op::TS => {
-                // Statistics after a group's: the earlier ones were an interim report.
-                if !self.run.groups.is_empty() {
-                    self.run.jobs.clear();
-                    self.run.groups.clear();
-                }
+                self.close_interim();
                 self.run.jobs.push(read::ts(p)?);
             }
             op::GS => self.run.groups.push(read::gs(p)?),
@@ -343,27 +345,49 @@ impl<'a> Gathered<'a> {
         }
     }
 
-    fn outcome(mut self) -> Outcome {
+    /// A report begins (a job's options or statistics after a group's): the one
+    /// before was an interim report (fio's `--status-interval`), kept for the JSON and
+    /// terse reports and printed now with the normal one.
+    fn close_interim(&mut self) {
+        if self.run.groups.is_empty() {
+            return;
+        }
+        let mut r = RunResult {
+            jobs: std::mem::take(&mut self.run.jobs),
+            groups: std::mem::take(&mut self.run.groups),
+            disks: std::mem::take(&mut self.run.disks),
+            ..RunResult::default()
+        };
+        self.complete(&mut r);
+        if self.normal.is_some() {
+            self.say(&ioscope_report::client_host_normal(&r));
+        }
+        self.interim.push(r);
+    }
+
+    /// A report as received made whole: each job's options, the server's name, the
+    /// start.
+    fn complete(&mut self, r: &mut RunResult) {
         for (global, job, name, value) in std::mem::take(&mut self.options) {
-            match (global, self.run.jobs.get_mut(job as usize)) {
-                (true, _) => self.run.global_options.push((name, value)),
+            match (global, r.jobs.get_mut(job as usize)) {
+                (true, _) => r.global_options.push((name, value)),
                 (false, Some(j)) => j.info.options.push((name, value)),
                 (false, None) => {}
             }
         }
-        self.run.meta.hostname = self.host.clone();
-        self.run.meta.report_version = Some("fio-3.42".into());
-        self.run.timestamp_ms = self
-            .run
-            .jobs
-            .iter()
-            .map(|j| j.start_unix_ms)
-            .min()
-            .unwrap_or(0);
+        r.meta.hostname = self.host.clone();
+        r.meta.report_version = Some("fio-3.42".into());
+        r.timestamp_ms = r.jobs.iter().map(|j| j.start_unix_ms).min().unwrap_or(0);
+    }
+
+    fn outcome(mut self) -> Outcome {
+        let mut run = std::mem::take(&mut self.run);
+        self.complete(&mut run);
         Outcome {
             run: HostRun {
                 host: self.name.clone(),
-                result: Some(self.run),
+                result: Some(run),
+                interim: self.interim,
                 ..HostRun::default()
             },
             status: self.status,

@@ -79,6 +79,7 @@ fn host_run(
         result,
         error,
         live_sent: 0,
+        interim: Vec::new(),
     }
 }
 

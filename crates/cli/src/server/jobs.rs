@@ -140,23 +140,23 @@ fn reports(plan: &Plan) -> u32 {
 }
 
 /// Each job's options and statistics, each group's, the disks'. The final report
-/// (`globals`: the job files' global options) has the options and the disks; an
-/// interim one only the statistics.
+/// (`globals`: the job files' global options) has the global options and the disks;
+/// an interim one the jobs' options and the statistics.
 fn results(w: &mut Conn, r: &RunResult, globals: Option<&[(String, String)]>) -> Result<()> {
     let last = globals.is_some();
     for (name, value) in globals.unwrap_or_default() {
         send(w, op::JOB_OPT, 0, &msg::job_opt(true, 0, name, value))?;
     }
     for (i, j) in r.jobs.iter().enumerate() {
-        if last {
-            for (name, value) in &j.info.options {
-                send(
-                    w,
-                    op::JOB_OPT,
-                    0,
-                    &msg::job_opt(false, i as u32, name, value),
-                )?;
-            }
+        // Each report has its jobs' options, as fio's (its client lists them with
+        // every report's entries).
+        for (name, value) in &j.info.options {
+            send(
+                w,
+                op::JOB_OPT,
+                0,
+                &msg::job_opt(false, i as u32, name, value),
+            )?;
         }
         let g = r.groups.iter().find(|g| g.groupid == j.groupid);
         send(w, op::TS, 0, &stats::ts(j, i as u32 + 1, g))?;

@@ -84,6 +84,7 @@ fn a_failed_rank_passes_its_gates_and_the_others_results_are_kept() {
                 result: None,
                 error: Some("open /dev/missing: No such file or directory".into()),
                 live_sent: 0,
+                interim: Vec::new(),
             }
         } else {
             for _ in 0..phases {
@@ -95,6 +96,7 @@ fn a_failed_rank_passes_its_gates_and_the_others_results_are_kept() {
                 result: Some(result(r.rank(), 10)),
                 error: None,
                 live_sent: 0,
+                interim: Vec::new(),
             }
         };
         r.collect(mine, &NO_STOP)
@@ -122,6 +124,7 @@ fn a_rank_that_never_reports_is_named_after_a_stop() {
             result: Some(result(r.rank(), 5)),
             error: None,
             live_sent: 0,
+            interim: Vec::new(),
         };
         if r.rank() == 1 {
             return None; // killed before it could report
@@ -198,6 +201,7 @@ fn every_ranks_live_intervals_reach_rank_0_before_the_end() {
             result: Some(result(r.rank(), 1)),
             error: None,
             live_sent: 0,
+            interim: Vec::new(),
         };
         r.collect(mine, &NO_STOP)?;
         Some(r.take_live())
