@@ -196,8 +196,11 @@ class Bench:
             return res
         ios = data.get("ios") or 0
         cpu = (data.get("usr_cpu_s") or 0) + (data.get("sys_cpu_s") or 0)
+        secs = sorted(data.get("iops_per_second") or [])
         res.update(
             iops=data.get("iops"),
+            # The median of the once-a-second figures: t/io_uring's statistic.
+            iops_sec_median=secs[len(secs) // 2] if secs else None,
             total_ios=ios,
             cpu_us_per_io=(cpu * 1e6 / ios) if ios else None,
             p9999=(data.get("clat_ns") or {}).get("percentile", {}).get("99.990000"),

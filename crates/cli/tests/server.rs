@@ -322,7 +322,12 @@ fn interim_reports_and_remote_job_files() {
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let reports = r.stdout.matches("paced: (groupid=0, jobs=1)").count();
         assert!(reports >= 2, "{reports} reports:\n{}", r.stdout);
-        let args = [&*client, "--output-format=json", "--status-interval=1", "paced.fio"];
+        let args = [
+            &*client,
+            "--output-format=json",
+            "--status-interval=1",
+            "paced.fio",
+        ];
         let r = run_in(d.path(), &args);
         assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
         let v: Value = serde_json::from_str(&r.stdout).unwrap();
@@ -331,15 +336,23 @@ fn interim_reports_and_remote_job_files() {
             .iter()
             .map(|e| e["read"]["total_ios"].as_u64().unwrap())
             .collect();
-        assert!(ios.len() >= 2 && ios.windows(2).all(|w| w[0] < w[1]), "{ios:?}");
+        assert!(
+            ios.len() >= 2 && ios.windows(2).all(|w| w[0] < w[1]),
+            "{ios:?}"
+        );
         // The last is the final report: the whole 3 s run.
         let runtimes: Vec<u64> = entries
             .iter()
             .map(|e| e["read"]["runtime"].as_u64().unwrap())
             .collect();
         let (last, interim) = runtimes.split_last().unwrap();
-        assert!(*last >= 3000 && interim.iter().all(|&t| t < 3000), "{runtimes:?}");
-        assert!(entries.iter().all(|e| e["job options"]["rate_iops"] == "1000"));
+        assert!(
+            *last >= 3000 && interim.iter().all(|&t| t < 3000),
+            "{runtimes:?}"
+        );
+        assert!(entries
+            .iter()
+            .all(|e| e["job options"]["rate_iops"] == "1000"));
     }
     // The same job file, named on the server's side.
     let path = d.path().join("paced.fio");
@@ -618,7 +631,8 @@ fn client_flags_before_client_are_refused() {
     let r = run_in(d.path(), &["j.fio", "--client=127.0.0.1,1", "j.fio"]);
     assert_eq!(r.code, 1, "{}", r.stdout);
     assert!(
-        r.stderr.contains("the job file j.fio comes before any --client"),
+        r.stderr
+            .contains("the job file j.fio comes before any --client"),
         "{}",
         r.stderr
     );
@@ -1323,33 +1337,51 @@ fn servers_and_clients_on_unix_sockets() {
 }
 
 /// fio-plot's `bench-fio --remote` (from PyPI) runs a small sweep — random reads at
-/// depths 1 and 4 — through fio 3.42's client on two ioscope servers: a JSON document
-/// per point with both servers' jobs and "All clients" adding them up, and the logs
-/// bench-fio asks each job for.
+/// depths 1 and 4 — through fio 3.42's client on two ioscope servers, on this host's
+/// loopback and on two network hosts: a JSON document per point with both servers'
+/// jobs and "All clients" adding them up, and the logs bench-fio asks each job for.
 #[test]
 fn bench_fio_remote_sweeps_on_ioscope_servers() {
-    require!(Prereq::Fio342, Prereq::BenchFio);
+    require!(Prereq::Fio342, Prereq::BenchFio, Prereq::NetNs);
     let d = tmpdir();
-    let servers = [Server::ioscope(d.path()), Server::ioscope(d.path())];
+    // The file every server reads, laid out beforehand (they share this machine).
+    std::fs::create_dir(d.path().join("data")).unwrap();
+    std::fs::write(d.path().join("data/f1"), vec![7u8; 16 << 20]).unwrap();
+    let local = [Server::ioscope(d.path()), Server::ioscope(d.path())];
+    bench_fio_sweep(d.path(), &local, &["127.0.0.1", "127.0.0.1"], "loopback");
+    // And across a network: two hosts (network namespaces on a bridge).
+    let hosts = match NetHosts::new(2) {
+        Ok(h) => h,
+        Err(e) => skip!("network namespaces on a bridge: {e}"),
+    };
+    let remote = [0, 1].map(|i| Server::ioscope_on(&hosts, i, d.path()));
+    let addrs = [hosts.addr(0), hosts.addr(1)];
+    bench_fio_sweep(d.path(), &remote, &[&addrs[0], &addrs[1]], "two hosts");
+}
+
+/// fio-plot's bench-fio sweeps iodepth 1 and 4 with `--remote` on `servers` (at
+/// `ips`), through fio 3.42's client: each depth's JSON has both hosts and their sum,
+/// and each server's logs come back under its address.
+fn bench_fio_sweep(dir: &Path, servers: &[Server], ips: &[&str], what: &str) {
     let hosts: String = servers
         .iter()
-        .map(|s| format!("127.0.0.1,{}\n", s.port))
+        .zip(ips)
+        .map(|(s, ip)| format!("{ip},{}\n", s.port))
         .collect();
-    std::fs::write(d.path().join("host.list"), hosts).unwrap();
-    // The file both servers read, laid out beforehand (they share this machine).
-    std::fs::create_dir(d.path().join("data")).unwrap();
-    let target = d.path().join("data/f1");
-    std::fs::write(&target, vec![7u8; 16 << 20]).unwrap();
+    std::fs::write(dir.join("host.list"), hosts).unwrap();
+    let target = dir.join("data/f1");
     // bench-fio runs `fio` from PATH: fio 3.42's client.
-    let bin_dir = d.path().join("bin");
-    std::fs::create_dir(&bin_dir).unwrap();
-    std::os::unix::fs::symlink(fio342_path(), bin_dir.join("fio")).unwrap();
+    let bin_dir = dir.join("bin");
+    if !bin_dir.exists() {
+        std::fs::create_dir(&bin_dir).unwrap();
+        std::os::unix::fs::symlink(fio342_path(), bin_dir.join("fio")).unwrap();
+    }
     let path = format!(
         "{}:{}",
         bin_dir.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = d.path().join("out");
+    let out = dir.join(format!("out-{}", what.replace(' ', "-")));
     let r = Command::new(bench_fio())
         .args(["--target", target.to_str().unwrap()])
         .args(["--type", "file", "--size", "16M", "--mode", "randread"])
@@ -1364,13 +1396,13 @@ fn bench_fio_remote_sweeps_on_ioscope_servers() {
         ])
         .args(["--output", out.to_str().unwrap()])
         .env("PATH", path)
-        .current_dir(d.path())
+        .current_dir(dir)
         .output()
         .expect("bench-fio");
     let text = String::from_utf8_lossy(&r.stdout);
     assert!(
         r.status.success() && !text.contains("An error occurred"),
-        "{text}{}",
+        "{what}: {text}{}",
         String::from_utf8_lossy(&r.stderr)
     );
     for depth in [1, 4] {
@@ -1379,25 +1411,40 @@ fn bench_fio_remote_sweeps_on_ioscope_servers() {
         let stats = v["client_stats"].as_array().expect("client_stats");
         let (all, hosts): (Vec<&Value>, Vec<&Value>) =
             stats.iter().partition(|e| e["jobname"] == "All clients");
-        assert_eq!((hosts.len(), all.len()), (2, 1), "depth {depth}: {v}");
+        assert_eq!(
+            (hosts.len(), all.len()),
+            (2, 1),
+            "{what}, depth {depth}: {v}"
+        );
         let ios = |e: &Value| e["read"]["total_ios"].as_u64().unwrap_or(0);
-        assert!(hosts.iter().all(|h| ios(h) > 0), "depth {depth}");
+        assert!(hosts.iter().all(|h| ios(h) > 0), "{what}, depth {depth}");
         assert_eq!(ios(all[0]), hosts.iter().map(|h| ios(h)).sum::<u64>());
+        let mut named: Vec<&str> = hosts
+            .iter()
+            .filter_map(|h| h["hostname"].as_str())
+            .collect();
+        named.sort();
+        let mut want = ips.to_vec();
+        want.sort();
+        assert_eq!(named, want, "{what}, depth {depth}");
         for e in &hosts {
             assert_eq!(e["job options"]["iodepth"], depth.to_string());
         }
-        // Every log; a run shorter than the 1 s averaging window has latency
-        // lines only (as with fio's servers).
-        for kind in ["bw", "iops", "clat", "lat"] {
+        // Every log, from every server; a run shorter than the 1 s averaging window
+        // has latency lines only (as with fio's servers).
+        for (kind, ip) in ["bw", "iops", "clat", "lat"]
+            .iter()
+            .flat_map(|k| ips.iter().map(move |ip| (k, ip)))
+        {
             let log = out.join(format!(
-                "f1/4k/randread-iodepth-{depth}-numjobs-1_{kind}.1.log.127.0.0.1"
+                "f1/4k/randread-iodepth-{depth}-numjobs-1_{kind}.1.log.{ip}"
             ));
-            let lines =
-                std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-            let averaged = matches!(kind, "bw" | "iops");
+            let lines = std::fs::read_to_string(&log)
+                .unwrap_or_else(|e| panic!("{what}: {}: {e}", log.display()));
+            let averaged = matches!(*kind, "bw" | "iops");
             assert!(
                 averaged || lines.lines().count() > 0,
-                "{} is empty",
+                "{what}: {} is empty",
                 log.display()
             );
         }

@@ -16,6 +16,9 @@ mod quit;
 mod target;
 mod trigger;
 
+use crate::command::defs;
+use crate::fio::args::FioArgs;
+use crate::term::status::{Status, DEFAULT_INTERVAL};
 use anyhow::{anyhow, bail, Context as _, Result};
 use host::Sink;
 use ioscope_report::{Endpoint, OutputFormat};
@@ -25,9 +28,6 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Mutex;
-use crate::command::defs;
-use crate::fio::args::FioArgs;
-use crate::term::status::{Status, DEFAULT_INTERVAL};
 use target::targets;
 
 /// The flags the client itself takes (before the first `--client`); every other
@@ -176,7 +176,9 @@ fn local_flags(local: &[String]) -> Result<FioArgs> {
         .iter()
         .find(|(n, _, _)| !CLIENT_FLAGS.contains(&n.as_str()))
     {
-        let given = v.as_ref().map_or(format!("--{n}"), |v| format!("--{n}={v}"));
+        let given = v
+            .as_ref()
+            .map_or(format!("--{n}"), |v| format!("--{n}={v}"));
         bail!("--client: {given} before --client is not taken by ioscope --client (after --client=HOST it is sent to that server)");
     }
     FioArgs::from_flags(c.flags.iter().map(|(n, v, _)| (n.as_str(), v.as_deref())))
