@@ -9,7 +9,7 @@ use ioscope_wire::frame;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -688,6 +688,27 @@ fn the_clients_status_line_sums_the_servers() {
     assert_eq!(names, ["paced", "paced", "All clients"], "{}", r.stdout);
 }
 
+/// What the harness kept of each test (the client's output and errors, the
+/// servers' logs), for a failure's message: each file's first 4000 bytes.
+fn artifacts(art: &Path) -> String {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(art)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|f| {
+            let b = std::fs::read(f).unwrap_or_default();
+            let head = String::from_utf8_lossy(&b[..b.len().min(4000)]).into_owned();
+            format!("--- {}\n{head}\n", f.display())
+        })
+        .collect()
+}
+
 /// fio 3.42's own client/server test, `t/client_server.py` (four servers on ports
 /// 8765–8768 started with `--daemonize`, eleven runs checking each server's jobs, the
 /// global options per server and the percentiles of "All clients"), passes with
@@ -742,9 +763,10 @@ fn fios_client_server_harness_passes() {
         };
         assert!(
             out.status.success() && text.contains(want),
-            "{what}: {}\n{text}{}",
+            "{what}: {}\n{text}{}\n{}",
             out.status,
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&out.stderr),
+            artifacts(&art)
         );
         // Test 5: four servers ran three jobs each; "All clients" adds them up.
         let doc = std::fs::read_to_string(art.join("0005/client_server005.output")).unwrap();
