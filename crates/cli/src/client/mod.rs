@@ -59,6 +59,9 @@ pub fn main(argv: &[OsString]) -> Result<ExitCode> {
         if let Some(v) = last_value(args(), "--output-format=") {
             formats = ioscope_report::parse_formats(v)
                 .map_err(|e| anyhow::anyhow!("--output-format: {e}"))?;
+            if a.append_terse && !formats.contains(&OutputFormat::Terse) {
+                formats.push(OutputFormat::Terse);
+            }
         }
     }
     let terse_version = match last_value(args(), "--terse-version=") {
