@@ -201,6 +201,7 @@ class Bench:
             iops=data.get("iops"),
             # The median of the once-a-second figures: t/io_uring's statistic.
             iops_sec_median=secs[len(secs) // 2] if secs else None,
+            secs=secs,
             total_ios=ios,
             cpu_us_per_io=(cpu * 1e6 / ios) if ios else None,
             p9999=(data.get("clat_ns") or {}).get("percentile", {}).get("99.990000"),

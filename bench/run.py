@@ -66,7 +66,8 @@ def t_io_uring(b, path, args, runtime, f):
     """Run t/io_uring for `runtime` s on file `f` (it wants one even for NOPs, which name it;
     opened buffered, -O0, never read); its IOPS: the median of its once-a-second lines
     ("IOPS=14.53M, IOS/call=8/8")."""
-    rc, out, err, wall = b.run([path] + args + ["-O0", "-r%d" % runtime, f], timeout=runtime + 60)
+    direct = [] if any(a.startswith("-O") for a in args) else ["-O0"]
+    rc, out, err, wall = b.run([path] + args + direct + ["-r%d" % runtime, f], timeout=runtime + 60)
     scale = {"": 1, "K": 1e3, "M": 1e6, "G": 1e9}
     vals = []
     for line in (out + err).splitlines():
@@ -80,7 +81,7 @@ def t_io_uring(b, path, args, runtime, f):
     if rc != 0 or not vals:
         return {"rc": rc, "error": "exit %s: %s" % (rc, (err.strip() or out.strip())[-300:])}
     vals.sort()
-    return {"rc": rc, "iops": vals[len(vals) // 2], "wall_s": wall}
+    return {"rc": rc, "iops": vals[len(vals) // 2], "secs": vals, "wall_s": wall}
 
 
 def main():
@@ -248,73 +249,33 @@ def run_all(b, reps, rt, skip, rows):
 
     # ---------------------------------------------------------------- 5. ioscope peak
     if "peak" not in skip:
-        out = {"lat": [], "nolat": [], "file": []}
-        base = ["--nop", "--depth=32", "--batch=8"]
-        # fio 3.42's t/io_uring on the same NOP path, latency tracking on as ours is
-        # (-t1): the anchor for speed. Its NOPs name a file and a buffer, both registered
-        # (-F1 -B1, its defaults), and the kernel looks both up; `peak --nop FILE
-        # --registerfiles --fixedbufs` issues the same NOPs, so the two do the same kernel
-        # work and the ratio is the programs' own. Each repetition runs all four back to
-        # back, so that the machine's load drifts through them alike (on a shared machine
-        # it moves by 2x within minutes).
-        tio = t_io_uring_path(b)
-        nopfile = "/dev/shm/ioscope-bench-nop-%d" % os.getpid()
-        with open(nopfile, "wb") as h:
-            h.truncate(GiB)
-        like = base + ["--registerfiles", "--fixedbufs", nopfile]
-        tu = []
-        try:
-            for rep in range(reps):
-                b.progress("peak nop lat rep %d/%d" % (rep + 1, reps))
-                res = b.peak(base, rt)
-                b.record("peak --nop --depth=32 --batch=8 [lat]", "ioscope", rep + 1, res)
-                out["lat"].append(res)
-                if tio:
-                    b.progress("t/io_uring -N1 rep %d/%d" % (rep + 1, reps))
-                    res = t_io_uring(b, tio, ["-N1", "-d32", "-s8", "-c8", "-t1"], rt, nopfile)
-                    b.record("t/io_uring -N1 -d32 -s8 -c8 -t1", "t/io_uring", rep + 1, res)
-                    tu.append(res)
-                    b.progress("peak nop file rep %d/%d" % (rep + 1, reps))
-                    res = b.peak(like, rt)
-                    b.record("peak --nop --depth=32 --batch=8 --registerfiles --fixedbufs FILE", "ioscope",
-                             rep + 1, res)
-                    out["file"].append(res)
-                b.progress("peak nop nolat rep %d/%d" % (rep + 1, reps))
-                res = b.peak(base + ["--no-lat"], rt)
-                b.record("peak --nop --depth=32 --batch=8 [nolat]", "ioscope", rep + 1, res)
-                out["nolat"].append(res)
-        finally:
-            os.unlink(nopfile)
-        if tio:
-            # Like for like: each tool's median once-a-second IOPS (t/io_uring prints
-            # nothing else; ioscope's total/runtime would also count its first, partial
-            # second).
-            t_iops, f_iops = med(tu, "iops"), med(out["file"], "iops_sec_median")
-            pairs = [bl.ratio(x.get("iops_sec_median"), y.get("iops")) for x, y in zip(out["file"], tu)]
-            pairs = sorted(r for r in pairs if r is not None)
-            b.note("peak --nop FILE / t/io_uring, repetition by repetition: %s"
-                   % ", ".join("%.2f" % r for r in pairs))
-            rows.append(["peak --nop --depth=32 --batch=8 --registerfiles --fixedbufs FILE vs t/io_uring -N1 -d32 "
-                         "-s8 -c8 -t1 FILE", "IOPS (median of the once-a-second figures), latency tracking on, "
-                         "the same NOPs (fio column: t/io_uring 3.42)", bl.fmt_num(t_iops), bl.fmt_num(f_iops),
-                         bl.fmt_ratio(bl.ratio(f_iops, t_iops)) + " io/t", "≥ 1.0"])
-        else:
-            b.note("t/io_uring: not found (../shared/tools/fio-3.42/t-io_uring or $T_IO_URING): its row is left out")
+        out = peak_nops(b, reps, rt, rows, skip)
         with_lat, without = med(out["lat"], "iops"), med(out["nolat"], "iops")
         rows.append(["ioscope peak --nop --depth=32 --batch=8", "IOPS with latency tracking", "", bl.fmt_num(with_lat),
                      "", ""])
         rows.append(["ioscope peak --nop --depth=32 --batch=8 --no-lat", "IOPS without latency tracking", "",
                      bl.fmt_num(without), "", ""])
         lost = (100.0 * (without - with_lat) / without) if with_lat and without else None
-        rows.append(["ioscope peak NOP", "% IOPS lost to latency tracking at peak", "", bl.fmt_pct(lost), "",
-                     "≤ 1% (t/io_uring -t1: ≤ 1.4%)"])
-        pk = []
+        rows.append(["ioscope peak NOP", "% IOPS lost to latency tracking at peak (two TSC reads and a "
+                     "record per batch of 8 NOPs)", "", bl.fmt_pct(lost), "", "≤ 1%"])
         pargs = ["--depth=32", "--batch=8", "--fixedbufs", "--registerfiles"] + target["peak_args"] + [target["path"]]
-        for rep in range(reps):
-            b.progress("peak on %s rep %d/%d" % (target["path"], rep + 1, reps))
-            res = b.peak(pargs, rt)
-            b.record("peak shm-loop", "ioscope", rep + 1, res)
-            pk.append(res)
+        tio = t_io_uring_path(b)
+        if tio:
+            # Reads, where t/io_uring's -t1 does track (a clock index per batch): both
+            # tools track latency, both read the TSC twice a batch.
+            direct = "-O0" if "--buffered" in pargs else "-O1"
+            targs = ["-d32", "-s8", "-c8", "-t1", "-p0", "-B1", "-F1", direct]
+            got = run_pairs(b, tio, [("tracked", targs, pargs)], reps, rt, target["path"])
+            pk = got["tracked"][1]
+            pair_rows(b, rows, got, "peak --depth=32 --batch=8 --fixedbufs --registerfiles shm-loop",
+                      "t/io_uring -d32 -s8 -c8 -p0 -B1 -F1 %s" % direct, "4 KiB random reads, t/io_uring tracking too")
+        else:
+            pk = []
+            for rep in range(reps):
+                b.progress("peak on %s rep %d/%d" % (target["path"], rep + 1, reps))
+                res = b.peak(pargs, rt)
+                b.record("peak shm-loop", "ioscope", rep + 1, res)
+                pk.append(res)
         pi = med(pk, "iops")
         rows.append(["ioscope peak %s on shm-loop" % " ".join(pargs[:-1]), "IOPS (fio column: best fio io_uring QD32 "
                      "on the same device, section 3)", bl.fmt_num(uring_fio_best), bl.fmt_num(pi),
@@ -387,6 +348,119 @@ def add_uring_rows(rows, label, res):
     rows.append([label, "IOPS", bl.fmt_num(f), bl.fmt_num(i), bl.fmt_ratio(bl.ratio(i, f)) + " io/fio", ""])
     rows.append([label, "CPU µs per I/O (at the IOPS above)", "%.2f" % fc if fc else "n/a",
                  "%.2f" % ic if ic else "n/a", bl.fmt_ratio(bl.ratio(ic, fc)) + " io/fio", "≤ 0.7×"])
+
+
+def peak_nops(b, reps, rt, rows, skip):
+    """`peak --nop` with and without latency tracking, and against fio 3.42's t/io_uring -N1
+    on the same NOPs: the rows, and each case's results.
+
+    t/io_uring's NOPs name a file and a buffer, both registered (-F1 -B1, its defaults), and
+    the kernel looks both up; `peak --nop FILE --registerfiles --fixedbufs` issues the same
+    NOPs, so the two do the same kernel work and the ratio is the programs' own. Its -t1
+    asks for latency tracking, but its NOPs carry no clock index (init_io returns before
+    setting user_data), so it records none: its percentiles print as 0, and it reads the
+    TSC once per batch where tracking reads it twice. So two pairs: ioscope tracking vs
+    t/io_uring -t1 (the issue's goal), and both without tracking (-t0, --no-lat: like for
+    like)."""
+    out = {"lat": [], "nolat": []}
+    base = ["--nop", "--depth=32", "--batch=8"]
+    tio = t_io_uring_path(b)
+    nopfile = "/dev/shm/ioscope-bench-nop-%d" % os.getpid()
+    with open(nopfile, "wb") as h:
+        h.truncate(GiB)
+    like = base + ["--registerfiles", "--fixedbufs", nopfile]
+    t_args = ["-N1", "-d32", "-s8", "-c8"]
+    pairs = [("tracked", t_args + ["-t1"], like), ("untracked", t_args + ["-t0"], like + ["--no-lat"])]
+    try:
+        for rep in range(reps):
+            b.progress("peak nop lat rep %d/%d" % (rep + 1, reps))
+            res = b.peak(base, rt)
+            b.record("peak --nop --depth=32 --batch=8 [lat]", "ioscope", rep + 1, res)
+            out["lat"].append(res)
+            b.progress("peak nop nolat rep %d/%d" % (rep + 1, reps))
+            res = b.peak(base + ["--no-lat"], rt)
+            b.record("peak --nop --depth=32 --batch=8 [nolat]", "ioscope", rep + 1, res)
+            out["nolat"].append(res)
+        got = run_pairs(b, tio, pairs, reps, rt, nopfile) if tio else {}
+        if tio and "callgrind" not in skip and shutil.which("valgrind"):
+            ir = peak_ir_per_nop(b, like)
+            rows.append(["ioscope " + " ".join(["peak"] + like[:-1]) + " FILE", "instructions per NOP under callgrind "
+                         "(difference of a 1 s and a 3 s run: start-up left out)", "", "%.1f" % ir if ir else "n/a",
+                         "", ""])
+    finally:
+        os.unlink(nopfile)
+    if not tio:
+        b.note("t/io_uring: not found (../shared/tools/fio-3.42/t-io_uring or $T_IO_URING): its rows are left out")
+        return out
+    b.note("t/io_uring -N1 -t1 records no latency for NOPs (they carry no clock index; its percentiles print "
+           "as 0) and reads the TSC once per batch; ioscope's tracking reads it twice (before and after each "
+           "submission call) and records every NOP")
+    pair_rows(b, rows, got, "peak --nop --depth=32 --batch=8 --registerfiles --fixedbufs FILE",
+              "t/io_uring -N1 -d32 -s8 -c8", "the same NOPs")
+    return out
+
+
+def run_pairs(b, tio, pairs, reps, rt, target):
+    """Runs each (name, t/io_uring args, peak args) pair `reps` times on `target`, back to back,
+    in turn t/io_uring first and ioscope first, so that a drift of the machine's load falls on
+    both alike: {name: (t/io_uring results, ioscope results)}."""
+    got = {name: ([], []) for name, _, _ in pairs}
+    for rep in range(reps):
+        for name, targs, pargs in pairs:
+            tu, io = got[name]
+            for which in (("t", "i") if rep % 2 == 0 else ("i", "t")):
+                b.progress("%s pair %s rep %d/%d" % (name, which, rep + 1, reps))
+                if which == "t":
+                    res = t_io_uring(b, tio, targs, rt, target)
+                    b.record("t/io_uring " + " ".join(targs), "t/io_uring", rep + 1, res)
+                    tu.append(res)
+                else:
+                    res = b.peak(pargs, rt)
+                    b.record("peak " + " ".join(pargs[:-1]) + " " + name, "ioscope", rep + 1, res)
+                    io.append(res)
+    return got
+
+
+def pair_rows(b, rows, got, peak_label, t_label, what):
+    """One row per pair of [`run_pairs`]: each tool's median of every once-a-second IOPS figure
+    of every repetition, and their ratio; the ratios repetition by repetition as a note."""
+    for name, (tu, io) in got.items():
+        t_iops, i_iops = pooled(tu), pooled(io)
+        per = sorted(r for r in (bl.ratio(x.get("iops_sec_median"), y.get("iops")) for x, y in zip(io, tu))
+                     if r is not None)
+        b.note("%s, %s: ioscope / t/io_uring repetition by repetition (medians of each run's once-a-second "
+               "figures): %s" % (peak_label, name, ", ".join("%.2f" % r for r in per)))
+        flags = {"tracked": ("", " -t1", "ioscope's latency tracking on"),
+                 "untracked": (" --no-lat", " -t0", "no latency tracking in either")}[name]
+        rows.append(["%s%s vs %s%s" % (peak_label, flags[0], t_label, flags[1]),
+                     "IOPS (median of every once-a-second figure of every repetition), %s, %s (fio column: "
+                     "t/io_uring 3.42)" % (flags[2], what), bl.fmt_num(t_iops), bl.fmt_num(i_iops),
+                     bl.fmt_ratio(bl.ratio(i_iops, t_iops)) + " io/t", "≥ 1.0"])
+
+
+def pooled(results):
+    """The median of every once-a-second IOPS figure of `results`."""
+    vals = sorted(v for r in results for v in (r.get("secs") or []))
+    return vals[len(vals) // 2] if vals else None
+
+
+def peak_ir_per_nop(b, args):
+    """Instructions per NOP of `ioscope peak ARGS` under callgrind: the difference of a 1 s
+    and a 3 s run, so that start-up and the report cancel out."""
+    got = []
+    for secs in (1, 3):
+        outf = os.path.join(b.tmp, "callgrind.peak.%d" % secs)
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=%s" % outf, b.ioscope, "peak"] + list(args) \
+            + ["--runtime=%d" % secs, "--json"]
+        b.progress("callgrind peak %s, %d s" % (" ".join(args[:-1]), secs))
+        rc, out, err, wall = b.run(cmd, timeout=600, cwd=b.tmp)
+        data = bl.parse_json(out)
+        ir = callgrind_total(outf)
+        if rc != 0 or not data or not ir:
+            return None
+        got.append((ir, data.get("ios") or 0))
+    (ir1, n1), (ir3, n3) = got
+    return (ir3 - ir1) / (n3 - n1) if n3 > n1 else None
 
 
 def callgrind_total(path):

@@ -44,11 +44,13 @@ impl Tags {
         }
     }
 
-    /// A tag no NOP in flight carries.
+    /// A tag no NOP in flight carries: the latest batch's again when it has completed
+    /// (NOPs complete within their submission call, so nearly always), which leaves the
+    /// SQEs' user_data as it was.
     #[inline(always)]
     fn free(&self) -> Option<usize> {
         let mask = self.left.len() - 1;
-        (1..=mask + 1)
+        (0..=mask)
             .map(|i| (self.cur + i) & mask)
             .find(|&t| self.left[t] == 0)
     }
@@ -101,6 +103,30 @@ impl Tags {
     }
 }
 
+/// The NOP SQEs copied into the ring, and which of them carry which tag: entries
+/// `..len` carry `tag` (its user_data), so that a batch with the same tag as the one
+/// before (nearly every batch: see [`Tags::free`]) is copied as it is.
+struct Sqes {
+    e: Vec<squeue::Entry>,
+    tag: usize,
+    len: usize,
+}
+
+impl Sqes {
+    /// The first `k` entries, each tagged `tag`; None if there are fewer.
+    #[inline(always)]
+    fn tagged(&mut self, k: usize, tag: usize) -> Option<&[squeue::Entry]> {
+        let batch = self.e.get_mut(..k)?;
+        if self.tag != tag || self.len < k {
+            for e in batch.iter_mut() {
+                e.set_user_data(tag as u64);
+            }
+            (self.tag, self.len) = (tag, k);
+        }
+        Some(batch)
+    }
+}
+
 /// NOPs written to the ring and not yet submitted, and NOPs in the kernel.
 struct Queue {
     queued: u32,
@@ -133,7 +159,11 @@ impl UringEngine {
         let (batch, complete) = (batch.clamp(1, depth), complete.clamp(1, depth));
         let fd = RingFd::register(self.ring.as_raw_fd());
         // Allocated before the first NOP, never grown.
-        let mut sqes = vec![self.nop_sqe.clone(); batch as usize];
+        let mut sqes = Sqes {
+            e: vec![self.nop_sqe.clone(); batch as usize],
+            tag: usize::MAX,
+            len: 0,
+        };
         let mut tags = Tags::new(2 * depth as usize);
         let len = b.nop_len();
         let mut q = Queue {
@@ -177,7 +207,7 @@ impl UringEngine {
         b: &mut N,
         q: &mut Queue,
         tags: &mut Tags,
-        sqes: &mut [squeue::Entry],
+        sqes: &mut Sqes,
         batch: u32,
         now: u64,
     ) -> bool {
@@ -200,13 +230,10 @@ impl UringEngine {
     /// Writes `k` NOPs tagged `tag` into the ring, copied from `sqes` through one view
     /// (its tail published once). False: the ring had no room.
     #[inline(always)]
-    fn nop_write(&mut self, sqes: &mut [squeue::Entry], k: u32, tag: usize) -> bool {
-        let Some(batch) = sqes.get_mut(..k as usize) else {
+    fn nop_write(&mut self, sqes: &mut Sqes, k: u32, tag: usize) -> bool {
+        let Some(batch) = sqes.tagged(k as usize, tag) else {
             return false;
         };
-        for e in batch.iter_mut() {
-            e.set_user_data(tag as u64);
-        }
         // SAFETY: a NOP points at no memory.
         unsafe { self.ring.submission().push_multiple(batch) }.is_ok()
     }
@@ -215,30 +242,36 @@ impl UringEngine {
     /// how many. A NOP's result is 0; it stands for `len` bytes.
     #[inline(always)]
     fn nop_reap<N: NopBurst>(&mut self, b: &mut N, tags: &mut Tags, len: u32, t: u64) -> u32 {
-        let mut n = 0;
-        let mut run: Option<(usize, i64, u32)> = None;
-        for cqe in self.ring.completion() {
-            let tag = cqe.user_data() as usize;
-            let result = match cqe.result() {
-                0 => i64::from(len),
-                r => i64::from(r),
-            };
-            n += 1;
-            match &mut run {
-                Some((rt, rr, c)) if *rt == tag && *rr == result => *c += 1,
-                _ => {
-                    if let Some(r) = run {
-                        tags.done(b, r, t);
-                    }
-                    run = Some((tag, result, 1));
-                }
+        let cq = self.ring.completion();
+        let n = cq.len() as u32;
+        // The run of equal tags and results in hand: (tag, result, count).
+        let mut run = (0usize, 0i32, 0u32);
+        for cqe in cq {
+            let (tag, res) = (cqe.user_data() as usize, cqe.result());
+            if tag == run.0 && res == run.1 {
+                run.2 += 1;
+                continue;
             }
+            if run.2 > 0 {
+                tags.done(b, nop_run(run, len), t);
+            }
+            run = (tag, res, 1);
         }
-        if let Some(r) = run {
-            tags.done(b, r, t);
+        if run.2 > 0 {
+            tags.done(b, nop_run(run, len), t);
         }
         n
     }
+}
+
+/// A run of completions as the runner takes it: a NOP's result 0 stands for `len`.
+#[inline(always)]
+fn nop_run((tag, res, n): (usize, i32, u32), len: u32) -> (usize, i64, u32) {
+    let result = match res {
+        0 => i64::from(len),
+        r => i64::from(r),
+    };
+    (tag, result, n)
 }
 
 /// The kernel took the first `n` queued NOPs at `t`.
@@ -252,4 +285,44 @@ fn nop_issued<N: NopBurst>(b: &mut N, q: &mut Queue, tags: &mut Tags, n: usize, 
     b.submitted(n, t);
     q.queued -= n;
     q.inflight += n;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Sqes;
+    use io_uring::opcode;
+
+    fn tags_of(s: &mut Sqes, k: usize, tag: usize) -> Vec<u64> {
+        let got = s.tagged(k, tag).expect("k within the batch");
+        got.iter().map(|e| e.get_user_data()).collect()
+    }
+
+    #[test]
+    fn every_nop_of_a_batch_carries_its_tag() {
+        // Batches of every size, tags repeating and not, in an order where the entries
+        // past a short batch keep an older tag: each batch's NOPs all carry its own.
+        let mut s = Sqes {
+            e: vec![opcode::Nop::new().build(); 8],
+            tag: usize::MAX,
+            len: 0,
+        };
+        for (k, tag) in [
+            (8, 1),
+            (8, 1),
+            (4, 2),
+            (2, 1),
+            (8, 1),
+            (3, 1),
+            (8, 5),
+            (1, 5),
+            (8, 5),
+        ] {
+            assert_eq!(
+                tags_of(&mut s, k, tag),
+                vec![tag as u64; k],
+                "batch of {k} tagged {tag}"
+            );
+        }
+        assert!(s.tagged(9, 1).is_none(), "more than the batch holds");
+    }
 }

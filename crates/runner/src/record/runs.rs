@@ -40,12 +40,12 @@ impl Recorder {
             return;
         }
         let clat = self.clock.delta_ns(issue, t);
-        let lat = self.clock.delta_ns(start, issue) + clat;
         let dir = &mut self.live.dirs[d];
         if self.track_clat {
             dir.clat.add_n(clat, u64::from(n));
         }
         if self.track_lat && !self.lat_is_clat {
+            let lat = self.clock.delta_ns(start, issue) + clat;
             dir.lat.add_n(lat, u64::from(n));
         }
     }

@@ -28,7 +28,26 @@ impl Workload {
     /// Up to `k` NOPs at once: the workload is left as `k` calls of
     /// [`Self::next_nop_io`] would leave it. How many there were (fewer than `k`: the
     /// workload is at its end).
+    #[inline(always)]
     pub fn take_nops(&mut self, k: u64) -> u64 {
+        // Far from every limit (nearly always), once the first NOP set `last`: all of
+        // them, without dividing or looping.
+        if let Some(p) = self.plain.filter(|_| self.last.len != 0) {
+            let want = k * u64::from(p.len);
+            let room = self.pass_bytes.saturating_sub(self.pass_done);
+            if self.ios_left >= k && room >= want && (self.time_based || self.total_left >= want) {
+                self.ios_left -= k;
+                self.pass_done += want;
+                self.total_left = self.total_left.saturating_sub(want);
+                return k;
+            }
+        }
+        self.take_nops_slow(k)
+    }
+
+    /// [`Self::take_nops`] near a limit: the pass's end, the size's or number_ios'.
+    #[inline(never)]
+    fn take_nops_slow(&mut self, k: u64) -> u64 {
         let Some(p) = self.plain else {
             return 0;
         };
