@@ -511,7 +511,8 @@ fn writes_to_other_character_devices_are_refused() {
 }
 
 /// log_issue_time, as fio 3.42's harness checks it (t0034): the clat and slat lines
-/// end with the issue time, lat, bw and iops lines and windowed rows with 0.
+/// end with the issue time, lat, bw and iops lines and windowed rows with 0. With
+/// log_window_value=both, per-I/O lines have a maximum too, 0 (job4).
 #[test]
 fn log_issue_time_columns_are_fios() {
     require!(Prereq::Fio342);
@@ -519,7 +520,9 @@ fn log_issue_time_columns_are_fios() {
                ioengine=libaio\niodepth=1\n\
                [job1]\nwrite_lat_log=log\nlog_offset=1\nlog_issue_time=1\n\
                [job2]\nwrite_lat_log=log\nlog_offset=1\nlog_issue_time=1\nlog_avg_msec=100\nlog_window_value=both\n\
-               [job3]\nwrite_lat_log=log\nwrite_bw_log=log\nwrite_iops_log=log\nlog_offset=1\nlog_issue_time=1\n";
+               [job3]\nwrite_lat_log=log\nwrite_bw_log=log\nwrite_iops_log=log\nlog_offset=1\nlog_issue_time=1\n\
+               [job4]\nwrite_lat_log=log\nwrite_bw_log=log\nwrite_iops_log=log\nlog_offset=1\nlog_issue_time=1\n\
+               log_window_value=both\n";
     // (file, fields, which must be 0): fio 3.42's shapes.
     let shapes: &[(&str, usize, &[usize])] = &[
         ("log_clat.1.log", 7, &[]),
@@ -528,6 +531,11 @@ fn log_issue_time_columns_are_fios() {
         ("log_clat.2.log", 8, &[4, 5, 7]),
         ("log_bw.3.log", 7, &[6]),
         ("log_iops.3.log", 7, &[6]),
+        ("log_clat.4.log", 8, &[2]),
+        ("log_slat.4.log", 8, &[2]),
+        ("log_lat.4.log", 8, &[2, 7]),
+        ("log_bw.4.log", 8, &[2, 7]),
+        ("log_iops.4.log", 8, &[2, 7]),
     ];
     for tool in [fio342_path(), bin()] {
         let d = tmpdir();

@@ -10,7 +10,8 @@
 //! File format, version 2 (little-endian):
 //! - a 4096-byte header: `IOSCOPE-IOLOG 2\n`, then `key=value` lines (`job`, `number`,
 //!   `lat`, `slat`, `clat`, `bw`, `iops` — the text log each would go to, empty when
-//!   not wanted — `offset`, `prio_hex`, `unix_epoch_ms`, `records`), an empty line, and
+//!   not wanted — `offset`, `prio_hex`, `issue_time`, `both`, `unix_epoch_ms`,
+//!   `records`), an empty line, and
 //!   zero padding;
 //! - records in completion order, each: a flag byte (bits 0–1 direction, bit 2 has a
 //!   submission latency, bit 3 a new block size follows, bit 4 a new priority follows),
@@ -237,6 +238,9 @@ pub struct Meta {
     pub prio_hex: bool,
     /// log_issue_time: the clat and slat lines end with the issue time.
     pub issue_time: bool,
+    /// log_window_value=both: every line has a second value, 0 in per-I/O lines (fio
+    /// 3.42 writes the column whether or not the log is windowed).
+    pub both: bool,
     /// With log_unix_epoch: the Unix time (ms) of the log's time zero.
     pub unix_epoch_ms: Option<u64>,
     pub records: u64,
@@ -255,10 +259,11 @@ impl Meta {
             ));
         }
         s.push_str(&format!(
-            "offset={}\nprio_hex={}\nissue_time={}\nunix_epoch_ms={}\nrecords={}\n\n",
+            "offset={}\nprio_hex={}\nissue_time={}\nboth={}\nunix_epoch_ms={}\nrecords={}\n\n",
             u8::from(self.offset),
             u8::from(self.prio_hex),
             u8::from(self.issue_time),
+            u8::from(self.both),
             self.unix_epoch_ms
                 .map(|v| v.to_string())
                 .unwrap_or_default(),
@@ -302,6 +307,7 @@ impl Meta {
                 "offset" => m.offset = v == "1",
                 "prio_hex" => m.prio_hex = v == "1",
                 "issue_time" => m.issue_time = v == "1",
+                "both" => m.both = v == "1",
                 "unix_epoch_ms" => m.unix_epoch_ms = (!v.is_empty()).then(|| num(v)).transpose()?,
                 "records" => m.records = num(v)?,
                 _ => {

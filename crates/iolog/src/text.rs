@@ -177,7 +177,7 @@ fn convert_share(
     let fmt = Format {
         offset: meta.offset,
         prio_hex: meta.prio_hex,
-        both: false,
+        both: meta.both,
         issue: meta.issue_time,
     };
     let base = meta.unix_epoch_ms.unwrap_or(0);

@@ -44,8 +44,8 @@ pub fn redirect(set: &mut JobSet, dir: &Path, zlib: bool) -> Result<Redirected> 
         }
         let columns = Columns {
             offset: o.log_offset,
-            // As the job's text logs have it: a maximum in windowed rows only.
-            max: o.log_avg_msec > 0 && o.log_window_value == LogWindowValue::Both,
+            // As the job's text logs have it: a maximum (0 in per-I/O rows).
+            max: o.log_window_value == LogWindowValue::Both,
             issue: o.log_issue_time,
         };
         let coarse = o.log_hist_coarseness;

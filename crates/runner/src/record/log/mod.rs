@@ -138,6 +138,7 @@ fn meta_of(o: &JobOptions, set: &LogSet, number: u32) -> Meta {
         offset: o.log_offset,
         prio_hex: o.log_prio,
         issue_time: o.log_issue_time,
+        both: window_both(o),
         ..Meta::default()
     };
     if !set.windows {
@@ -168,10 +169,10 @@ fn compression(o: &JobOptions) -> Option<(usize, fz::Columns, Vec<usize>)> {
     o.log_store_compressed.then_some((chunk, columns, cpus))
 }
 
-/// log_window_value=both: the text rows carry the window's maximum (windowed rows
-/// only; fio 3.42 also writes a 0 in per-I/O rows, which ioscope does not yet).
+/// log_window_value=both: the text rows carry a second value, the window's maximum
+/// (0 in per-I/O rows, as fio 3.42 writes them).
 fn window_both(o: &JobOptions) -> bool {
-    o.log_avg_msec > 0 && o.log_window_value == LogWindowValue::Both
+    o.log_window_value == LogWindowValue::Both
 }
 
 /// The Unix time (ms) of the logs' time zero, by log_alternate_epoch_clock_id.
