@@ -35,6 +35,13 @@ def t_io_uring_path(b):
     one: then t/io_uring is built from the fio 3.42 source beside it (fio-3.42-src.tar.xz,
     ./configure --disable-native; about 2 s, in the bench's temporary directory) and a note says
     so. None: neither runs here."""
+    if not hasattr(b, "t_io_uring"):
+        b.t_io_uring = find_t_io_uring(b)
+    return b.t_io_uring
+
+
+def find_t_io_uring(b):
+    """[`t_io_uring_path`], found (and built) once per invocation."""
     here = os.path.dirname(os.path.abspath(__file__))
     tools = os.path.join(here, "..", "..", "shared", "tools", "fio-3.42")
     p = os.environ.get("T_IO_URING") or os.path.join(tools, "t-io_uring")
