@@ -481,6 +481,8 @@ mod tests {
                 None,
             ],
             offset: true,
+            issue_time: true,
+            both: true,
             ..Meta::default()
         };
         meta.write_header(&mut f).unwrap();

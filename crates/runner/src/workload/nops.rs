@@ -60,17 +60,6 @@ impl Workload {
             if self.pass_done >= self.pass_bytes {
                 self.start_pass();
             }
-            // Far from every limit (nearly always): all of them, without dividing.
-            let want = (k - got) * len;
-            let pass_room = self.pass_bytes.saturating_sub(self.pass_done);
-            let size_room = self.time_based || self.total_left >= want;
-            if self.ios_left >= k - got && pass_room >= want && size_room {
-                self.ios_left -= k - got;
-                self.pass_done += want;
-                self.total_left = self.total_left.saturating_sub(want);
-                got = k;
-                break;
-            }
             // I/Os until the pass ends (the next one then starts a pass) or the size
             // runs out, each checked before an I/O as next_nop_io does.
             let in_pass = (self.pass_bytes.saturating_sub(self.pass_done))
