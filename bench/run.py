@@ -391,9 +391,13 @@ def peak_nops(b, reps, rt, rows, skip):
         got = run_pairs(b, tio, pairs, reps, rt, nopfile) if tio else {}
         if tio and "callgrind" not in skip and shutil.which("valgrind"):
             ir = peak_ir_per_nop(b, like)
-            rows.append(["ioscope " + " ".join(["peak"] + like[:-1]) + " FILE", "instructions per NOP under callgrind "
-                         "(difference of a 1 s and a 3 s run: start-up left out)", "", "%.1f" % ir if ir else "n/a",
-                         "", ""])
+            t_ir = t_io_uring_ir_per_nop(b, tio, t_args + ["-t1"], nopfile)
+            rows.append(["ioscope " + " ".join(["peak"] + like[:-1]) + " FILE vs t/io_uring " + " ".join(t_args)
+                         + " -t1", "user-space instructions per NOP under callgrind (difference of a 1 s and a "
+                         "2-3 s run: start-up left out; fio column: t/io_uring, counting the NOPs its "
+                         "io_uring_enter calls submitted)", "%.1f" % t_ir if t_ir else "n/a",
+                         "%.1f" % ir if ir else "n/a", bl.fmt_ratio(bl.ratio(t_ir, ir)) + " t/io" if ir and t_ir
+                         else "", ""])
     finally:
         os.unlink(nopfile)
     if not tio:
@@ -468,6 +472,36 @@ def peak_ir_per_nop(b, args):
         got.append((ir, data.get("ios") or 0))
     (ir1, n1), (ir3, n3) = got
     return (ir3 - ir1) / (n3 - n1) if n3 > n1 else None
+
+
+def t_io_uring_ir_per_nop(b, tio, args, target):
+    """Instructions per NOP of t/io_uring ARGS under callgrind: the difference of a 1 s and a
+    2 s run. It prints no count of its I/Os, and its once-a-second figures mean little under
+    valgrind, so its NOPs are counted from valgrind's trace of its system calls (read as it
+    comes, millions of lines): the sum of what its io_uring_enter calls returned, the SQEs
+    each submitted."""
+    got = []
+    for secs in (1, 2):
+        outf = os.path.join(b.tmp, "callgrind.tio.%d" % secs)
+        cmd = ["valgrind", "--tool=callgrind", "--trace-syscalls=yes", "--callgrind-out-file=%s" % outf,
+               tio] + list(args) + ["-O0", "-r%d" % secs, target]
+        b.progress("callgrind t/io_uring %s, %d s" % (" ".join(args), secs))
+        nops = 0
+        with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                              errors="replace", cwd=b.tmp) as p:
+            for line in p.stderr:
+                if "sys_io_uring_enter" in line and "Success(0x" in line:
+                    try:
+                        nops += int(line.rsplit("Success(0x", 1)[1].split(")")[0], 16)
+                    except ValueError:
+                        pass
+            rc = p.wait()
+        ir = callgrind_total(outf)
+        if rc != 0 or not ir:
+            return None
+        got.append((ir, nops))
+    (ir1, n1), (ir2, n2) = got
+    return (ir2 - ir1) / (n2 - n1) if n2 > n1 else None
 
 
 def callgrind_total(path):

@@ -69,6 +69,7 @@ macro_rules! rw_sqe {
 
 mod burst;
 mod nops;
+mod queues;
 mod ringfd;
 pub(crate) mod setup;
 pub(crate) mod shared;

@@ -1,16 +1,18 @@
 //! io_uring's loop for NOPs (`ioscope peak --nop`; see [`crate::NopBurst`]), in
 //! t/io_uring's shape: no unit per NOP; each SQE carries its submission batch's tag,
-//! and a batch's setup and issue times are kept once; SQEs are copied into the ring
-//! a batch at a time from ready-made ones; completions go to the runner a run of
-//! equal tags and results at a time. t/io_uring's rounds too: each call submits a
-//! batch, and what has completed is reaped right after it; a call waits for
-//! completions only when the queue is full.
+//! and a batch's setup and issue times are kept once; the ring's memory is read and
+//! written directly ([`super::queues`]): every SQE slot holds the NOP from the start,
+//! so a batch is handed over by moving the tail, and completions are checked in
+//! place and go to the runner a run of equal tags and results at a time.
+//! t/io_uring's rounds too: each call submits a batch, and what has completed is
+//! reaped right after it; a call waits for completions only when the queue is full.
 
 use std::io;
 use std::os::fd::AsRawFd;
 
-use io_uring::squeue;
+use io_uring::{cqueue, squeue};
 
+use super::queues::Queues;
 use super::ringfd::RingFd;
 use super::{shared, UringEngine, IORING_ENTER_GETEVENTS};
 use crate::NopBurst;
@@ -103,27 +105,47 @@ impl Tags {
     }
 }
 
-/// The NOP SQEs copied into the ring, and which of them carry which tag: entries
-/// `..len` carry `tag` (its user_data), so that a batch with the same tag as the one
-/// before (nearly every batch: see [`Tags::free`]) is copied as it is.
-struct Sqes {
-    e: Vec<squeue::Entry>,
-    tag: usize,
-    len: usize,
+/// The ring's SQE slots, each holding the NOP (written once, when the loop starts),
+/// and the tag (user_data) they carry: a batch is written by moving the tail alone
+/// when every slot already carries its tag (nearly always: see [`Tags::free`]),
+/// else by writing its slots' user_data.
+struct Slots {
+    /// The tag every slot carries, if one does.
+    uniform: Option<usize>,
+    /// The tag of the latest slots written, and how many in a row carry it.
+    run: (usize, u32),
 }
 
-impl Sqes {
-    /// The first `k` entries, each tagged `tag`; None if there are fewer.
-    #[inline(always)]
-    fn tagged(&mut self, k: usize, tag: usize) -> Option<&[squeue::Entry]> {
-        let batch = self.e.get_mut(..k)?;
-        if self.tag != tag || self.len < k {
-            for e in batch.iter_mut() {
-                e.set_user_data(tag as u64);
-            }
-            (self.tag, self.len) = (tag, k);
+impl Slots {
+    /// Fills every slot of `qs` with `nop`, untagged (no batch uses u64::MAX).
+    fn fill(qs: &mut Queues, nop: &squeue::Entry) -> Slots {
+        let n = qs.sq_entries();
+        for pos in 0..n {
+            *qs.sqe(pos) = nop.clone().user_data(u64::MAX);
         }
-        Some(batch)
+        Slots {
+            uniform: Some(usize::MAX),
+            run: (usize::MAX, n),
+        }
+    }
+
+    /// Hands the kernel `k` NOPs tagged `tag`; false when the ring has no room.
+    #[inline(always)]
+    fn write(&mut self, qs: &mut Queues, k: u32, tag: usize) -> bool {
+        if qs.sq_queued() + k > qs.sq_entries() {
+            return false;
+        }
+        let tail = qs.sq_tail();
+        if self.uniform != Some(tag) {
+            for i in 0..k {
+                qs.sqe(tail.wrapping_add(i)).set_user_data(tag as u64);
+            }
+            let run = if self.run.0 == tag { self.run.1 + k } else { k };
+            self.run = (tag, run);
+            self.uniform = (run >= qs.sq_entries()).then_some(tag);
+        }
+        qs.publish(tail.wrapping_add(k));
+        true
     }
 }
 
@@ -150,20 +172,24 @@ impl Queue {
     }
 }
 
+/// The ring as the NOP loop sees it: its queues mapped directly and the NOPs in its
+/// SQE slots.
+struct Ring {
+    qs: Queues,
+    slots: Slots,
+}
+
 impl UringEngine {
     /// Runs `b`'s NOPs until it has no more to issue or asks to stop, then reaps what
     /// is in flight.
     pub(super) fn nop_loop<N: NopBurst>(&mut self, b: &mut N) -> io::Result<()> {
-        let depth = self.depth.min(self.ring.params().sq_entries()).max(1);
+        let mut qs = Queues::map(&self.ring)?;
+        let slots = Slots::fill(&mut qs, &self.nop_sqe);
+        let mut r = Ring { qs, slots };
+        let depth = self.depth.min(r.qs.sq_entries()).max(1);
         let (batch, complete) = b.batches();
         let (batch, complete) = (batch.clamp(1, depth), complete.clamp(1, depth));
         let fd = RingFd::register(self.ring.as_raw_fd());
-        // Allocated before the first NOP, never grown.
-        let mut sqes = Sqes {
-            e: vec![self.nop_sqe.clone(); batch as usize],
-            tag: usize::MAX,
-            len: 0,
-        };
         let mut tags = Tags::new(2 * depth as usize);
         let len = b.nop_len();
         let mut q = Queue {
@@ -176,7 +202,7 @@ impl UringEngine {
         let mut now = b.stamp();
         loop {
             if issuing && q.queued == 0 && q.inflight < depth {
-                issuing = self.nop_prep(b, &mut q, &mut tags, &mut sqes, batch, now);
+                issuing = nop_prep(&mut r, b, &mut q, &mut tags, batch, now);
             }
             if q.busy() == 0 {
                 return Ok(());
@@ -187,7 +213,7 @@ impl UringEngine {
             let consumed = shared::enter_retrying(|| fd.enter(to_submit, want, flags))?;
             nop_issued(b, &mut q, &mut tags, consumed.unwrap_or(0), t_issue);
             let t = b.stamp();
-            let n = self.nop_reap(b, &mut tags, len, t);
+            let n = nop_reap(&r.qs, b, &mut tags, len, t);
             q.inflight = q.inflight.saturating_sub(n);
             // A call the kernel refused (EAGAIN, EBUSY) counts as a reap of none, so
             // that the job's runtime and stops are still seen while it refuses.
@@ -198,70 +224,69 @@ impl UringEngine {
             now = t;
         }
     }
+}
 
-    /// Writes the next batch of `b`'s NOPs (as many as fit) into the ring, set up at
-    /// `now`. False when `b` has no more after them.
-    #[inline(always)]
-    fn nop_prep<N: NopBurst>(
-        &mut self,
-        b: &mut N,
-        q: &mut Queue,
-        tags: &mut Tags,
-        sqes: &mut Sqes,
-        batch: u32,
-        now: u64,
-    ) -> bool {
-        let room = (q.depth - q.inflight).min(batch);
-        let Some(tag) = tags.free() else {
-            return true;
-        };
-        let got = b.take(room).min(room);
-        if got > 0 {
-            tags.open(tag, got, now);
-            match self.nop_write(sqes, got, tag) {
-                true => q.queued = got,
-                // Cannot happen (the depth is at most the ring's size): failed.
-                false => tags.done(b, (tag, -i64::from(libc::EBUSY), got), now),
-            }
+/// Writes the next batch of `b`'s NOPs (as many as fit) into the ring, set up at
+/// `now`. False when `b` has no more after them.
+#[inline(always)]
+fn nop_prep<N: NopBurst>(
+    r: &mut Ring,
+    b: &mut N,
+    q: &mut Queue,
+    tags: &mut Tags,
+    batch: u32,
+    now: u64,
+) -> bool {
+    let room = (q.depth - q.inflight).min(batch);
+    let Some(tag) = tags.free() else {
+        return true;
+    };
+    let got = b.take(room).min(room);
+    if got > 0 {
+        tags.open(tag, got, now);
+        match r.slots.write(&mut r.qs, got, tag) {
+            true => q.queued = got,
+            // Cannot happen (the depth is at most the ring's size): failed.
+            false => tags.done(b, (tag, -i64::from(libc::EBUSY), got), now),
         }
-        got == room
     }
+    got == room
+}
 
-    /// Writes `k` NOPs tagged `tag` into the ring, copied from `sqes` through one view
-    /// (its tail published once). False: the ring had no room.
-    #[inline(always)]
-    fn nop_write(&mut self, sqes: &mut Sqes, k: u32, tag: usize) -> bool {
-        let Some(batch) = sqes.tagged(k as usize, tag) else {
-            return false;
-        };
-        // SAFETY: a NOP points at no memory.
-        unsafe { self.ring.submission().push_multiple(batch) }.is_ok()
+/// Every completion in the ring, handed to `b` a run at a time with the time `t`:
+/// how many. A NOP's result is 0; it stands for `len` bytes.
+#[inline(always)]
+fn nop_reap<N: NopBurst>(qs: &Queues, b: &mut N, tags: &mut Tags, len: u32, t: u64) -> u32 {
+    let (head, tail) = qs.cq_ready();
+    let n = tail.wrapping_sub(head);
+    let [part, wrapped] = qs.cqes(head, tail);
+    let Some(first) = part.first() else {
+        return 0;
+    };
+    // Nearly always one batch completed, all of it alike.
+    let key = (first.user_data(), first.result());
+    let alike = |c: &cqueue::Entry| (c.user_data(), c.result()) == key;
+    if part.iter().all(alike) && wrapped.iter().all(alike) {
+        qs.release(tail);
+        tags.done(b, nop_run((key.0 as usize, key.1, n), len), t);
+        return n;
     }
-
-    /// Every completion in the ring, handed to `b` a run at a time with the time `t`:
-    /// how many. A NOP's result is 0; it stands for `len` bytes.
-    #[inline(always)]
-    fn nop_reap<N: NopBurst>(&mut self, b: &mut N, tags: &mut Tags, len: u32, t: u64) -> u32 {
-        let cq = self.ring.completion();
-        let n = cq.len() as u32;
-        // The run of equal tags and results in hand: (tag, result, count).
-        let mut run = (0usize, 0i32, 0u32);
-        for cqe in cq {
-            let (tag, res) = (cqe.user_data() as usize, cqe.result());
-            if tag == run.0 && res == run.1 {
-                run.2 += 1;
-                continue;
-            }
-            if run.2 > 0 {
-                tags.done(b, nop_run(run, len), t);
-            }
-            run = (tag, res, 1);
+    // The run of equal tags and results in hand: (tag, result, count).
+    let mut run = (usize::MAX, 0i32, 0u32);
+    for cqe in part.iter().chain(wrapped) {
+        let (tag, res) = (cqe.user_data() as usize, cqe.result());
+        if tag == run.0 && res == run.1 {
+            run.2 += 1;
+            continue;
         }
         if run.2 > 0 {
             tags.done(b, nop_run(run, len), t);
         }
-        n
+        run = (tag, res, 1);
     }
+    qs.release(tail);
+    tags.done(b, nop_run(run, len), t);
+    n
 }
 
 /// A run of completions as the runner takes it: a NOP's result 0 stands for `len`.
@@ -289,24 +314,29 @@ fn nop_issued<N: NopBurst>(b: &mut N, q: &mut Queue, tags: &mut Tags, n: usize, 
 
 #[cfg(test)]
 mod tests {
-    use super::Sqes;
-    use io_uring::opcode;
+    use super::{Queues, Slots};
+    use io_uring::{opcode, IoUring};
 
-    fn tags_of(s: &mut Sqes, k: usize, tag: usize) -> Vec<u64> {
-        let got = s.tagged(k, tag).expect("k within the batch");
-        got.iter().map(|e| e.get_user_data()).collect()
+    /// Submits what `s` wrote and returns the user_data of every completion.
+    fn submitted_tags(ring: &IoUring, qs: &Queues) -> Vec<u64> {
+        ring.submit().expect("io_uring_enter");
+        let (head, tail) = qs.cq_ready();
+        let [a, b] = qs.cqes(head, tail);
+        let got = a.iter().chain(b).map(|c| c.user_data()).collect();
+        qs.release(tail);
+        got
     }
 
     #[test]
     fn every_nop_of_a_batch_carries_its_tag() {
-        // Batches of every size, tags repeating and not, in an order where the entries
-        // past a short batch keep an older tag: each batch's NOPs all carry its own.
-        let mut s = Sqes {
-            e: vec![opcode::Nop::new().build(); 8],
-            tag: usize::MAX,
-            len: 0,
-        };
-        for (k, tag) in [
+        // Batches of every size, tags repeating and not, through a ring of 8 slots, so
+        // that slots wrap, go uniform (written no more) and are retagged: each batch's
+        // NOPs all reach the kernel and come back carrying its own tag.
+        let ring = IoUring::new(8).expect("io_uring_setup");
+        let mut qs = Queues::map(&ring).expect("mapped");
+        let mut s = Slots::fill(&mut qs, &opcode::Nop::new().build());
+        let batches = [
+            (8, 1),
             (8, 1),
             (8, 1),
             (4, 2),
@@ -316,13 +346,20 @@ mod tests {
             (8, 5),
             (1, 5),
             (8, 5),
-        ] {
+            (5, 5),
+            (7, 6),
+        ];
+        for (k, tag) in batches {
+            assert!(s.write(&mut qs, k, tag), "room for {k}");
             assert_eq!(
-                tags_of(&mut s, k, tag),
-                vec![tag as u64; k],
+                submitted_tags(&ring, &qs),
+                vec![tag as u64; k as usize],
                 "batch of {k} tagged {tag}"
             );
         }
-        assert!(s.tagged(9, 1).is_none(), "more than the batch holds");
+        assert_eq!(s.uniform, None, "slots of 5 and of 6");
+        assert!(s.write(&mut qs, 8, 7));
+        assert!(!s.write(&mut qs, 1, 7), "no room in a full ring");
+        assert_eq!(submitted_tags(&ring, &qs), vec![7; 8]);
     }
 }
