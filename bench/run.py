@@ -95,7 +95,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bl.add_common_args(ap, default_runtime=3)
     ap.add_argument("--skip", default="",
-                    help="comma-separated sections to skip: null,callgrind,uring,disk,overhead,peak,verify,live")
+                    help="comma-separated sections to skip: null,callgrind,uring,disk,overhead,peak,verify,live; peak-callgrind: the peak section's instructions per NOP")
     args = ap.parse_args()
     reps = args.reps or (1 if args.quick else 3)
     rt = int(args.runtime or (1 if args.quick else 3))
@@ -389,7 +389,7 @@ def peak_nops(b, reps, rt, rows, skip):
             b.record("peak --nop --depth=32 --batch=8 [nolat]", "ioscope", rep + 1, res)
             out["nolat"].append(res)
         got = run_pairs(b, tio, pairs, reps, rt, nopfile) if tio else {}
-        if tio and "callgrind" not in skip and shutil.which("valgrind"):
+        if tio and "peak-callgrind" not in skip and shutil.which("valgrind"):
             ir = peak_ir_per_nop(b, like)
             t_ir = t_io_uring_ir_per_nop(b, tio, t_args + ["-t1"], nopfile)
             rows.append(["ioscope " + " ".join(["peak"] + like[:-1]) + " FILE vs t/io_uring " + " ".join(t_args)

@@ -137,7 +137,10 @@ impl Queues {
         // checked above); it is only read.
         let p = unsafe { &*(ring.params() as *const io_uring::Parameters).cast::<Params>() };
         if p.flags & (IORING_SETUP_SQE128 | IORING_SETUP_CQE32) != 0 {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the NOP loop maps rings of 64-byte SQEs and 16-byte CQEs only",
+            ));
         }
         let fd = ring.as_raw_fd();
         let array = match p.flags & IORING_SETUP_NO_SQARRAY {
