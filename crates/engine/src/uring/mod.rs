@@ -330,7 +330,12 @@ impl Engine for UringEngine {
 
     fn burst_nops<N: crate::NopBurst>(&mut self, b: &mut N) -> Option<io::Result<()>> {
         let ready = self.burst_ready() && self.nop_len.is_some() && self.force_async.cadence_off();
-        ready.then(|| self.nop_loop(b))
+        // Where the ring's queues cannot be mapped (never seen), the general loop runs
+        // the NOPs instead.
+        let qs = ready
+            .then(|| queues::Queues::map(&self.ring).ok())
+            .flatten()?;
+        Some(self.nop_loop(qs, b))
     }
 
     /// One io_uring_enter both submits the queued SQEs and waits for completions.

@@ -117,11 +117,15 @@ struct Slots {
 }
 
 impl Slots {
-    /// Fills every slot of `qs` with `nop`, untagged (no batch uses u64::MAX).
+    /// Fills every slot of `qs` with `nop`, untagged (no batch uses u64::MAX). The SQ
+    /// must be empty, as it is when the loop starts (`burst_ready`: nothing pending,
+    /// and no SQPOLL thread that could still be reading).
     fn fill(qs: &mut Queues, nop: &squeue::Entry) -> Slots {
+        debug_assert_eq!(qs.sq_queued(), 0);
         let n = qs.sq_entries();
         for pos in 0..n {
-            *qs.sqe(pos) = nop.clone().user_data(u64::MAX);
+            // SAFETY: the SQ is empty: the kernel reads no slot.
+            *unsafe { qs.sqe(pos) } = nop.clone().user_data(u64::MAX);
         }
         Slots {
             uniform: Some(usize::MAX),
@@ -138,7 +142,8 @@ impl Slots {
         let tail = qs.sq_tail();
         if self.uniform != Some(tag) {
             for i in 0..k {
-                qs.sqe(tail.wrapping_add(i)).set_user_data(tag as u64);
+                // SAFETY: past the tail, within the room just checked: not published.
+                unsafe { qs.sqe(tail.wrapping_add(i)) }.set_user_data(tag as u64);
             }
             let run = if self.run.0 == tag { self.run.1 + k } else { k };
             self.run = (tag, run);
@@ -180,10 +185,10 @@ struct Ring {
 }
 
 impl UringEngine {
-    /// Runs `b`'s NOPs until it has no more to issue or asks to stop, then reaps what
-    /// is in flight.
-    pub(super) fn nop_loop<N: NopBurst>(&mut self, b: &mut N) -> io::Result<()> {
-        let mut qs = Queues::map(&self.ring)?;
+    /// Runs `b`'s NOPs through `qs` (this ring's queues, mapped while the SQ is empty
+    /// and the CQ drained) until it has no more to issue or asks to stop, then reaps
+    /// what is in flight.
+    pub(super) fn nop_loop<N: NopBurst>(&mut self, mut qs: Queues, b: &mut N) -> io::Result<()> {
         let slots = Slots::fill(&mut qs, &self.nop_sqe);
         let mut r = Ring { qs, slots };
         let depth = self.depth.min(r.qs.sq_entries()).max(1);
@@ -213,7 +218,7 @@ impl UringEngine {
             let consumed = shared::enter_retrying(|| fd.enter(to_submit, want, flags))?;
             nop_issued(b, &mut q, &mut tags, consumed.unwrap_or(0), t_issue);
             let t = b.stamp();
-            let n = nop_reap(&r.qs, b, &mut tags, len, t);
+            let n = nop_reap(&mut r.qs, b, &mut tags, len, t);
             q.inflight = q.inflight.saturating_sub(n);
             // A call the kernel refused (EAGAIN, EBUSY) counts as a reap of none, so
             // that the job's runtime and stops are still seen while it refuses.
@@ -256,10 +261,10 @@ fn nop_prep<N: NopBurst>(
 /// Every completion in the ring, handed to `b` a run at a time with the time `t`:
 /// how many. A NOP's result is 0; it stands for `len` bytes.
 #[inline(always)]
-fn nop_reap<N: NopBurst>(qs: &Queues, b: &mut N, tags: &mut Tags, len: u32, t: u64) -> u32 {
+fn nop_reap<N: NopBurst>(qs: &mut Queues, b: &mut N, tags: &mut Tags, len: u32, t: u64) -> u32 {
     let (head, tail) = qs.cq_ready();
-    let n = tail.wrapping_sub(head);
     let [part, wrapped] = qs.cqes(head, tail);
+    let n = (part.len() + wrapped.len()) as u32;
     let Some(first) = part.first() else {
         return 0;
     };
@@ -314,11 +319,99 @@ fn nop_issued<N: NopBurst>(b: &mut N, q: &mut Queue, tags: &mut Tags, n: usize, 
 
 #[cfg(test)]
 mod tests {
-    use super::{Queues, Slots};
+    use super::{nop_reap, Queues, Slots, Tags};
+    use crate::NopBurst;
     use io_uring::{opcode, IoUring};
 
+    /// The runner's side, keeping what it is handed.
+    #[derive(Default)]
+    struct Kept {
+        /// (n, start, issue, result, t) of every run completed.
+        runs: Vec<(u32, u64, u64, i64, u64)>,
+    }
+
+    impl NopBurst for Kept {
+        fn batches(&self) -> (u32, u32) {
+            (8, 8)
+        }
+        fn stamp(&mut self) -> u64 {
+            0
+        }
+        fn nop_len(&self) -> u32 {
+            4096
+        }
+        fn take(&mut self, k: u32) -> u32 {
+            k
+        }
+        fn submitted(&mut self, _n: u32, _t: u64) {}
+        fn completed(&mut self, n: u32, start: u64, issue: u64, result: i64, t: u64) {
+            self.runs.push((n, start, issue, result, t));
+        }
+        fn reaped(&mut self, _n: u32, _t: u64) -> bool {
+            true
+        }
+    }
+
+    /// Rings of 8 SQEs as the engine makes them: without the SQ index array
+    /// (NO_SQARRAY, Linux 6.6) and with it (older kernels).
+    fn rings() -> Vec<(&'static str, IoUring)> {
+        let mut got = vec![(
+            "with the SQ array",
+            IoUring::new(8).expect("io_uring_setup"),
+        )];
+        match IoUring::builder().setup_no_sqarray().build(8) {
+            Ok(r) => got.push(("NO_SQARRAY", r)),
+            Err(e) if std::env::var_os("CI").is_some_and(|v| v == "true") => {
+                panic!("IORING_SETUP_NO_SQARRAY refused ({e}): Linux 6.6 or later needed")
+            }
+            Err(e) => eprintln!("SKIP the NO_SQARRAY ring: {e} (Linux 6.6 or later)"),
+        }
+        got
+    }
+
+    #[test]
+    fn completions_of_several_batches_go_a_run_per_batch_also_across_the_cq_end() {
+        for (what, ring) in rings() {
+            several_batches_a_run_each(what, &ring);
+        }
+    }
+
+    fn several_batches_a_run_each(what: &str, ring: &IoUring) {
+        // Two batches (3 NOPs tagged 1, then 2 tagged 2) submitted by one call, reaped
+        // by one: two runs, each with its own batch's times, 0 standing for the
+        // length. Four rounds of 5 through a CQ of 16: the fourth wraps its end.
+        let mut qs = Queues::map(ring).expect("mapped");
+        let mut s = Slots::fill(&mut qs, &opcode::Nop::new().build());
+        let mut tags = Tags::new(16);
+        for round in 0..4u64 {
+            let base = 100 * round;
+            tags.open(1, 3, base + 1);
+            assert!(s.write(&mut qs, 3, 1));
+            tags.open(2, 2, base + 2);
+            assert!(s.write(&mut qs, 2, 2));
+            tags.issued(base + 3, true);
+            assert_eq!(ring.submit().expect("io_uring_enter"), 5);
+            let mut kept = Kept::default();
+            assert_eq!(nop_reap(&mut qs, &mut kept, &mut tags, 4096, base + 9), 5);
+            assert_eq!(
+                kept.runs,
+                vec![
+                    (3, base + 1, base + 3, 4096, base + 9),
+                    (2, base + 2, base + 3, 4096, base + 9)
+                ],
+                "{what}, round {round}"
+            );
+            assert_eq!(
+                (tags.left[1], tags.left[2]),
+                (0, 0),
+                "{what}, round {round}"
+            );
+            assert_eq!(nop_reap(&mut qs, &mut kept, &mut tags, 4096, base + 10), 0);
+        }
+    }
+
     /// Submits what `s` wrote and returns the user_data of every completion.
-    fn submitted_tags(ring: &IoUring, qs: &Queues) -> Vec<u64> {
+    fn submitted_tags(ring: &IoUring, qs: &mut Queues) -> Vec<u64> {
         ring.submit().expect("io_uring_enter");
         let (head, tail) = qs.cq_ready();
         let [a, b] = qs.cqes(head, tail);
@@ -332,8 +425,13 @@ mod tests {
         // Batches of every size, tags repeating and not, through a ring of 8 slots, so
         // that slots wrap, go uniform (written no more) and are retagged: each batch's
         // NOPs all reach the kernel and come back carrying its own tag.
-        let ring = IoUring::new(8).expect("io_uring_setup");
-        let mut qs = Queues::map(&ring).expect("mapped");
+        for (what, ring) in rings() {
+            each_batch_its_tag(what, &ring);
+        }
+    }
+
+    fn each_batch_its_tag(what: &str, ring: &IoUring) {
+        let mut qs = Queues::map(ring).expect("mapped");
         let mut s = Slots::fill(&mut qs, &opcode::Nop::new().build());
         let batches = [
             (8, 1),
@@ -352,14 +450,14 @@ mod tests {
         for (k, tag) in batches {
             assert!(s.write(&mut qs, k, tag), "room for {k}");
             assert_eq!(
-                submitted_tags(&ring, &qs),
+                submitted_tags(ring, &mut qs),
                 vec![tag as u64; k as usize],
-                "batch of {k} tagged {tag}"
+                "{what}: batch of {k} tagged {tag}"
             );
         }
         assert_eq!(s.uniform, None, "slots of 5 and of 6");
         assert!(s.write(&mut qs, 8, 7));
         assert!(!s.write(&mut qs, 1, 7), "no room in a full ring");
-        assert_eq!(submitted_tags(&ring, &qs), vec![7; 8]);
+        assert_eq!(submitted_tags(ring, &mut qs), vec![7; 8]);
     }
 }

@@ -67,6 +67,10 @@ struct Params {
 
 const _: () = assert!(std::mem::size_of::<Params>() == 120);
 const _: () = assert!(std::mem::size_of::<io_uring::Parameters>() == 120);
+const _: () =
+    assert!(std::mem::align_of::<Params>() == std::mem::align_of::<io_uring::Parameters>());
+const _: () = assert!(std::mem::offset_of!(Params, sq_off) == 40);
+const _: () = assert!(std::mem::offset_of!(Params, cq_off) == 80);
 const _: () = assert!(std::mem::size_of::<squeue::Entry>() == 64);
 const _: () = assert!(std::mem::size_of::<cqueue::Entry>() == 16);
 
@@ -96,11 +100,22 @@ impl Map {
         Ok(Map { at: at.cast(), len })
     }
 
-    /// The address `off` bytes in, as a `T`.
-    fn at<T>(&self, off: u32) -> *mut T {
-        // SAFETY: `off` is one of the kernel's offsets into this mapping, within `len`
-        // (the mapping's length was computed from them).
-        unsafe { self.at.add(off as usize) }.cast()
+    /// The address `off` bytes in, as a `T`: refused unless a whole `T` lies within
+    /// the mapping (the kernel's offsets always do; a ring laid out otherwise is not
+    /// used).
+    fn at<T>(&self, off: u32) -> io::Result<*mut T> {
+        let end = off as usize + std::mem::size_of::<T>();
+        if end > self.len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "io_uring ring offset {off} past its mapping of {} bytes",
+                    self.len
+                ),
+            ));
+        }
+        // SAFETY: within the mapping, as just checked.
+        Ok(unsafe { self.at.add(off as usize) }.cast())
     }
 }
 
@@ -147,7 +162,15 @@ impl Queues {
             0 => p.sq_entries as usize * 4,
             _ => 0,
         };
-        let sq_len = p.sq_off.array as usize + array;
+        // Past every field used: the index array is last where there is one (and its
+        // offset 0 where there is none).
+        let o = &p.sq_off;
+        let sq_len = [o.head, o.tail, o.ring_mask, o.ring_entries]
+            .iter()
+            .map(|&f| f as usize + 4)
+            .max()
+            .unwrap_or(0)
+            .max(o.array as usize + array);
         let cq_len = p.cq_off.cqes as usize + p.cq_entries as usize * 16;
         let sqes = Map::new(fd, IORING_OFF_SQES, p.sq_entries as usize * 64)?;
         let (sq, cq) = match p.features & IORING_FEAT_SINGLE_MMAP {
@@ -161,30 +184,34 @@ impl Queues {
         // SAFETY: the masks and sizes the kernel wrote into the rings, at its offsets.
         let (sq_mask, sq_entries, cq_mask) = unsafe {
             (
-                sq.at::<u32>(p.sq_off.ring_mask).read(),
-                sq.at::<u32>(p.sq_off.ring_entries).read(),
-                cqm.at::<u32>(p.cq_off.ring_mask).read(),
+                sq.at::<u32>(p.sq_off.ring_mask)?.read(),
+                sq.at::<u32>(p.sq_off.ring_entries)?.read(),
+                cqm.at::<u32>(p.cq_off.ring_mask)?.read(),
             )
         };
+        // The SQEs and CQEs addressed below (masked) lie within their mappings.
+        sqes.at::<[squeue::Entry; 1]>((sq_mask as usize * 64) as u32)?;
+        cqm.at::<cqueue::Entry>(p.cq_off.cqes + cq_mask * 16)?;
         if array > 0 {
             // Slot i of the index array names SQE i (as the crate sets it up too): SQEs
             // are then taken in ring order, as without the array.
-            let idx: *mut u32 = sq.at(p.sq_off.array);
+            let idx: *mut u32 = sq.at(p.sq_off.array)?;
+            sq.at::<u32>(p.sq_off.array + sq_mask * 4)?;
             for i in 0..sq_entries {
                 // SAFETY: within the array's `sq_entries` slots.
                 unsafe { idx.add(i as usize).write_volatile(i) };
             }
         }
         Ok(Queues {
-            sq_head: sq.at(p.sq_off.head),
-            sq_tail: sq.at(p.sq_off.tail),
+            sq_head: sq.at(p.sq_off.head)?,
+            sq_tail: sq.at(p.sq_off.tail)?,
             sq_mask,
             sq_entries,
-            sqes: sqes.at(0),
-            cq_head: cqm.at(p.cq_off.head),
-            cq_tail: cqm.at(p.cq_off.tail),
+            sqes: sqes.at(0)?,
+            cq_head: cqm.at(p.cq_off.head)?,
+            cq_tail: cqm.at(p.cq_off.tail)?,
             cq_mask,
-            cqes: cqm.at(p.cq_off.cqes),
+            cqes: cqm.at(p.cq_off.cqes)?,
             // Moving a `Map` leaves its mapping where it is.
             _maps: [Some(sqes), Some(sq), cq],
         })
@@ -211,11 +238,15 @@ impl Queues {
     }
 
     /// The SQE at ring position `pos` (any u32: taken modulo the ring's size).
+    ///
+    /// # Safety
+    /// `pos` must not be in flight to the kernel: published (before the tail) and not
+    /// yet taken (at or past the head), where the kernel may be reading it.
     #[inline(always)]
-    pub(super) fn sqe(&mut self, pos: u32) -> &mut squeue::Entry {
-        // SAFETY: masked into the SQE array; `&mut self` keeps this the only reference
-        // this thread holds, and the kernel reads an SQE only between its publication
-        // (`publish`) and the head passing it, when the caller does not write it.
+    pub(super) unsafe fn sqe(&mut self, pos: u32) -> &mut squeue::Entry {
+        // SAFETY: masked into the SQE array (checked within its mapping in `map`);
+        // `&mut self` keeps this the only reference this thread holds, and the caller
+        // promises the kernel is not reading it.
         unsafe { &mut *self.sqes.add((pos & self.sq_mask) as usize) }
     }
 
@@ -239,12 +270,18 @@ impl Queues {
     /// them), in order: the part up to the ring's end and the part that wrapped.
     #[inline(always)]
     pub(super) fn cqes(&self, head: u32, tail: u32) -> [&[cqueue::Entry]; 2] {
-        let n = tail.wrapping_sub(head) as usize;
+        let size = self.cq_mask as usize + 1;
+        // The kernel never posts more than the ring holds (the rest waits on its
+        // overflow list); the bound keeps the parts below within the array regardless.
+        let n = (tail.wrapping_sub(head) as usize).min(size);
+        debug_assert!(tail.wrapping_sub(head) as usize <= size);
         let at = (head & self.cq_mask) as usize;
-        let first = n.min(self.cq_mask as usize + 1 - at);
-        // SAFETY: both parts lie within the CQE array (`at + first` is at most its
-        // size; the rest, fewer than its size, from its start), and are read only
-        // between `cq_ready` saying they are posted and `release` handing them back.
+        let first = n.min(size - at);
+        // SAFETY: both parts lie within the CQE array (checked within its mapping in
+        // `map`): `at + first` is at most its size, and the rest, `n - first` (at most
+        // `at`), starts at its start. They are read only between `cq_ready` saying they
+        // are posted and `release` (which takes `&mut self`, so not while they are
+        // borrowed) handing their slots back.
         unsafe {
             [
                 std::slice::from_raw_parts(self.cqes.add(at), first),
@@ -255,7 +292,7 @@ impl Queues {
 
     /// Hands the kernel back every CQE slot before `head`.
     #[inline(always)]
-    pub(super) fn release(&self, head: u32) {
+    pub(super) fn release(&mut self, head: u32) {
         // SAFETY: as in `sq_tail`; Release: the CQEs were read before.
         unsafe { &*self.cq_head }.store(head, Release);
     }
