@@ -376,6 +376,22 @@ def run(kernel: str, timeout: float, shares: list, envs: list, cmd: list,
     if lack:
         raise SystemExit(f"rig: not prepared ({', '.join(lack)}): run rig/rig.py prepare "
                          f"--kernel {kernel}")
+    # QEMU's TCG has aborted on its own assertions while booting (seen once in CI:
+    # iotlb_to_section, before the command started). Such a boot ran nothing of the
+    # command's, so it is booted once more, on fresh devices, and said so; a QEMU that
+    # fails once the command has started is reported as it is.
+    for attempt in (1, 2):
+        rc, qemu_rc, started = boot(kernel, timeout, shares, envs, cmd, multipath)
+        if started or qemu_rc == 0 or attempt == 2:
+            return rc
+        say(f"QEMU itself failed (exit {qemu_rc}) before the command started: booting once more")
+    return rc
+
+
+def boot(kernel: str, timeout: float, shares: list, envs: list, cmd: list,
+         multipath: bool) -> tuple:
+    """One boot running CMD: (its exit status or 124/125, QEMU's own exit status, whether
+    the command started)."""
     d = kernel_dir(kernel)
     img = initramfs(kernel)
     with tempfile.TemporaryDirectory(prefix="ioscope-rig-") as t:
@@ -411,19 +427,21 @@ def run(kernel: str, timeout: float, shares: list, envs: list, cmd: list,
                      "-device", f"virtio-9p-pci,fsdev=fs{i},mount_tag=share{i}"]
         qemu += devices(img_dir)
         try:
-            subprocess.run(qemu, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
+            done = subprocess.run(qemu, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             tail(tmp / "console.log")
             copy_out(out)
             say(f"the guest did not finish within {timeout:.0f} s")
-            return 124
+            return 124, 0, True
+        # The guest's init creates the command's stdout as it starts it.
+        started = (out / "stdout").exists()
         copy_out(out)
         rc = out / "rc"
         if not rc.exists():
             tail(tmp / "console.log")
             say("the guest stopped without the command's exit status")
-            return 125
-        return int(rc.read_text().strip() or 125)
+            return 125, done.returncode, started
+        return int(rc.read_text().strip() or 125), done.returncode, started
 
 
 def copy_out(out: Path):
