@@ -376,15 +376,16 @@ def run(kernel: str, timeout: float, shares: list, envs: list, cmd: list,
     if lack:
         raise SystemExit(f"rig: not prepared ({', '.join(lack)}): run rig/rig.py prepare "
                          f"--kernel {kernel}")
-    # QEMU's TCG has aborted on its own assertions while booting (seen once in CI:
-    # iotlb_to_section, before the command started). Such a boot ran nothing of the
-    # command's, so it is booted once more, on fresh devices, and said so; a QEMU that
-    # fails once the command has started is reported as it is.
+    # QEMU's TCG has failed on its own while booting, twice in CI: an abort on its
+    # iotlb_to_section assertion, and a guest stalled for good (RCU: "timer wakeup
+    # didn't happen") that never reached the command. Such a boot ran nothing of the
+    # command's, so it is booted once more, on fresh devices, and said so; once the
+    # command has started, what happens is reported as it is.
     for attempt in (1, 2):
-        rc, qemu_rc, started = boot(kernel, timeout, shares, envs, cmd, multipath)
-        if started or qemu_rc == 0 or attempt == 2:
+        rc, why, started = boot(kernel, timeout, shares, envs, cmd, multipath)
+        if started or why is None or attempt == 2:
             return rc
-        say(f"QEMU itself failed (exit {qemu_rc}) before the command started: booting once more")
+        say(f"{why}: booting once more, on fresh devices")
     return rc
 
 
@@ -426,22 +427,50 @@ def boot(kernel: str, timeout: float, shares: list, envs: list, cmd: list,
             qemu += ["-fsdev", f"local,id=fs{i},path={m},security_model=none",
                      "-device", f"virtio-9p-pci,fsdev=fs{i},mount_tag=share{i}"]
         qemu += devices(img_dir)
-        try:
-            done = subprocess.run(qemu, timeout=timeout, check=False, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
+        qemu_rc, started = watch(qemu, out / "stdout", timeout)
+        if qemu_rc is None:
             tail(tmp / "console.log")
             copy_out(out)
+            if not started:
+                say(f"the guest did not start the command within {BOOT_LIMIT} s")
+                return 124, f"the guest hung booting (no command within {BOOT_LIMIT} s)", False
             say(f"the guest did not finish within {timeout:.0f} s")
-            return 124, 0, True
-        # The guest's init creates the command's stdout as it starts it.
-        started = (out / "stdout").exists()
+            return 124, None, True
         copy_out(out)
         rc = out / "rc"
         if not rc.exists():
             tail(tmp / "console.log")
             say("the guest stopped without the command's exit status")
-            return 125, done.returncode, started
-        return int(rc.read_text().strip() or 125), done.returncode, started
+            why = None
+            if qemu_rc != 0 and not started:
+                why = f"QEMU itself failed (exit {qemu_rc}) before the command started"
+            return 125, why, started
+        return int(rc.read_text().strip() or 125), None, started
+
+
+# Seconds a boot may take to start the command: 10-40 s is usual under TCG, on a
+# loaded machine too.
+BOOT_LIMIT = 300
+
+
+def watch(qemu: list, stdout: Path, timeout: float) -> tuple:
+    """Runs QEMU until it exits, the guest has not started the command (its init
+    creates the command's stdout as it starts it) within BOOT_LIMIT s, or `timeout` s
+    pass: (QEMU's exit status, None when it was stopped; whether the command started)."""
+    start = time.monotonic()
+    started = False
+    with subprocess.Popen(qemu, stdin=subprocess.DEVNULL) as p:
+        while True:
+            try:
+                return p.wait(timeout=1), started or stdout.exists()
+            except subprocess.TimeoutExpired:
+                pass
+            started = started or stdout.exists()
+            waited = time.monotonic() - start
+            if waited > timeout or (not started and waited > BOOT_LIMIT):
+                p.kill()
+                p.wait()
+                return None, started
 
 
 def copy_out(out: Path):
