@@ -135,7 +135,6 @@ pub(super) struct Queues {
     sq_head: *const AtomicU32,
     sq_tail: *const AtomicU32,
     sq_mask: u32,
-    sq_entries: u32,
     sqes: *mut squeue::Entry,
     cq_head: *const AtomicU32,
     cq_tail: *const AtomicU32,
@@ -181,11 +180,10 @@ impl Queues {
             _ => (Map::new(fd, IORING_OFF_SQ_RING, sq_len.max(cq_len))?, None),
         };
         let cqm = cq.as_ref().unwrap_or(&sq);
-        // SAFETY: the masks and sizes the kernel wrote into the rings, at its offsets.
-        let (sq_mask, sq_entries, cq_mask) = unsafe {
+        // SAFETY: the masks the kernel wrote into the rings, at its offsets.
+        let (sq_mask, cq_mask) = unsafe {
             (
                 sq.at::<u32>(p.sq_off.ring_mask)?.read(),
-                sq.at::<u32>(p.sq_off.ring_entries)?.read(),
                 cqm.at::<u32>(p.cq_off.ring_mask)?.read(),
             )
         };
@@ -197,8 +195,8 @@ impl Queues {
             // are then taken in ring order, as without the array.
             let idx: *mut u32 = sq.at(p.sq_off.array)?;
             sq.at::<u32>(p.sq_off.array + sq_mask * 4)?;
-            for i in 0..sq_entries {
-                // SAFETY: within the array's `sq_entries` slots.
+            for i in 0..=sq_mask {
+                // SAFETY: within the array's `sq_mask + 1` slots.
                 unsafe { idx.add(i as usize).write_volatile(i) };
             }
         }
@@ -206,7 +204,6 @@ impl Queues {
             sq_head: sq.at(p.sq_off.head)?,
             sq_tail: sq.at(p.sq_off.tail)?,
             sq_mask,
-            sq_entries,
             sqes: sqes.at(0)?,
             cq_head: cqm.at(p.cq_off.head)?,
             cq_tail: cqm.at(p.cq_off.tail)?,
@@ -219,7 +216,7 @@ impl Queues {
 
     /// How many SQEs the ring holds.
     pub(super) fn sq_entries(&self) -> u32 {
-        self.sq_entries
+        self.sq_mask + 1
     }
 
     /// The SQ's tail: where the next SQE goes (only this thread moves it).
