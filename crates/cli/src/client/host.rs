@@ -62,7 +62,7 @@ pub fn run(i: usize, t: &Target, texts: &[String], normal: Option<&Sink>, sh: &S
         }
     };
     sh.eta.set(i, None);
-    sh.quit.finished();
+    sh.quit.finished(i);
     outcome
 }
 
@@ -75,7 +75,7 @@ fn session(
 ) -> Result<Outcome> {
     let mut s = Conn::connect(&t.addr)
         .with_context(|| format!("client {}: cannot connect to {}", t.name, t.addr))?;
-    sh.quit.add(&s);
+    sh.quit.add(i, &s);
     let (host, suffix) = log_suffix(&t.addr);
     let mut g = Gathered::new(&t.name, &suffix, super::logs::Names::of(texts), normal);
     g.eta = Some((i, &sh.eta));

@@ -13,15 +13,16 @@ use std::time::Duration;
 /// The servers' connections, to send them QUIT on a signal.
 #[derive(Default)]
 pub struct Quit {
-    /// Each connection's writing half, and whether QUIT was sent to all.
-    streams: Mutex<(Vec<Conn>, bool)>,
+    /// Each running host's connection (its writing half, by the host's place), and
+    /// whether QUIT was sent to all.
+    streams: Mutex<(Vec<(usize, Conn)>, bool)>,
     /// Hosts whose sessions have ended.
     done: AtomicUsize,
 }
 
 impl Quit {
-    /// A server's connection: it gets QUIT on a signal (at once when one came already).
-    pub fn add(&self, s: &Conn) {
+    /// Host `i`'s connection: it gets QUIT on a signal (at once when one came already).
+    pub fn add(&self, i: usize, s: &Conn) {
         let Ok(mut c) = s.try_clone() else {
             return;
         };
@@ -31,11 +32,15 @@ impl Quit {
         if g.1 {
             let _ = frame::send(&mut c, op::QUIT, 0, &[]);
         }
-        g.0.push(c);
+        g.0.push((i, c));
     }
 
-    /// A host's session has ended.
-    pub fn finished(&self) {
+    /// Host `i`'s session has ended: nothing more is sent to it, and its connection
+    /// closes here too (its server waits for that before closing its end).
+    pub fn finished(&self, i: usize) {
+        if let Ok(mut g) = self.streams.lock() {
+            g.0.retain(|(h, _)| *h != i);
+        }
         self.done.fetch_add(1, Relaxed);
     }
 
@@ -52,7 +57,7 @@ impl Quit {
     /// A message to every server still connected.
     pub fn send_all(&self, op: u16, payload: &[u8]) {
         if let Ok(mut g) = self.streams.lock() {
-            for s in &mut g.0 {
+            for (_, s) in &mut g.0 {
                 let _ = frame::send(s, op, 0, payload);
             }
         }
@@ -64,7 +69,7 @@ impl Quit {
             if ioscope_runner::STOP.load(Relaxed) {
                 if let Ok(mut g) = self.streams.lock() {
                     g.1 = true;
-                    for s in &mut g.0 {
+                    for (_, s) in &mut g.0 {
                         let _ = frame::send(s, op::QUIT, 0, &[]);
                     }
                 }

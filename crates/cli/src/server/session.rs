@@ -19,6 +19,7 @@ use ioscope_wire::WireError;
 use std::net::Shutdown;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
 
 /// Serve one client until its run is reported or it leaves. With `token`, only a
 /// client that gives it (an ioscope client's HELLO) has jobs run.
@@ -29,9 +30,29 @@ pub fn serve(cx: &Context, stream: Conn, token: Option<&str>) -> Result<()> {
     let reader = std::thread::spawn(move || read_loop(&mut r, &tx));
     let mut w = stream;
     let result = converse(cx, &mut w, &rx, token);
-    let _ = w.shutdown(Shutdown::Both);
+    close_after_client(&w, &rx, CLIENT_CLOSE_LIMIT);
     let _ = reader.join();
     result
+}
+
+/// How long a session's end waits for its client to close.
+const CLIENT_CLOSE_LIMIT: Duration = Duration::from_secs(5);
+
+/// End the session without losing what was sent: our end's FIN goes after the data,
+/// then the client's last frames (a SEND_ETA asked before it read our QUIT) are read
+/// until it closes, or for `limit` at most. Closing a socket with unread data sends
+/// an RST and drops what is still queued to go: a client whose reading lagged
+/// (loaded machine) lost the end of the report and saw "Connection reset by peer".
+fn close_after_client(w: &Conn, rx: &Receiver<In>, limit: Duration) {
+    let _ = w.shutdown(Shutdown::Write);
+    let end = Instant::now() + limit;
+    while let Some(left) = end.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(In::Msg(_)) => {}
+            Ok(In::Gone(_)) | Err(_) => break,
+        }
+    }
+    let _ = w.shutdown(Shutdown::Both);
 }
 
 fn converse(cx: &Context, w: &mut Conn, rx: &Receiver<In>, token: Option<&str>) -> Result<()> {
@@ -129,4 +150,67 @@ fn probe_reply() -> Vec<u8> {
         version: crate::version::FIO_COMPAT,
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+
+    /// A client that keeps asking for its progress while it reads slowly: the server
+    /// ends the session after sending `MIB` MiB, and the client still gets every byte
+    /// and then a clean end of the stream. (With a plain close, the frames it sent
+    /// last were unread, the kernel answered with an RST, and the client lost what
+    /// was still queued: "Connection reset by peer".)
+    #[test]
+    fn a_slow_client_asking_for_progress_gets_everything_sent() {
+        const MIB: usize = 4;
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let conn = Conn::from(l.accept().unwrap().0);
+        let server = std::thread::spawn(move || {
+            let (tx, rx) = channel();
+            let mut r = conn.try_clone().unwrap();
+            let reader = std::thread::spawn(move || read_loop(&mut r, &tx));
+            let mut w = conn;
+            for _ in 0..MIB * 16 {
+                send(&mut w, op::TEXT, 0, &[7u8; 65536]).unwrap();
+            }
+            close_after_client(&w, &rx, Duration::from_secs(30));
+            reader.join().unwrap();
+        });
+        let done = Arc::new(AtomicBool::new(false));
+        let mut asks = client.try_clone().unwrap();
+        let asking = {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                while !done.load(Relaxed) {
+                    let _ = ioscope_wire::frame::send(&mut asks, op::SEND_ETA, 0, &[]);
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            })
+        };
+        let (mut got, mut buf) = (0usize, vec![0u8; 65536]);
+        let end = loop {
+            std::thread::sleep(Duration::from_millis(2));
+            match client.read(&mut buf) {
+                Ok(0) => break Ok(()),
+                Ok(n) => got += n,
+                Err(e) => break Err(e),
+            }
+        };
+        done.store(true, Relaxed);
+        asking.join().unwrap();
+        drop(client);
+        server.join().unwrap();
+        use ioscope_wire::frame::{HEADER, MAX_FRAME};
+        let message = 65536 + 65536 / MAX_FRAME * HEADER;
+        assert_eq!(
+            (end.map_err(|e| e.kind()), got),
+            (Ok(()), MIB * 16 * message)
+        );
+    }
 }
