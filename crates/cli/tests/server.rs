@@ -1049,9 +1049,17 @@ fn histogram_logs_travel_to_the_client() {
                 );
                 sum += l[3..].iter().sum::<u64>();
             }
+            // A starved fio job logs the windows it missed as rows of one time (seen
+            // under a stress pass: 598, 598, 598, 598, 601): fio's times only never go
+            // down.
+            let times: Vec<u64> = lines.iter().map(|l| l[0]).collect();
             assert!(
-                lines.windows(2).all(|w| w[0][0] < w[1][0]),
-                "{name}: times go up"
+                times
+                    .windows(2)
+                    .all(|w| w[0] < w[1] || (!exact && w[0] == w[1])),
+                "{name} ({} from {}'s server): times go up: {times:?}",
+                client.display(),
+                if exact { "ioscope" } else { "fio" }
             );
             // A fio server's rows do not add up to the job's I/Os (measured: their
             // sums grow through the run, with fio's own client too): only ours do.
