@@ -94,6 +94,7 @@ mod guest {
 
     mod mixed;
     mod nops;
+    mod order;
     mod pi64;
     mod piext;
     mod recover;

@@ -207,6 +207,13 @@ pub fn limits(name: &str) -> (u32, u32) {
     (n("max_open_zones"), n("max_active_zones"))
 }
 
+/// The disk's active I/O scheduler (sysfs `queue/scheduler`, the name in brackets).
+pub fn scheduler(name: &str) -> Option<String> {
+    let all = sysfs(name, "scheduler")?;
+    let active = all.split_whitespace().find(|s| s.starts_with('['))?;
+    Some(active.trim_matches(|c| c == '[' || c == ']').to_string())
+}
+
 fn sysfs(name: &str, file: &str) -> Option<String> {
     let s = std::fs::read_to_string(format!("/sys/block/{name}/queue/{file}")).ok()?;
     Some(s.trim().to_string())
