@@ -109,11 +109,7 @@ pub(crate) fn prepare_job(
     let mut files = open_files(p, &job, trace.as_ref(), diskless, env, obs)?;
     capable::check(&job, &files, diskless || env.opts.nop, trace.is_some())?;
     let zones = zoned::prepare(&job, &mut files, diskless, env.zones)?;
-    if p.clone == 0 {
-        if let Some(w) = zone_order::warning(&job, zones.as_ref(), &files) {
-            obs.warning(&w);
-        }
-    }
+    zone_order::warn(p.clone, &job, zones.as_ref(), &files, obs);
     let dp_scheme = scheme::read(o, &mut |s| obs.message(&s))?;
     let blocks = block_track(o, &files)?;
     if let Some(cmd) = &o.exec_prerun {

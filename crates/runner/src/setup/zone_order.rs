@@ -7,12 +7,30 @@
 //! ioscope. fio says nothing of it; ioscope warns, naming what to change.
 
 use super::zoned::Zoned;
+use crate::observe::Observer;
 use crate::plan::Resolved;
 use crate::setup::files::JobFile;
 use crate::sys::zoned::ZoneDev;
 
+/// Warn of a job whose writes to a zone the kernel may reorder: once, for its first
+/// clone.
+pub(super) fn warn(
+    clone: u32,
+    job: &Resolved,
+    zoned: Option<&Zoned>,
+    files: &[JobFile],
+    obs: &mut dyn Observer,
+) {
+    if clone != 0 {
+        return;
+    }
+    if let Some(w) = warning(job, zoned, files) {
+        obs.warning(&w);
+    }
+}
+
 /// The warning for a job whose writes to a zone the kernel may reorder, or None.
-pub(super) fn warning(job: &Resolved, zoned: Option<&Zoned>, files: &[JobFile]) -> Option<String> {
+fn warning(job: &Resolved, zoned: Option<&Zoned>, files: &[JobFile]) -> Option<String> {
     let o = &job.opts;
     let depth = if job.sync { 1 } else { o.iodepth };
     if !job.access.writes || depth < 2 || zoned?.dev != ZoneDev::Block {
