@@ -76,7 +76,7 @@ done
 # Before 6.10 (zone write plugging) only mq-deadline keeps a zone's writes in order, and
 # a ZNS namespace comes up with none (Debian 12's 6.1): at depth 4 one run in 20 failed
 # with Zone Invalid Write. Set mq-deadline there, as fio's t/zbd harness does (ioscope
-# warns of the other; rig::guest::zone_writes_out_of_order_are_warned_of).
+# warns of the other; rig::guest::order::zone_writes_out_of_order_are_warned_of).
 case "$(uname -r)" in
   [0-5].*|6.[0-9].*|6.[0-9]-*)
     for q in /sys/block/nvme*/queue; do
